@@ -1,0 +1,13 @@
+#include <ostream>
+
+#include "apps/asteria/verbs.hpp"
+
+namespace asteria::cli {
+
+// Placeholder until the verb is implemented.
+int optim_main(const Args& /*args*/, std::ostream& /*out*/, std::ostream& err) {
+  err << "asteria optim: not implemented yet\n";
+  return 2;
+}
+
+}  // namespace asteria::cli

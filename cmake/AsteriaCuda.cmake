@@ -1,0 +1,22 @@
+# CUDA is optional: compiled whenever a toolkit is found (e.g. under /usr/local/cuda),
+# even on machines without a GPU; tests that need a device skip at run time.
+set(ASTERIA_HAVE_CUDA OFF)
+if(ASTERIA_ENABLE_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # Hopper (H100/GH200) only by default: keeps CI compile time low.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(ASTERIA_HAVE_CUDA ON)
+    message(STATUS "Asteria: CUDA ${CUDAToolkit_VERSION} found, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  else()
+    message(STATUS "Asteria: no CUDA toolkit found, building CPU-only")
+  endif()
+endif()

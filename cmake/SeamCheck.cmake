@@ -1,0 +1,36 @@
+# Fails when code in core/ (outside core/real/) reaches past the Platform seam.
+cmake_policy(SET CMP0057 NEW)  # IN_LIST
+# Usage: cmake -DCORE_DIR=<path to core> -P SeamCheck.cmake
+if(NOT CORE_DIR)
+  message(FATAL_ERROR "SeamCheck: pass -DCORE_DIR=<path to core/>")
+endif()
+file(GLOB_RECURSE sources "${CORE_DIR}/*.hpp" "${CORE_DIR}/*.cpp" "${CORE_DIR}/*.h" "${CORE_DIR}/*.cc")
+set(forbidden_headers thread mutex condition_variable future chrono shared_mutex semaphore latch barrier
+    stop_token)
+set(violations "")
+foreach(file IN LISTS sources)
+  file(RELATIVE_PATH rel "${CORE_DIR}" "${file}")
+  if(rel MATCHES "^real/")
+    continue()
+  endif()
+  file(STRINGS "${file}" lines)
+  set(lineno 0)
+  foreach(line IN LISTS lines)
+    math(EXPR lineno "${lineno} + 1")
+    if(line MATCHES "^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
+      set(header "${CMAKE_MATCH_1}")
+      if(header IN_LIST forbidden_headers OR header MATCHES "^(simgrid|cuda|cublas|cusolver|nccl|mpi|pthread)"
+         OR header MATCHES "^(cuda_runtime|nccl|mpi)\\.h$")
+        list(APPEND violations "core/${rel}:${lineno}: includes <${header}>")
+      endif()
+    endif()
+    if(line MATCHES "(^|[^A-Za-z0-9_])thread_local([^A-Za-z0-9_]|$)" AND NOT line MATCHES "^[ \t]*//")
+      list(APPEND violations "core/${rel}:${lineno}: uses thread_local")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  list(JOIN violations "\n  " text)
+  message(FATAL_ERROR "Seam violation: core/ outside core/real/ must reach time, threads and devices only "
+                      "through core/platform/:\n  ${text}")
+endif()

@@ -1,0 +1,92 @@
+#pragma once
+// The contract every optimizer implements per block, split so a runtime can move the
+// expensive part off the training critical path:
+//
+//   accumulate  — cheap, every step: fold the gradient into statistics.
+//   refresh     — expensive, every `precondition_frequency` steps: snapshot() copies what the
+//                 refresh needs into a RefreshJob; job.run() computes the new preconditioner
+//                 touching only the job's own data (any thread, any time); publish() installs
+//                 the result into the block's active state at a step boundary.
+//   apply       — cheap, every step: update the weights with the active preconditioner.
+//
+// The synchronous schedule of step t (TensorOptimizer, the reference every runtime must match
+// when staleness is 0) is, per block:
+//   accumulate(g, t);
+//   if (refresh_due(t)) { job = snapshot(t); job->run(); }
+//   if activation_delay() == 0: publish(job) now          (Shampoo: the step's update uses it)
+//   apply(w, g, t);
+//   if activation_delay() == 1: publish(job) after apply  (SOAP: the next step uses it)
+// A runtime with staleness bound S publishes the same job at most S steps later.
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "core/linalg/matrix.hpp"
+#include "core/optim/block_state.hpp"
+#include "core/platform/cost.hpp"
+
+namespace asteria::optim {
+
+using Step = std::int64_t;  // 1-based training step
+
+template <Real T>
+class RefreshJob {
+ public:
+  explicit RefreshJob(Step stats_step) : stats_step_(stats_step) {}
+  virtual ~RefreshJob() = default;
+  RefreshJob(const RefreshJob&) = delete;
+  RefreshJob& operator=(const RefreshJob&) = delete;
+
+  // The expensive computation. Must not touch the block it came from. A non-ok status means
+  // the block keeps its previous preconditioner (publish() is then not called).
+  virtual Status run() = 0;
+  // Pieces of work run() performs, for hardware models (e.g. two eigendecompositions).
+  virtual std::vector<platform::Cost> cost() const = 0;
+  // Bytes the job holds (snapshot and result), for memory accounting of shadow buffers.
+  virtual std::size_t bytes() const = 0;
+
+  Step stats_step() const noexcept { return stats_step_; }
+
+ private:
+  Step stats_step_;
+};
+
+template <Real T>
+class BlockOptimizer {
+ public:
+  virtual ~BlockOptimizer() = default;
+  BlockOptimizer(const BlockOptimizer&) = delete;
+  BlockOptimizer& operator=(const BlockOptimizer&) = delete;
+
+  virtual std::string_view name() const noexcept = 0;
+  index rows() const noexcept { return rows_; }
+  index cols() const noexcept { return cols_; }
+
+  // Phase 1. `grad` is finite (the caller checks).
+  virtual void accumulate(linalg::ConstMatrixView<T> grad, Step t) = 0;
+
+  // Phase 2. Optimizers without a refresh keep the defaults.
+  virtual bool refresh_due(Step /*t*/) const { return false; }
+  virtual std::unique_ptr<RefreshJob<T>> snapshot(Step /*t*/) const { return nullptr; }
+  virtual void publish(RefreshJob<T>& /*finished*/) {}
+  virtual int activation_delay() const noexcept { return 0; }
+
+  // Phase 3. Computes the whole update first and writes the weights only if every element of
+  // it is finite; returns false (weights untouched) otherwise.
+  [[nodiscard]] virtual bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) = 0;
+
+  // All persistent state (moments, statistics, roots, bases, counters) as plain data.
+  BlockState<T>& state() noexcept { return state_; }
+  const BlockState<T>& state() const noexcept { return state_; }
+
+ protected:
+  BlockOptimizer(index rows, index cols) : rows_(rows), cols_(cols) {}
+  BlockState<T> state_;
+
+ private:
+  index rows_ = 0;
+  index cols_ = 0;
+};
+
+}  // namespace asteria::optim

@@ -1,0 +1,162 @@
+#include "core/optim/block_state.hpp"
+
+#include <array>
+#include <cstring>
+#include <type_traits>
+
+#include "core/common/error.hpp"
+
+namespace asteria::optim {
+namespace {
+
+constexpr std::array<char, 8> kMagic = {'A', 'S', 'T', 'B', 'L', 'K', '1', '\0'};
+
+class Writer {
+ public:
+  explicit Writer(std::vector<std::byte>& out) : out_(out) {}
+  void raw(const void* p, std::size_t n) {
+    if (n == 0) return;
+    const std::size_t at = out_.size();
+    out_.resize(at + n);
+    std::memcpy(out_.data() + at, p, n);
+  }
+  void u64(std::uint64_t v) { raw(&v, sizeof v); }
+  void i64(std::int64_t v) { raw(&v, sizeof v); }
+  void str(const std::string& s) {
+    u64(s.size());
+    raw(s.data(), s.size());
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+class Reader {
+ public:
+  Reader(std::span<const std::byte> in, const std::string& source) : in_(in), source_(source) {}
+  void raw(void* p, std::size_t n, const char* field) {
+    if (n > in_.size() - pos_) throw InputError(source_, field, "image truncated");
+    std::memcpy(p, in_.data() + pos_, n);
+    pos_ += n;
+  }
+  std::uint64_t u64(const char* field) {
+    std::uint64_t v = 0;
+    raw(&v, sizeof v, field);
+    return v;
+  }
+  std::int64_t i64(const char* field) {
+    std::int64_t v = 0;
+    raw(&v, sizeof v, field);
+    return v;
+  }
+  std::string str(const char* field) {
+    const std::uint64_t n = u64(field);
+    if (n > in_.size() - pos_) throw InputError(source_, field, "image truncated");
+    std::string s(n, '\0');
+    raw(s.data(), n, field);
+    return s;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t pos_ = 0;
+  const std::string& source_;
+};
+
+}  // namespace
+
+template <Real T>
+int BlockState<T>::add_tensor(std::string name, index rows, index cols) {
+  const auto offset = static_cast<index>(arena_.size());
+  slots_.push_back({std::move(name), rows, cols, offset});
+  arena_.resize(arena_.size() + static_cast<std::size_t>(rows * cols), T(0));
+  return static_cast<int>(slots_.size() - 1);
+}
+
+template <Real T>
+int BlockState<T>::add_counter(std::string name) {
+  counter_names_.push_back(std::move(name));
+  counters_.push_back(0);
+  return static_cast<int>(counters_.size() - 1);
+}
+
+template <Real T>
+linalg::MatrixView<T> BlockState<T>::tensor(int slot) noexcept {
+  const TensorSlot& s = slots_[static_cast<std::size_t>(slot)];
+  return {arena_.data() + s.offset, s.rows, s.cols};
+}
+
+template <Real T>
+linalg::ConstMatrixView<T> BlockState<T>::tensor(int slot) const noexcept {
+  const TensorSlot& s = slots_[static_cast<std::size_t>(slot)];
+  return {arena_.data() + s.offset, s.rows, s.cols};
+}
+
+template <Real T>
+std::vector<std::byte> BlockState<T>::serialize() const {
+  std::vector<std::byte> out;
+  out.reserve(tensor_bytes() + 256);
+  Writer w(out);
+  w.raw(kMagic.data(), kMagic.size());
+  w.u64(sizeof(T));
+  w.u64(slots_.size());
+  for (const TensorSlot& s : slots_) {
+    w.str(s.name);
+    w.i64(s.rows);
+    w.i64(s.cols);
+    w.i64(s.offset);
+  }
+  w.u64(counters_.size());
+  for (std::size_t i = 0; i < counters_.size(); ++i) {
+    w.str(counter_names_[i]);
+    w.i64(counters_[i]);
+  }
+  w.u64(arena_.size());
+  w.raw(arena_.data(), tensor_bytes());
+  return out;
+}
+
+template <Real T>
+void BlockState<T>::deserialize(std::span<const std::byte> image, const std::string& source) {
+  Reader r(image, source);
+  std::array<char, 8> magic{};
+  r.raw(magic.data(), magic.size(), "magic");
+  if (magic != kMagic) throw InputError(source, "magic", "expected an Asteria block-state image");
+  if (r.u64("element size") != sizeof(T))
+    throw InputError(source, "element size", "expected " + std::to_string(sizeof(T)) + "-byte elements");
+  if (r.u64("slot count") != slots_.size())
+    throw InputError(source, "slot count", "expected " + std::to_string(slots_.size()) + " tensors");
+  for (const TensorSlot& s : slots_) {
+    const std::string name = r.str("slot name");
+    const index rows = r.i64("slot rows");
+    const index cols = r.i64("slot cols");
+    const index offset = r.i64("slot offset");
+    if (name != s.name || rows != s.rows || cols != s.cols || offset != s.offset)
+      throw InputError(source, "tensor " + s.name,
+                       "expected " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " at offset " +
+                           std::to_string(s.offset) + ", found '" + name + "' " + std::to_string(rows) + "x" +
+                           std::to_string(cols));
+  }
+  if (r.u64("counter count") != counters_.size())
+    throw InputError(source, "counter count", "expected " + std::to_string(counters_.size()) + " counters");
+  std::vector<std::int64_t> counters(counters_.size());
+  for (std::size_t i = 0; i < counters_.size(); ++i) {
+    if (r.str("counter name") != counter_names_[i])
+      throw InputError(source, "counter " + counter_names_[i], "name mismatch");
+    counters[i] = r.i64("counter value");
+  }
+  if (r.u64("value count") != arena_.size())
+    throw InputError(source, "value count", "expected " + std::to_string(arena_.size()) + " values");
+  std::vector<T> values(arena_.size());
+  r.raw(values.data(), values.size() * sizeof(T), "values");
+  if (!r.done()) throw InputError(source, "length", "trailing bytes after the values");
+  // Commit only once the whole image has been validated.
+  counters_ = std::move(counters);
+  arena_ = std::move(values);
+}
+
+template class BlockState<float>;
+template class BlockState<double>;
+
+}  // namespace asteria::optim

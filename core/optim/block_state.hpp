@@ -1,0 +1,56 @@
+#pragma once
+// Optimizer state of one block as plain data: every tensor lives in one contiguous arena
+// (so moving a block between memory tiers or to a file is a single buffer), described by a
+// layout of named slots, plus a few named integer counters. Serializable and sizeable.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/linalg/matrix.hpp"
+
+namespace asteria::optim {
+
+using linalg::index;
+using linalg::Real;
+
+struct TensorSlot {
+  std::string name;
+  index rows = 0;
+  index cols = 0;
+  index offset = 0;  // in elements from the arena start
+};
+
+template <Real T>
+class BlockState {
+ public:
+  // Adds a zero-filled tensor; views taken before an add are invalidated.
+  int add_tensor(std::string name, index rows, index cols);
+  int add_counter(std::string name);
+
+  linalg::MatrixView<T> tensor(int slot) noexcept;
+  linalg::ConstMatrixView<T> tensor(int slot) const noexcept;
+  std::int64_t& counter(int slot) noexcept { return counters_[static_cast<std::size_t>(slot)]; }
+  std::int64_t counter(int slot) const noexcept { return counters_[static_cast<std::size_t>(slot)]; }
+
+  const std::vector<TensorSlot>& layout() const noexcept { return slots_; }
+  const std::vector<std::string>& counter_names() const noexcept { return counter_names_; }
+  std::span<T> values() noexcept { return arena_; }
+  std::span<const T> values() const noexcept { return arena_; }
+  std::size_t tensor_bytes() const noexcept { return arena_.size() * sizeof(T); }
+
+  // Self-describing byte image: layout, counters and values. deserialize() accepts only an
+  // image whose layout matches this state's; otherwise it throws asteria::InputError naming
+  // `source` and leaves the state untouched.
+  std::vector<std::byte> serialize() const;
+  void deserialize(std::span<const std::byte> image, const std::string& source);
+
+ private:
+  std::vector<TensorSlot> slots_;
+  std::vector<std::string> counter_names_;
+  std::vector<std::int64_t> counters_;
+  std::vector<T> arena_;
+};
+
+}  // namespace asteria::optim

@@ -1,0 +1,43 @@
+#include "core/optim/factory.hpp"
+
+#include "core/common/error.hpp"
+#include "core/optim/adamw.hpp"
+// factory-includes (one line per optimizer)
+
+namespace asteria::optim {
+
+template <Real T>
+std::unique_ptr<BlockOptimizer<T>> make_block_optimizer(OptimizerKind kind, const Hyperparameters& hp, index rows,
+                                                        index cols) {
+  switch (kind) {
+    case OptimizerKind::adamw: return std::make_unique<AdamWBlock<T>>(hp, rows, cols);
+    case OptimizerKind::shampoo: break;     // factory: shampoo
+    case OptimizerKind::soap: break;        // factory: soap
+    case OptimizerKind::kl_shampoo: break;  // factory: kl-shampoo
+    case OptimizerKind::muon: break;        // factory: muon
+  }
+  throw Error("optimizer '" + std::string(to_string(kind)) + "' is not available in this build");
+}
+
+Hyperparameters vector_fallback_hyperparameters(OptimizerKind kind, const Hyperparameters& hp) {
+  Hyperparameters fallback = hp;
+  if (kind == OptimizerKind::shampoo) {
+    fallback.beta2 = hp.graft_beta2;
+    fallback.eps = hp.graft_eps;
+  } else if (kind == OptimizerKind::muon) {
+    fallback = default_hyperparameters(OptimizerKind::adamw);
+    fallback.lr = hp.aux_adamw_lr;
+    fallback.beta1 = 0.9;
+    fallback.beta2 = 0.95;
+    fallback.eps = 1e-10;
+    fallback.weight_decay = hp.weight_decay;
+  }
+  return fallback;
+}
+
+template std::unique_ptr<BlockOptimizer<float>> make_block_optimizer<float>(OptimizerKind, const Hyperparameters&,
+                                                                            index, index);
+template std::unique_ptr<BlockOptimizer<double>> make_block_optimizer<double>(OptimizerKind, const Hyperparameters&,
+                                                                              index, index);
+
+}  // namespace asteria::optim

@@ -1,0 +1,65 @@
+#pragma once
+// Hyperparameters of every optimizer in one struct, with per-optimizer defaults from
+// ALGORITHMS.md (DS = facebookresearch/optimizers distributed_shampoo, SOAP = nikhilvyas/SOAP,
+// KL = yorkerlin/KL-Methods, Muon = KellerJordan/Muon).
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/linalg/matrix.hpp"
+
+namespace asteria::optim {
+
+enum class OptimizerKind { adamw, shampoo, soap, kl_shampoo, muon };
+
+// "adamw", "shampoo", "soap", "kl-shampoo" (or "kl_shampoo"), "muon"; throws InputError otherwise.
+OptimizerKind parse_optimizer_kind(std::string_view name, const std::string& source = "--optimizer");
+std::string_view to_string(OptimizerKind kind) noexcept;
+
+enum class RootMethod { eigen, coupled_newton };
+
+// What happens to a block whose gradient holds NaN or Inf.
+enum class NonFinitePolicy {
+  skip,   // the block is left untouched this step (statistics, moments, weights) and counted
+  error,  // throw asteria::NumericalError naming the block
+};
+
+struct Hyperparameters {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+
+  // Matrix methods.
+  int precondition_frequency = 1;
+  linalg::index max_precond_dim = 1024;
+  double shampoo_beta = -1.0;  // < 0: use beta2 (SOAP, KL-Shampoo)
+
+  // Shampoo.
+  int start_preconditioning_step = 1;
+  double exponent_override = 0.0;  // > 0: root -1/exponent_override on every side
+  bool grafting = true;            // Adam grafting
+  double graft_beta2 = 0.999;
+  double graft_eps = 1e-10;
+  RootMethod root_method = RootMethod::eigen;
+
+  // Muon.
+  int newton_schulz_steps = 5;
+  bool nesterov = true;
+  double aux_adamw_lr = 3e-4;  // AdamW for Muon's vectors (KellerJordan/Muon's auxiliary Adam)
+
+  // Robustness (DS tolerates 3 consecutive failed refreshes).
+  int max_consecutive_refresh_failures = 3;
+  NonFinitePolicy non_finite = NonFinitePolicy::skip;
+  int max_consecutive_non_finite = 10;  // under `skip`: more in a row for one block is an error
+
+  double effective_shampoo_beta() const { return shampoo_beta < 0.0 ? beta2 : shampoo_beta; }
+};
+
+Hyperparameters default_hyperparameters(OptimizerKind kind);
+
+// Throws InputError naming `source` and the field when a value is out of its domain.
+void validate(const Hyperparameters& hp, const std::string& source);
+
+}  // namespace asteria::optim

@@ -1,0 +1,111 @@
+#include "core/optim/tensor_optimizer.hpp"
+
+#include <functional>
+#include <numeric>
+
+#include "core/common/error.hpp"
+#include "core/linalg/blas.hpp"
+#include "core/optim/factory.hpp"
+
+namespace asteria::optim {
+
+template <Real T>
+TensorOptimizer<T>::TensorOptimizer(OptimizerKind kind, const Hyperparameters& hp, std::vector<index> shape,
+                                    std::string source)
+    : kind_(kind), hp_(hp), shape_(std::move(shape)), shape2d_(as_matrix(shape_)), source_(std::move(source)) {
+  validate(hp_, source_);
+  const bool matrix_like = shape_.size() >= 2;
+  OptimizerKind block_kind = kind_;
+  Hyperparameters block_hp = hp_;
+  std::vector<BlockRegion> regions;
+  if (!matrix_like) {
+    block_kind = OptimizerKind::adamw;
+    block_hp = vector_fallback_hyperparameters(kind_, hp_);
+    regions = {{0, 0, shape2d_.rows, shape2d_.cols}};
+  } else if (kind_ == OptimizerKind::muon || kind_ == OptimizerKind::adamw) {
+    regions = {{0, 0, shape2d_.rows, shape2d_.cols}};  // element-wise or whole-matrix methods
+  } else {
+    regions = split_into_blocks(shape2d_, hp_.max_precond_dim);
+  }
+  if (shape2d_.rows == 0 || shape2d_.cols == 0) regions.clear();
+  for (const BlockRegion& r : regions)
+    blocks_.push_back({r, make_block_optimizer<T>(block_kind, block_hp, r.rows, r.cols)});
+}
+
+template <Real T>
+std::string TensorOptimizer<T>::describe(std::size_t b) const {
+  const BlockRegion& r = blocks_[b].region;
+  return source_ + " block " + std::to_string(b) + " (rows " + std::to_string(r.row0) + ":" +
+         std::to_string(r.row0 + r.rows) + ", cols " + std::to_string(r.col0) + ":" + std::to_string(r.col0 + r.cols) +
+         ")";
+}
+
+template <Real T>
+void TensorOptimizer<T>::refresh_failed(std::size_t b, const Status& status) {
+  ++counters_.refresh_failures;
+  if (++blocks_[b].consecutive_refresh_failures > hp_.max_consecutive_refresh_failures)
+    throw NumericalError(describe(b) + ": " + std::to_string(blocks_[b].consecutive_refresh_failures) +
+                         " consecutive preconditioner refreshes failed (limit " +
+                         std::to_string(hp_.max_consecutive_refresh_failures) + "); last: " + status.message());
+}
+
+template <Real T>
+void TensorOptimizer<T>::step(std::span<T> params, std::span<const T> grads) {
+  const auto expected = static_cast<std::size_t>(shape2d_.rows * shape2d_.cols);
+  if (params.size() != expected)
+    throw InputError(source_, "params", "expected " + std::to_string(expected) + " values, found " +
+                                            std::to_string(params.size()));
+  if (grads.size() != expected)
+    throw InputError(source_, "grads", "expected " + std::to_string(expected) + " values, found " +
+                                           std::to_string(grads.size()));
+  const Step t = steps_ + 1;
+  linalg::MatrixView<T> w_all(params.data(), shape2d_.rows, shape2d_.cols);
+  linalg::ConstMatrixView<T> g_all(grads.data(), shape2d_.rows, shape2d_.cols);
+
+  for (std::size_t b = 0; b < blocks_.size(); ++b) {
+    Block& block = blocks_[b];
+    const BlockRegion& r = block.region;
+    auto w = w_all.block(r.row0, r.col0, r.rows, r.cols);
+    auto g = g_all.block(r.row0, r.col0, r.rows, r.cols);
+
+    if (!linalg::all_finite(g)) {
+      ++counters_.skipped_non_finite_blocks;
+      ++block.consecutive_non_finite;
+      if (hp_.non_finite == NonFinitePolicy::error)
+        throw NumericalError(describe(b) + ": gradient holds NaN or Inf at step " + std::to_string(t));
+      if (block.consecutive_non_finite > hp_.max_consecutive_non_finite)
+        throw NumericalError(describe(b) + ": " + std::to_string(block.consecutive_non_finite) +
+                             " consecutive non-finite gradients (limit " +
+                             std::to_string(hp_.max_consecutive_non_finite) + ")");
+      continue;
+    }
+    block.consecutive_non_finite = 0;
+
+    BlockOptimizer<T>& opt = *block.optimizer;
+    opt.accumulate(g, t);
+    std::unique_ptr<RefreshJob<T>> job;
+    if (opt.refresh_due(t)) {
+      job = opt.snapshot(t);
+      if (Status s = job->run(); !s.ok()) {
+        refresh_failed(b, s);
+        job.reset();
+      }
+    }
+    auto publish = [&] {
+      opt.publish(*job);
+      ++counters_.refreshes;
+      block.consecutive_refresh_failures = 0;
+    };
+    if (job && opt.activation_delay() == 0) publish();
+    if (!opt.apply(w, g, t))
+      throw NumericalError(describe(b) + ": the update at step " + std::to_string(t) +
+                           " is non-finite; weights left unchanged");
+    if (job && opt.activation_delay() != 0) publish();
+  }
+  steps_ = t;
+}
+
+template class TensorOptimizer<float>;
+template class TensorOptimizer<double>;
+
+}  // namespace asteria::optim

@@ -1,0 +1,67 @@
+#pragma once
+// The synchronous optimizer of one parameter tensor: blocks it, runs every block's three
+// phases in the reference order of block_optimizer.hpp, applies the failure policies.
+// This is the oracle a runtime with staleness 0 must match bit for bit.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/optim/block_optimizer.hpp"
+#include "core/optim/blocking.hpp"
+#include "core/optim/hyperparameters.hpp"
+
+namespace asteria::optim {
+
+struct OptimizerCounters {
+  std::int64_t refreshes = 0;                  // refresh jobs run and published
+  std::int64_t refresh_failures = 0;           // refreshes that failed (previous preconditioner kept)
+  std::int64_t skipped_non_finite_blocks = 0;  // block-steps skipped for a non-finite gradient
+};
+
+template <Real T>
+class TensorOptimizer {
+ public:
+  struct Block {
+    BlockRegion region;
+    std::unique_ptr<BlockOptimizer<T>> optimizer;
+    int consecutive_refresh_failures = 0;
+    int consecutive_non_finite = 0;
+  };
+
+  // Tensors of order >= 2 are blocked by hp.max_precond_dim (Muon keeps the whole matrix);
+  // tensors of order <= 1 use AdamW with vector_fallback_hyperparameters().
+  // Throws InputError (naming `source`) for invalid hyperparameters.
+  TensorOptimizer(OptimizerKind kind, const Hyperparameters& hp, std::vector<index> shape,
+                  std::string source = "optimizer");
+
+  // One synchronous step. `params` and `grads` hold the tensor in C order. Throws InputError
+  // on a size mismatch and NumericalError when a failure policy says so (naming the block);
+  // the weights of a block are never written with a non-finite value.
+  void step(std::span<T> params, std::span<const T> grads);
+
+  Step steps_taken() const noexcept { return steps_; }
+  const OptimizerCounters& counters() const noexcept { return counters_; }
+  const std::vector<Block>& blocks() const noexcept { return blocks_; }
+  std::vector<Block>& blocks() noexcept { return blocks_; }
+  MatrixShape matrix_shape() const noexcept { return shape2d_; }
+  OptimizerKind kind() const noexcept { return kind_; }
+
+  // "block 3 (rows 0:128, cols 256:384)", for error messages.
+  std::string describe(std::size_t block) const;
+
+ private:
+  void refresh_failed(std::size_t b, const Status& status);
+
+  OptimizerKind kind_;
+  Hyperparameters hp_;
+  std::vector<index> shape_;
+  MatrixShape shape2d_;
+  std::string source_;
+  std::vector<Block> blocks_;
+  Step steps_ = 0;
+  OptimizerCounters counters_;
+};
+
+}  // namespace asteria::optim

@@ -1,0 +1,17 @@
+#include "core/platform/cost.hpp"
+
+namespace asteria::platform {
+
+std::string_view to_string(WorkKind kind) noexcept {
+  switch (kind) {
+    case WorkKind::gemm: return "gemm";
+    case WorkKind::eigh: return "eigh";
+    case WorkKind::qr: return "qr";
+    case WorkKind::newton: return "newton";
+    case WorkKind::elementwise: return "elementwise";
+    case WorkKind::other: return "other";
+  }
+  return "other";
+}
+
+}  // namespace asteria::platform

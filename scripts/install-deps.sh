@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs Asteria's build and test dependencies from Debian packages.
+# Idempotent: refreshes the package lists, then installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake make pkg-config git
+  libopenblas-dev liblapacke-dev
+  libboost-program-options-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev
+  python3 python3-numpy python3-matplotlib python3-yaml
+  fio
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,2 @@
+// Portable code: mentions thread_local only in this comment.
+#include <vector>

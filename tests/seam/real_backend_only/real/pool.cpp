@@ -1,0 +1,3 @@
+#include <thread>
+#include <cuda_runtime.h>
+thread_local int n = 0;

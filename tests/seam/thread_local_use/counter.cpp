@@ -1,0 +1,4 @@
+int counter() {
+  static thread_local int n = 0;
+  return ++n;
+}
