@@ -1,0 +1,41 @@
+#pragma once
+// Eigenbases of Kronecker-factor statistics for SOAP and KL-Shampoo: a full initial basis, and
+// the cheap warm-started refresh (one power iteration + orthogonalization) of SOAP.
+#include <span>
+
+#include "core/common/status.hpp"
+#include "core/linalg/matrix.hpp"
+
+namespace asteria::linalg {
+
+// Eigenvectors of F + 1e-30·I in the columns of `basis`, descending eigenvalue order
+// (SOAP's get_orthogonal_matrix); float solves retry in double.
+template <Real T>
+Status initial_eigenbasis(ConstMatrixView<T> stats, MatrixView<T> basis);
+
+enum class Orthogonalization {
+  householder,          // LAPACK geqrf + orgqr
+  shifted_cholesky_qr,  // Cholesky QR with a stabilizing shift, repeated until orthonormal
+};
+
+// Orthonormal basis of a's column space (a is n x n or tall): q = orth(a).
+// Columns keep their order and direction (q(:,k) has a positive projection on a(:,k)).
+template <Real T>
+Status orthonormalize(ConstMatrixView<T> a, Orthogonalization method, MatrixView<T> q);
+
+enum class EigenvalueOrder {
+  descending,  // SOAP: sort by estimated eigenvalue before the power step
+  keep,        // KL-Shampoo: no sorting
+};
+
+// Warm refresh of basis B for statistics F (both n x n):
+//   estimate λ̃ = diag(Bᵀ F B); `order` (size n) receives the column permutation (new column
+//   k is old column order[k]; identity for EigenvalueOrder::keep); then
+//   new_basis = orth(F · B[:, order]).
+// `estimated_eigenvalues` (size n, optional: may be empty) receives λ̃ in the new order.
+template <Real T>
+Status refresh_eigenbasis(ConstMatrixView<T> stats, ConstMatrixView<T> basis, EigenvalueOrder ordering,
+                          Orthogonalization method, MatrixView<T> new_basis, std::span<index> order,
+                          std::span<T> estimated_eigenvalues);
+
+}  // namespace asteria::linalg
