@@ -1,0 +1,25 @@
+#include "core/real/cuda/device.hpp"
+
+#include <cuda_runtime.h>
+
+namespace asteria::real::cuda {
+
+DeviceInfo query_devices() {
+  DeviceInfo info;
+  int count = 0;
+  if (cudaError_t err = cudaGetDeviceCount(&count); err != cudaSuccess) {
+    info.reason = cudaGetErrorString(err);
+    cudaGetLastError();  // clear the sticky error for later callers
+    return info;
+  }
+  info.count = count;
+  if (count == 0) {
+    info.reason = "no CUDA device";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) info.name = prop.name;
+  return info;
+}
+
+}  // namespace asteria::real::cuda
