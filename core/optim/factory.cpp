@@ -3,6 +3,10 @@
 #include "core/common/error.hpp"
 #include "core/optim/adamw.hpp"
 // factory-includes (one line per optimizer)
+#include "core/optim/kl_shampoo.hpp"
+#include "core/optim/soap.hpp"
+#include "core/optim/muon.hpp"
+#include "core/optim/shampoo.hpp"
 
 namespace asteria::optim {
 
@@ -11,10 +15,10 @@ std::unique_ptr<BlockOptimizer<T>> make_block_optimizer(OptimizerKind kind, cons
                                                         index cols) {
   switch (kind) {
     case OptimizerKind::adamw: return std::make_unique<AdamWBlock<T>>(hp, rows, cols);
-    case OptimizerKind::shampoo: break;     // factory: shampoo
-    case OptimizerKind::soap: break;        // factory: soap
-    case OptimizerKind::kl_shampoo: break;  // factory: kl-shampoo
-    case OptimizerKind::muon: break;        // factory: muon
+    case OptimizerKind::shampoo: return std::make_unique<ShampooBlock<T>>(hp, rows, cols);
+    case OptimizerKind::soap: return std::make_unique<SoapBlock<T>>(hp, rows, cols);
+    case OptimizerKind::kl_shampoo: return std::make_unique<KlShampooBlock<T>>(hp, rows, cols);
+    case OptimizerKind::muon: return std::make_unique<MuonBlock<T>>(hp, rows, cols);
   }
   throw Error("optimizer '" + std::string(to_string(kind)) + "' is not available in this build");
 }

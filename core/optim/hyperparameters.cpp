@@ -35,7 +35,7 @@ Hyperparameters default_hyperparameters(OptimizerKind kind) {
       break;
     case OptimizerKind::shampoo:  // DS defaults: AdaGrad-style sums (beta2 = 1), Adam grafting
       hp.lr = 1e-2, hp.beta1 = 0.9, hp.beta2 = 1.0, hp.eps = 1e-12, hp.weight_decay = 0.0;
-      hp.precondition_frequency = 1, hp.max_precond_dim = 1024, hp.start_preconditioning_step = 1;
+      hp.precondition_frequency = 1, hp.max_precond_dim = 1024, hp.start_preconditioning_step = -1;
       break;
     case OptimizerKind::soap:
       hp.lr = 3e-3, hp.beta1 = 0.95, hp.beta2 = 0.95, hp.eps = 1e-8, hp.weight_decay = 0.01;
@@ -64,10 +64,16 @@ void validate(const Hyperparameters& hp, const std::string& source) {
   require(hp.precondition_frequency >= 1, "precondition_frequency", "expected an integer >= 1");
   require(hp.max_precond_dim >= 1, "max_precond_dim", "expected an integer >= 1");
   require(hp.shampoo_beta < 0.0 || hp.shampoo_beta <= 1.0, "shampoo_beta", "expected a value in [0, 1], or < 0 for beta2");
-  require(hp.start_preconditioning_step >= 1, "start_preconditioning_step", "expected an integer >= 1");
+  require(hp.start_preconditioning_step == -1 || hp.start_preconditioning_step >= 1, "start_preconditioning_step",
+          "expected an integer >= 1, or -1 for precondition_frequency");
   require(std::isfinite(hp.exponent_override) && hp.exponent_override >= 0.0, "exponent_override",
           "expected 0 (none) or a positive root order");
   require(hp.graft_beta2 > 0.0 && hp.graft_beta2 <= 1.0, "graft_beta2", "expected a value in (0, 1]");
+  require(std::isfinite(hp.graft_eps) && hp.graft_eps >= 0.0, "graft_eps", "expected a finite value >= 0");
+  require(std::isfinite(hp.kl_init_eigenvalue) && hp.kl_init_eigenvalue > 0.0, "kl_init_eigenvalue",
+          "expected a finite value > 0");
+  require(std::isfinite(hp.kl_max_clamp_value) && hp.kl_max_clamp_value >= 0.0, "kl_max_clamp_value",
+          "expected a finite value >= 0 (0: no clamping)");
   require(hp.newton_schulz_steps >= 1, "newton_schulz_steps", "expected an integer >= 1");
   require(hp.max_consecutive_refresh_failures >= 0, "max_consecutive_refresh_failures", "expected an integer >= 0");
   require(hp.max_consecutive_non_finite >= 0, "max_consecutive_non_finite", "expected an integer >= 0");

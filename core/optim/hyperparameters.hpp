@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/linalg/eigenbasis.hpp"
 #include "core/linalg/matrix.hpp"
 
 namespace asteria::optim {
@@ -37,7 +38,10 @@ struct Hyperparameters {
   double shampoo_beta = -1.0;  // < 0: use beta2 (SOAP, KL-Shampoo)
 
   // Shampoo.
-  int start_preconditioning_step = 1;
+  // First step whose update may use Shampoo roots (DS semantics): roots are computed at this
+  // step and then at every later multiple of precondition_frequency; earlier steps use the graft
+  // direction alone. -1 (DS default): equal to precondition_frequency.
+  int start_preconditioning_step = -1;
   double exponent_override = 0.0;  // > 0: root -1/exponent_override on every side
   bool grafting = true;            // Adam grafting
   double graft_beta2 = 0.999;
@@ -49,12 +53,24 @@ struct Hyperparameters {
   bool nesterov = true;
   double aux_adamw_lr = 3e-4;  // AdamW for Muon's vectors (KellerJordan/Muon's auxiliary Adam)
 
+  // SOAP and KL-Shampoo: how the warm basis refresh orthogonalizes F·Q (both references use a
+  // Householder QR; shifted Cholesky QR is cheaper on GPUs).
+  linalg::Orthogonalization basis_orthogonalization = linalg::Orthogonalization::householder;
+
+  // KL-Shampoo (yorkerlin/KL-Methods): eigenvalue estimates start at kl_init_eigenvalue; the
+  // stored λ^(-1/2) is clamped to <= max(10, min(d, kl_max_clamp_value)) (0: no clamping).
+  double kl_init_eigenvalue = 0.1;
+  double kl_max_clamp_value = 4000.0;
+
   // Robustness (DS tolerates 3 consecutive failed refreshes).
   int max_consecutive_refresh_failures = 3;
   NonFinitePolicy non_finite = NonFinitePolicy::skip;
   int max_consecutive_non_finite = 10;  // under `skip`: more in a row for one block is an error
 
   double effective_shampoo_beta() const { return shampoo_beta < 0.0 ? beta2 : shampoo_beta; }
+  int effective_start_preconditioning_step() const {
+    return start_preconditioning_step < 0 ? precondition_frequency : start_preconditioning_step;
+  }
 };
 
 Hyperparameters default_hyperparameters(OptimizerKind kind);

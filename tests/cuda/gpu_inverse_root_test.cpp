@@ -20,7 +20,7 @@ Matrix<float> random_spd(linalg::index n, unsigned seed) {
   Matrix<float> g(n, 2 * n);
   for (float& x : g.values()) x = dist(gen);
   Matrix<float> a(n, n);
-  linalg::syrk(1.0f / static_cast<float>(2 * n), g.view(), linalg::Op::none, 0.0f, a.view());
+  linalg::syrk<float>(1.0f / static_cast<float>(2 * n), g.view(), linalg::Op::none, 0.0f, a.view());
   return a;
 }
 

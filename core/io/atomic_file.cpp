@@ -1,0 +1,93 @@
+#include "core/io/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "core/common/error.hpp"
+
+namespace asteria::io {
+namespace {
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// Owns the temporary file until it is renamed: closes and removes it on every early exit.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(const std::filesystem::path& target) : target_(target) {
+    const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      throw InputError(target.string(), "directory", "expected an existing directory '" + dir.string() + "'");
+    std::random_device entropy;
+    for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
+      char suffix[32];
+      std::snprintf(suffix, sizeof suffix, ".tmp-%08x%08x", entropy(), entropy());
+      std::string name = ".";  // hidden, next to the target
+      name += target.filename().string();
+      name += suffix;
+      path_ = dir / name;
+      // 0666 lets the process umask decide the final permissions, as for any new file.
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && errno != EEXIST) fail("could not create a temporary file in '" + dir.string() + "'", errno);
+    }
+    if (fd_ < 0) fail("could not create a unique temporary file in '" + dir.string() + "'", EEXIST);
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_ && !path_.empty()) ::unlink(path_.c_str());
+  }
+
+  void write(std::span<const std::byte> bytes) {
+    const std::byte* data = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+      const ::ssize_t n = ::write(fd_, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail("could not write", n < 0 ? errno : EIO);
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+
+  void commit() {
+    if (::fsync(fd_) != 0) fail("could not flush to disk", errno);
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("could not close", errno);
+    if (::rename(path_.c_str(), target_.c_str()) != 0) fail("could not rename the temporary file over it", errno);
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int error) const {
+    throw InputError(target_.string(), "write", what + ": " + errno_text(error));
+  }
+
+  std::filesystem::path target_;
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& file, std::span<const std::span<const std::byte>> pieces) {
+  TemporaryFile temporary(file);
+  for (std::span<const std::byte> piece : pieces) temporary.write(piece);
+  temporary.commit();
+}
+
+void write_file_atomically(const std::filesystem::path& file, std::string_view text) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text.data()), text.size());
+  write_file_atomically(file, std::span<const std::span<const std::byte>>(&bytes, 1));
+}
+
+}  // namespace asteria::io

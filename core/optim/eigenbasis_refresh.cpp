@@ -1,0 +1,117 @@
+#include "core/optim/eigenbasis_refresh.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/linalg/blas.hpp"
+
+namespace asteria::optim {
+
+template <Real T>
+EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from_version,
+                                              linalg::ConstMatrixView<T> left_stats,
+                                              linalg::ConstMatrixView<T> right_stats,
+                                              linalg::ConstMatrixView<T> left_basis,
+                                              linalg::ConstMatrixView<T> right_basis, linalg::EigenvalueOrder ordering,
+                                              linalg::Orthogonalization method, bool compute_change_of_basis)
+    : RefreshJob<T>(stats_step),
+      from_version_(from_version),
+      ordering_(ordering),
+      method_(method),
+      compute_change_of_basis_(compute_change_of_basis) {
+  const std::array<linalg::ConstMatrixView<T>, 2> stats = {left_stats, right_stats};
+  const std::array<linalg::ConstMatrixView<T>, 2> bases = {left_basis, right_basis};
+  for (std::size_t s = 0; s < 2; ++s) {
+    Factor& f = factors_[s];
+    f.stats = linalg::Matrix<T>(stats[s]);
+    if (!full()) f.basis = linalg::Matrix<T>(bases[s]);
+    f.new_basis = linalg::Matrix<T>(stats[s].rows(), stats[s].rows());
+    if (compute_change_of_basis_) f.change = linalg::Matrix<T>(stats[s].rows(), stats[s].rows());
+    f.order.resize(static_cast<std::size_t>(stats[s].rows()));
+  }
+}
+
+template <Real T>
+Status EigenbasisRefreshJob<T>::run_one(Factor& f, const char* which) {
+  if (!linalg::all_finite<T>(f.stats.view()))
+    return {StatusCode::non_finite_input, std::string(which) + " statistics hold NaN or Inf"};
+  std::iota(f.order.begin(), f.order.end(), index{0});
+  Status status = full() ? linalg::initial_eigenbasis<T>(f.stats.view(), f.new_basis.view())
+                         : linalg::refresh_eigenbasis<T>(f.stats.view(), f.basis.view(), ordering_, method_,
+                                                         f.new_basis.view(), std::span<index>(f.order), std::span<T>());
+  if (!status.ok()) return {status.code(), std::string(which) + " basis: " + status.reason()};
+  // The kernels promise finite output; a job must never hand a non-finite basis to a block.
+  if (!linalg::all_finite<T>(f.new_basis.view()))
+    return {StatusCode::non_finite_output, std::string(which) + " basis holds NaN or Inf"};
+  if (!compute_change_of_basis_) return Status::success();
+  if (full()) {  // the snapshot basis was the identity
+    for (index i = 0; i < f.change.rows(); ++i)
+      for (index j = 0; j < f.change.cols(); ++j) f.change(i, j) = f.new_basis(j, i);
+  } else {
+    linalg::gemm<T>(T(1), f.new_basis.view(), linalg::Op::transpose, f.basis.view(), linalg::Op::none, T(0),
+                    f.change.view());
+  }
+  return Status::success();
+}
+
+template <Real T>
+Status EigenbasisRefreshJob<T>::run() {
+  if (Status s = run_one(factors_[0], "left"); !s.ok()) return s;
+  return run_one(factors_[1], "right");
+}
+
+template <Real T>
+std::vector<platform::Cost> EigenbasisRefreshJob<T>::cost() const {
+  std::vector<platform::Cost> costs;
+  for (const Factor& f : factors_) {
+    const auto n = static_cast<double>(f.stats.rows());
+    const double matrix_bytes = n * n * sizeof(T);
+    if (full()) {
+      // syevd with eigenvectors: c·n³ with c ≈ 9 (ALGORITHMS.md, "State sizes").
+      costs.push_back({platform::WorkKind::eigh, 9.0 * n * n * n, 2.0 * matrix_bytes, f.stats.rows()});
+      continue;
+    }
+    if (compute_change_of_basis_)  // C = Q_newᵀ Q_snapshot
+      costs.push_back({platform::WorkKind::gemm, 2.0 * n * n * n, 3.0 * matrix_bytes, f.stats.rows()});
+    // Power step F·B (the eigenvalue estimate diag(Bᵀ(FB)) is O(n²) on top), then QR.
+    costs.push_back({platform::WorkKind::gemm, 2.0 * n * n * n, 3.0 * matrix_bytes, f.stats.rows()});
+    // Householder geqrf + orgqr ≈ 4n³/3; Cholesky QR: Gram matrix n³ + Cholesky n³/3 + triangular
+    // solve n³, twice (the second pass restores orthogonality).
+    const double qr_flops =
+        method_ == linalg::Orthogonalization::householder ? 4.0 * n * n * n / 3.0 : 2.0 * (7.0 * n * n * n / 3.0);
+    costs.push_back({platform::WorkKind::qr, qr_flops, 2.0 * matrix_bytes, f.stats.rows()});
+  }
+  return costs;
+}
+
+template <Real T>
+std::size_t EigenbasisRefreshJob<T>::bytes() const {
+  std::size_t total = 0;
+  for (const Factor& f : factors_)
+    total +=
+        static_cast<std::size_t>(f.stats.size() + f.basis.size() + f.new_basis.size() + f.change.size()) * sizeof(T) +
+        f.order.size() * sizeof(index);
+  return total;
+}
+
+template <Real T>
+bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay) {
+  const T keep = T(1) - decay;
+  auto updated = [&](index i, index j) { return (weights(i, j) - step * direction(i, j)) * keep; };
+  // Check the whole block before writing any weight: nothing non-finite reaches them.
+  for (index i = 0; i < weights.rows(); ++i)
+    for (index j = 0; j < weights.cols(); ++j)
+      if (!std::isfinite(updated(i, j))) return false;
+  for (index i = 0; i < weights.rows(); ++i)
+    for (index j = 0; j < weights.cols(); ++j) weights(i, j) = updated(i, j);
+  return true;
+}
+
+template class EigenbasisRefreshJob<float>;
+template class EigenbasisRefreshJob<double>;
+template bool write_update_then_decay<float>(linalg::MatrixView<float>, linalg::ConstMatrixView<float>, float, float);
+template bool write_update_then_decay<double>(linalg::MatrixView<double>, linalg::ConstMatrixView<double>, double,
+                                              double);
+
+}  // namespace asteria::optim

@@ -1,0 +1,77 @@
+#pragma once
+// The refresh job shared by SOAP and KL-Shampoo: new eigenbases of the two Kronecker-factor
+// statistics (left L, m x m; right R, n x n) of one block, computed from a snapshot.
+//
+// Two kinds, decided at snapshot time from the block's basis version:
+//   full — no basis has been published yet (version 0): eigenvectors by a full eigh,
+//          descending eigenvalue order (SOAP's and KL-Shampoo's initial basis);
+//   warm — one power step from the basis the block held at snapshot time, then
+//          orthogonalization (SOAP sorts by estimated eigenvalue first, KL-Shampoo does not).
+// Deciding by version rather than by step keeps a late publish harmless: if the first job
+// fails or has not been published when the next one is snapshotted, that one is full again.
+//
+// On request (SOAP, whose momentum lives in the basis) the job also computes the change of
+// basis C = Q_newᵀ Q_snapshot per side (Q_newᵀ for full jobs: the snapshot basis was the
+// identity), so that publishing rotates the momentum with two products instead of four.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/linalg/eigenbasis.hpp"
+#include "core/linalg/matrix.hpp"
+#include "core/optim/block_optimizer.hpp"
+
+namespace asteria::optim {
+
+enum class Side { left = 0, right = 1 };
+
+template <Real T>
+class EigenbasisRefreshJob final : public RefreshJob<T> {
+ public:
+  // `from_version` is the block's basis version at snapshot time (0: none published yet, and
+  // then the bases are not read). Copies everything it needs.
+  EigenbasisRefreshJob(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
+                       linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
+                       linalg::ConstMatrixView<T> right_basis, linalg::EigenvalueOrder ordering,
+                       linalg::Orthogonalization method, bool compute_change_of_basis);
+
+  Status run() override;
+  std::vector<platform::Cost> cost() const override;
+  std::size_t bytes() const override;
+
+  bool full() const noexcept { return from_version_ == 0; }
+  std::int64_t from_version() const noexcept { return from_version_; }
+  // Results, valid after a successful run().
+  linalg::ConstMatrixView<T> new_basis(Side s) const noexcept { return side(s).new_basis.view(); }
+  // New column k is column order[k] of the snapshot's basis (identity for full jobs and for
+  // EigenvalueOrder::keep).
+  std::span<const index> order(Side s) const noexcept { return side(s).order; }
+  // C = Q_newᵀ Q_snapshot; empty unless requested.
+  linalg::ConstMatrixView<T> change_of_basis(Side s) const noexcept { return side(s).change.view(); }
+
+ private:
+  struct Factor {
+    linalg::Matrix<T> stats;
+    linalg::Matrix<T> basis;  // empty for full jobs
+    linalg::Matrix<T> new_basis;
+    linalg::Matrix<T> change;  // empty unless requested
+    std::vector<index> order;
+  };
+  const Factor& side(Side s) const noexcept { return factors_[static_cast<std::size_t>(s)]; }
+  Status run_one(Factor& f, const char* which);
+
+  std::int64_t from_version_;
+  linalg::EigenvalueOrder ordering_;
+  linalg::Orthogonalization method_;
+  bool compute_change_of_basis_;
+  std::array<Factor, 2> factors_;
+};
+
+// Decoupled weight decay after the step, as SOAP and KL-Shampoo do it:
+//   W ← (W − step·D)·(1 − lr·wd).
+// Writes the weights only when every new value is finite; returns false (untouched) otherwise.
+template <Real T>
+bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay);
+
+}  // namespace asteria::optim

@@ -1,0 +1,167 @@
+#include "core/optim/shampoo.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/common/error.hpp"
+#include "core/linalg/blas.hpp"
+
+namespace asteria::optim {
+namespace {
+
+// DS's grafting guard: ‖P_graft‖ / (‖P‖ + 1e-16).
+constexpr double kGraftNormFloor = 1e-16;
+
+ShampooRootSettings root_settings(const Hyperparameters& hp) {
+  ShampooRootSettings s;
+  // Every block is a matrix (order 2), so the DS default root is −1/(2·2) per side.
+  s.exponent = hp.exponent_override > 0.0 ? hp.exponent_override : 4.0;
+  s.epsilon = hp.eps;
+  s.method = hp.root_method;
+  if (s.method == RootMethod::coupled_newton && s.exponent != std::round(s.exponent))
+    throw InputError("shampoo hyperparameters", "exponent_override",
+                     "coupled Newton needs an integer root order; found " + std::to_string(s.exponent));
+  return s;
+}
+
+template <Real T>
+void set_identity(linalg::MatrixView<T> m) {
+  linalg::fill(m, T(0));
+  for (index i = 0; i < m.rows(); ++i) m(i, i) = T(1);
+}
+
+}  // namespace
+
+template <Real T>
+ShampooBlock<T>::ShampooBlock(const Hyperparameters& hp, index rows, index cols)
+    : BlockOptimizer<T>(rows, cols),
+      hp_(hp),
+      settings_(root_settings(hp)),
+      filtered_(rows, cols),
+      graft_direction_(hp.grafting ? rows : 0, hp.grafting ? cols : 0),
+      half_(rows, cols),
+      direction_(rows, cols) {
+  BlockState<T>& s = this->state_;
+  left_ = s.add_tensor("L", rows, rows);
+  right_ = s.add_tensor("R", cols, cols);
+  left_root_ = s.add_tensor("L_root", rows, rows);
+  right_root_ = s.add_tensor("R_root", cols, cols);
+  if (hp_.beta1 > 0.0) momentum_ = s.add_tensor("momentum", rows, cols);
+  if (hp_.grafting) graft_sq_ = s.add_tensor("graft_exp_avg_sq", rows, cols);
+  step_ = s.add_counter("step");
+  stats_steps_ = s.add_counter("stats_steps");
+  root_stats_steps_ = s.add_counter("root_stats_steps");
+  set_identity(s.tensor(left_root_));
+  set_identity(s.tensor(right_root_));
+}
+
+template <Real T>
+void ShampooBlock<T>::accumulate(linalg::ConstMatrixView<T> grad, Step /*t*/) {
+  // β2 = 1 is DS's AdaGrad-style sum; otherwise an EMA whose bias the refresh corrects.
+  const bool sum = hp_.beta2 == 1.0;
+  const T decay = sum ? T(1) : static_cast<T>(hp_.beta2);
+  const T weight = sum ? T(1) : static_cast<T>(1.0 - hp_.beta2);
+  linalg::syrk<T>(weight, grad, linalg::Op::none, decay, this->state_.tensor(left_));
+  linalg::syrk<T>(weight, grad, linalg::Op::transpose, decay, this->state_.tensor(right_));
+  ++this->state_.counter(stats_steps_);
+}
+
+template <Real T>
+bool ShampooBlock<T>::refresh_due(Step /*t*/) const {
+  const std::int64_t k = this->state_.counter(stats_steps_);
+  const std::int64_t start = hp_.effective_start_preconditioning_step();
+  return k == start || (k > start && k % hp_.precondition_frequency == 0);
+}
+
+template <Real T>
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot(Step t) const {
+  const std::int64_t k = this->state_.counter(stats_steps_);
+  const double bias_correction = hp_.beta2 < 1.0 ? 1.0 - std::pow(hp_.beta2, static_cast<double>(k)) : 1.0;
+  return std::make_unique<ShampooRefreshJob<T>>(t, k, this->state_.tensor(left_), this->state_.tensor(right_),
+                                                bias_correction, settings_);
+}
+
+template <Real T>
+void ShampooBlock<T>::publish(RefreshJob<T>& finished) {
+  auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
+  if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");
+  if (!job->finished()) throw std::logic_error("ShampooBlock::publish: the refresh job has not succeeded");
+  linalg::copy(job->left_root(), this->state_.tensor(left_root_));
+  linalg::copy(job->right_root(), this->state_.tensor(right_root_));
+  this->state_.counter(root_stats_steps_) = job->stats_count();
+}
+
+template <Real T>
+void ShampooBlock<T>::compute_direction(linalg::ConstMatrixView<T> grad, std::int64_t k) {
+  BlockState<T>& s = this->state_;
+  const index rows = this->rows();
+  const index cols = this->cols();
+
+  // Ḡ: bias-corrected EMA of the raw gradient (DS's filtered gradient).
+  if (momentum_ >= 0) {
+    auto m = s.tensor(momentum_);
+    const T b1 = static_cast<T>(hp_.beta1);
+    const T inv_bc1 = static_cast<T>(1.0 / (1.0 - std::pow(hp_.beta1, static_cast<double>(k))));
+    for (index i = 0; i < rows; ++i)
+      for (index j = 0; j < cols; ++j) {
+        m(i, j) = b1 * m(i, j) + (T(1) - b1) * grad(i, j);
+        filtered_(i, j) = m(i, j) * inv_bc1;
+      }
+  } else {
+    linalg::copy(grad, filtered_.view());
+  }
+
+  // Adam graft: second moment of the raw gradient, applied to Ḡ.
+  if (graft_sq_ >= 0) {
+    auto v = s.tensor(graft_sq_);
+    const bool sum = hp_.graft_beta2 == 1.0;
+    const T b2 = sum ? T(1) : static_cast<T>(hp_.graft_beta2);
+    const T w = sum ? T(1) : static_cast<T>(1.0 - hp_.graft_beta2);
+    const T inv_bc2 = sum ? T(1) : static_cast<T>(1.0 / (1.0 - std::pow(hp_.graft_beta2, static_cast<double>(k))));
+    const T eps = static_cast<T>(hp_.graft_eps);
+    for (index i = 0; i < rows; ++i)
+      for (index j = 0; j < cols; ++j) {
+        const T g = grad(i, j);
+        v(i, j) = b2 * v(i, j) + w * g * g;
+        graft_direction_(i, j) = filtered_(i, j) / (std::sqrt(v(i, j) * inv_bc2) + eps);
+      }
+  }
+
+  const bool have_roots = s.counter(root_stats_steps_) > 0;
+  if (!have_roots && graft_sq_ >= 0) {
+    linalg::copy<T, T>(graft_direction_, direction_.view());
+    return;
+  }
+  // P = L̂ Ḡ R̂ (identity roots before the first publish when grafting is off).
+  linalg::gemm<T>(T(1), s.tensor(left_root_), linalg::Op::none, filtered_, linalg::Op::none, T(0), half_);
+  linalg::gemm<T>(T(1), half_, linalg::Op::none, s.tensor(right_root_), linalg::Op::none, T(0), direction_);
+  if (graft_sq_ >= 0) {
+    const double graft_norm = linalg::frobenius_norm<T>(graft_direction_);
+    const double shampoo_norm = linalg::frobenius_norm<T>(direction_);
+    const T scale = static_cast<T>(graft_norm / (shampoo_norm + kGraftNormFloor));
+    for (T& x : direction_.values()) x *= scale;
+  }
+}
+
+template <Real T>
+bool ShampooBlock<T>::apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step /*t*/) {
+  const std::int64_t k = this->state_.counter(step_) + 1;
+  compute_direction(grad, k);
+  const T lr = static_cast<T>(hp_.lr);
+  const T wd = static_cast<T>(hp_.weight_decay);
+  // DS's decoupled weight decay: P ← P + wd·W, then W ← W − lr·P.
+  for (index i = 0; i < this->rows(); ++i)
+    for (index j = 0; j < this->cols(); ++j) {
+      direction_(i, j) = lr * (direction_(i, j) + wd * weights(i, j));
+      if (!std::isfinite(direction_(i, j))) return false;  // nothing non-finite reaches the weights
+    }
+  for (index i = 0; i < this->rows(); ++i)
+    for (index j = 0; j < this->cols(); ++j) weights(i, j) -= direction_(i, j);
+  this->state_.counter(step_) = k;
+  return true;
+}
+
+template class ShampooBlock<float>;
+template class ShampooBlock<double>;
+
+}  // namespace asteria::optim

@@ -1,0 +1,108 @@
+#include "core/optim/shampoo_refresh.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "core/linalg/blas.hpp"
+
+namespace asteria::optim {
+namespace {
+
+// syevd with eigenvectors costs about 9 n³ flops (tridiagonalization, divide and conquer,
+// back-transformation); the reconstruction Q Λ^(−1/p) Qᵀ = (QD)(QD)ᵀ is one SYRK, n³.
+constexpr double kEighFlopsPerCube = 9.0;
+constexpr double kReconstructionFlopsPerCube = 1.0;
+// Before run() the Newton iteration count is unknown; charge a typical one (DS stops at
+// ‖M − I‖∞ ≤ 1e-6, which well-scaled Shampoo factors reach in ~10–30 iterations).
+constexpr int kNewtonIterationsEstimate = 20;
+
+// Flops per n³ of one coupled Newton iteration for integer p: X·M′ (GEMM, 2), then M′^p·M by
+// repeated squaring (SYRK, 1 each) and multiplication (GEMM, 2 each).
+double newton_flops_per_cube(double p) {
+  const auto k = static_cast<unsigned>(std::max(1L, std::lround(p)));
+  const int squarings = std::bit_width(k) - 1;
+  const int multiplications = std::popcount(k);
+  return 2.0 + squarings + 2.0 * multiplications;
+}
+
+}  // namespace
+
+template <Real T>
+ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
+                                        linalg::ConstMatrixView<T> right, double bias_correction,
+                                        const ShampooRootSettings& settings)
+    : RefreshJob<T>(stats_step),
+      stats_count_(stats_count),
+      bias_correction_(bias_correction),
+      settings_(settings),
+      left_{"L", linalg::Matrix<T>(left), linalg::Matrix<T>(left.rows(), left.cols())},
+      right_{"R", linalg::Matrix<T>(right), linalg::Matrix<T>(right.rows(), right.cols())} {}
+
+template <Real T>
+Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
+  linalg::Matrix<T>& a = factor.statistics;
+  if (!linalg::all_finite(linalg::ConstMatrixView<T>(a)))
+    return {StatusCode::non_finite_input, std::string("statistics ") + factor.name + " hold NaN or Inf"};
+  if (bias_correction_ != 1.0 && !factor.bias_corrected) {  // once, should run() be repeated
+    const T scale = static_cast<T>(1.0 / bias_correction_);
+    for (T& x : a.values()) x *= scale;
+    factor.bias_corrected = true;
+  }
+  factor.newton_ran = settings_.method == RootMethod::coupled_newton;
+  Status status = settings_.method == RootMethod::eigen
+                      ? linalg::inverse_root_eigen<T>(a, settings_.exponent, settings_.epsilon, factor.root)
+                      : linalg::inverse_root_newton<T>(a, static_cast<int>(std::lround(settings_.exponent)),
+                                                       settings_.epsilon, settings_.newton, factor.root,
+                                                       factor.newton);
+  if (!status.ok()) return {status.code(), std::string("root of ") + factor.name + ": " + status.reason()};
+  // The kernels promise finite output; checking here keeps the weights safe whatever they do.
+  if (!linalg::all_finite(linalg::ConstMatrixView<T>(factor.root)))
+    return {StatusCode::non_finite_output, std::string("root of ") + factor.name + " is not finite"};
+  return Status::success();
+}
+
+template <Real T>
+Status ShampooRefreshJob<T>::run() {
+  finished_ = false;
+  if (Status s = compute_root(left_); !s.ok()) return s;
+  if (Status s = compute_root(right_); !s.ok()) return s;
+  finished_ = true;
+  return Status::success();
+}
+
+template <Real T>
+void ShampooRefreshJob<T>::add_cost(std::vector<platform::Cost>& pieces, const Factor& factor) const {
+  const index n = factor.statistics.rows();
+  const double cube = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const double matrix_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
+  if (settings_.method == RootMethod::eigen) {
+    pieces.push_back({platform::WorkKind::eigh, kEighFlopsPerCube * cube, 2.0 * matrix_bytes, n});
+    pieces.push_back({platform::WorkKind::gemm, kReconstructionFlopsPerCube * cube, 2.0 * matrix_bytes, n});
+  } else {
+    // After run() the iteration count is known (also when the iteration failed).
+    const int iterations = factor.newton_ran ? factor.newton.iterations : kNewtonIterationsEstimate;
+    const double flops = iterations * newton_flops_per_cube(settings_.exponent) * cube;
+    pieces.push_back({platform::WorkKind::newton, flops, 4.0 * iterations * matrix_bytes, n});
+  }
+}
+
+template <Real T>
+std::vector<platform::Cost> ShampooRefreshJob<T>::cost() const {
+  std::vector<platform::Cost> pieces;
+  add_cost(pieces, left_);
+  add_cost(pieces, right_);
+  return pieces;
+}
+
+template <Real T>
+std::size_t ShampooRefreshJob<T>::bytes() const {
+  const auto elements = left_.statistics.size() + left_.root.size() + right_.statistics.size() + right_.root.size();
+  return static_cast<std::size_t>(elements) * sizeof(T);
+}
+
+template class ShampooRefreshJob<float>;
+template class ShampooRefreshJob<double>;
+
+}  // namespace asteria::optim

@@ -1,0 +1,153 @@
+#include "core/optim/soap.hpp"
+
+#include <cmath>
+
+#include "core/common/error.hpp"
+#include "core/linalg/blas.hpp"
+#include "core/optim/eigenbasis_refresh.hpp"
+
+namespace asteria::optim {
+
+using linalg::ConstMatrixView;
+using linalg::Matrix;
+using linalg::MatrixView;
+using linalg::Op;
+
+template <Real T>
+SoapBlock<T>::SoapBlock(const Hyperparameters& hp, index rows, index cols) : BlockOptimizer<T>(rows, cols), hp_(hp) {
+  BlockState<T>& s = this->state_;
+  m_ = s.add_tensor("exp_avg", rows, cols);
+  v_ = s.add_tensor("exp_avg_sq", rows, cols);
+  left_stats_ = s.add_tensor("stats_left", rows, rows);
+  right_stats_ = s.add_tensor("stats_right", cols, cols);
+  left_basis_ = s.add_tensor("basis_left", rows, rows);
+  right_basis_ = s.add_tensor("basis_right", cols, cols);
+  statistics_updates_ = s.add_counter("statistics_updates");
+  step_ = s.add_counter("step");
+  basis_version_ = s.add_counter("basis_version");
+  basis_stats_step_ = s.add_counter("basis_stats_step");
+  // Identity bases until the first refresh is published (see the header).
+  for (int slot : {left_basis_, right_basis_}) {
+    MatrixView<T> q = s.tensor(slot);
+    for (index i = 0; i < q.rows(); ++i) q(i, i) = T(1);
+  }
+}
+
+template <Real T>
+void SoapBlock<T>::accumulate(ConstMatrixView<T> grad, Step /*t*/) {
+  const T beta = static_cast<T>(hp_.effective_shampoo_beta());
+  linalg::syrk<T>(T(1) - beta, grad, Op::none, beta, this->state_.tensor(left_stats_));
+  linalg::syrk<T>(T(1) - beta, grad, Op::transpose, beta, this->state_.tensor(right_stats_));
+  ++this->state_.counter(statistics_updates_);
+}
+
+template <Real T>
+bool SoapBlock<T>::refresh_due(Step /*t*/) const {
+  const std::int64_t k = this->state_.counter(statistics_updates_);
+  return k == 1 || (k > 1 && (k - 1) % hp_.precondition_frequency == 0);
+}
+
+template <Real T>
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot(Step t) const {
+  const BlockState<T>& s = this->state_;
+  return std::make_unique<EigenbasisRefreshJob<T>>(
+      t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_), s.tensor(left_basis_),
+      s.tensor(right_basis_), linalg::EigenvalueOrder::descending, hp_.basis_orthogonalization,
+      /*compute_change_of_basis=*/true);
+}
+
+template <Real T>
+void SoapBlock<T>::rotate_momentum(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
+  // m ← C_L m C_Rᵀ with C = Q_newᵀ Q_installed: back to the original space and into the new basis.
+  MatrixView<T> m = this->state_.tensor(m_);
+  Matrix<T> half(this->rows(), this->cols());
+  linalg::gemm<T>(T(1), left_change, Op::none, ConstMatrixView<T>(m), Op::none, T(0), half.view());
+  linalg::gemm<T>(T(1), half.view(), Op::none, right_change, Op::transpose, T(0), m);
+}
+
+template <Real T>
+void SoapBlock<T>::permute_second_moment(std::span<const index> left_order, std::span<const index> right_order) {
+  MatrixView<T> v = this->state_.tensor(v_);
+  const Matrix<T> old(ConstMatrixView<T>{v});
+  for (index i = 0; i < v.rows(); ++i)
+    for (index j = 0; j < v.cols(); ++j)
+      v(i, j) = old(left_order[static_cast<std::size_t>(i)], right_order[static_cast<std::size_t>(j)]);
+}
+
+template <Real T>
+void SoapBlock<T>::publish(RefreshJob<T>& finished) {
+  auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
+  if (job == nullptr) throw Error("soap: publish() was given a refresh job of another optimizer");
+  BlockState<T>& s = this->state_;
+  if (job->from_version() == s.counter(basis_version_)) {
+    // The job started from the installed basis: its change of basis and sort order apply.
+    rotate_momentum(job->change_of_basis(Side::left), job->change_of_basis(Side::right));
+    permute_second_moment(job->order(Side::left), job->order(Side::right));
+  } else {
+    // Started from an older basis (published late): rotate from the installed one; v keeps its
+    // axes (see the header).
+    Matrix<T> left_change(this->rows(), this->rows()), right_change(this->cols(), this->cols());
+    linalg::gemm<T>(T(1), job->new_basis(Side::left), Op::transpose, ConstMatrixView<T>(s.tensor(left_basis_)),
+                    Op::none, T(0), left_change.view());
+    linalg::gemm<T>(T(1), job->new_basis(Side::right), Op::transpose, ConstMatrixView<T>(s.tensor(right_basis_)),
+                    Op::none, T(0), right_change.view());
+    rotate_momentum(left_change.view(), right_change.view());
+  }
+  linalg::copy(job->new_basis(Side::left), s.tensor(left_basis_));
+  linalg::copy(job->new_basis(Side::right), s.tensor(right_basis_));
+  ++s.counter(basis_version_);
+  s.counter(basis_stats_step_) = job->stats_step();
+}
+
+template <Real T>
+bool SoapBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step /*t*/) {
+  BlockState<T>& s = this->state_;
+  const std::int64_t k = s.counter(step_) + 1;
+  if (k == 1) {  // the initialising step makes no update
+    s.counter(step_) = k;
+    return true;
+  }
+  const index rows = this->rows();
+  const index cols = this->cols();
+  const ConstMatrixView<T> q_left = s.tensor(left_basis_);
+  const ConstMatrixView<T> q_right = s.tensor(right_basis_);
+  MatrixView<T> m = s.tensor(m_);
+  MatrixView<T> v = s.tensor(v_);
+
+  // G′ = Q_Lᵀ G Q_R
+  Matrix<T> half(rows, cols), rotated(rows, cols), direction(rows, cols);
+  linalg::gemm<T>(T(1), q_left, Op::transpose, grad, Op::none, T(0), half.view());
+  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::none, T(0), rotated.view());
+
+  // New moments are committed only together with the weights.
+  const T b1 = static_cast<T>(hp_.beta1);
+  const T b2 = static_cast<T>(hp_.beta2);
+  const T eps = static_cast<T>(hp_.eps);
+  auto new_m = [&](index i, index j) { return b1 * m(i, j) + (T(1) - b1) * rotated(i, j); };
+  auto new_v = [&](index i, index j) { return b2 * v(i, j) + (T(1) - b2) * rotated(i, j) * rotated(i, j); };
+  for (index i = 0; i < rows; ++i)
+    for (index j = 0; j < cols; ++j) direction(i, j) = new_m(i, j) / (std::sqrt(new_v(i, j)) + eps);
+
+  // D = Q_L (m/(√v+ε)) Q_Rᵀ
+  linalg::gemm<T>(T(1), q_left, Op::none, direction.view(), Op::none, T(0), half.view());
+  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::transpose, T(0), direction.view());
+
+  const auto updates = static_cast<double>(k - 1);
+  const double step = hp_.lr * std::sqrt(1.0 - std::pow(hp_.beta2, updates)) / (1.0 - std::pow(hp_.beta1, updates));
+  if (!write_update_then_decay<T>(weights, direction.view(), static_cast<T>(step),
+                                  static_cast<T>(hp_.lr * hp_.weight_decay)))
+    return false;
+  for (index i = 0; i < rows; ++i)
+    for (index j = 0; j < cols; ++j) {
+      const T mi = new_m(i, j);
+      v(i, j) = new_v(i, j);
+      m(i, j) = mi;
+    }
+  s.counter(step_) = k;
+  return true;
+}
+
+template class SoapBlock<float>;
+template class SoapBlock<double>;
+
+}  // namespace asteria::optim
