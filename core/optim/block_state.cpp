@@ -1,7 +1,9 @@
 #include "core/optim/block_state.hpp"
 
 #include <array>
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 #include "core/common/error.hpp"
@@ -68,9 +70,12 @@ class Reader {
 
 template <Real T>
 int BlockState<T>::add_tensor(std::string name, index rows, index cols) {
-  const auto offset = static_cast<index>(arena_.size());
+  if (!owns_storage()) throw std::logic_error("BlockState::add_tensor: only while the state owns its arena");
+  const auto offset = static_cast<index>(count_);
   slots_.push_back({std::move(name), rows, cols, offset});
-  arena_.resize(arena_.size() + static_cast<std::size_t>(rows * cols), T(0));
+  count_ += static_cast<std::size_t>(rows * cols);
+  owned_.resize(count_, T(0));
+  arena_ = owned_;
   return static_cast<int>(slots_.size() - 1);
 }
 
@@ -112,6 +117,7 @@ std::vector<std::byte> BlockState<T>::serialize() const {
     w.str(counter_names_[i]);
     w.i64(counters_[i]);
   }
+  if (!resident_) throw std::logic_error("BlockState::serialize: state is evicted");
   w.u64(arena_.size());
   w.raw(arena_.data(), tensor_bytes());
   return out;
@@ -119,6 +125,7 @@ std::vector<std::byte> BlockState<T>::serialize() const {
 
 template <Real T>
 void BlockState<T>::deserialize(std::span<const std::byte> image, const std::string& source) {
+  if (!resident_) throw std::logic_error("BlockState::deserialize: state is evicted");
   Reader r(image, source);
   std::array<char, 8> magic{};
   r.raw(magic.data(), magic.size(), "magic");
@@ -153,7 +160,41 @@ void BlockState<T>::deserialize(std::span<const std::byte> image, const std::str
   if (!r.done()) throw InputError(source, "length", "trailing bytes after the values");
   // Commit only once the whole image has been validated.
   counters_ = std::move(counters);
-  arena_ = std::move(values);
+  std::copy(values.begin(), values.end(), arena_.begin());
+}
+
+template <Real T>
+void BlockState<T>::rebind(std::span<T> storage) {
+  if (storage.size() != count_) throw std::invalid_argument("BlockState::rebind: storage size differs from the layout");
+  if (!resident_) throw std::logic_error("BlockState::rebind: state is evicted; use attach()");
+  if (storage.data() == arena_.data()) return;
+  std::copy(arena_.begin(), arena_.end(), storage.begin());
+  arena_ = storage;
+  std::vector<T>().swap(owned_);
+}
+
+template <Real T>
+void BlockState<T>::evict() noexcept {
+  arena_ = {};
+  std::vector<T>().swap(owned_);
+  resident_ = false;
+}
+
+template <Real T>
+void BlockState<T>::attach(std::span<T> storage) {
+  if (storage.size() != count_) throw std::invalid_argument("BlockState::attach: storage size differs from the layout");
+  std::vector<T>().swap(owned_);
+  arena_ = storage;
+  resident_ = true;
+}
+
+template <Real T>
+void BlockState<T>::adopt_owned_storage() {
+  if (owns_storage()) return;
+  if (!resident_) throw std::logic_error("BlockState::adopt_owned_storage: state is evicted");
+  std::vector<T> owned(arena_.begin(), arena_.end());
+  owned_ = std::move(owned);
+  arena_ = owned_;
 }
 
 template class BlockState<float>;

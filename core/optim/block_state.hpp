@@ -25,6 +25,13 @@ struct TensorSlot {
 template <Real T>
 class BlockState {
  public:
+  BlockState() = default;
+  // The arena view points into owned_ or into a region: copies would alias, moves keep the buffer.
+  BlockState(const BlockState&) = delete;
+  BlockState& operator=(const BlockState&) = delete;
+  BlockState(BlockState&&) noexcept = default;
+  BlockState& operator=(BlockState&&) noexcept = default;
+
   // Adds a zero-filled tensor; views taken before an add are invalidated.
   int add_tensor(std::string name, index rows, index cols);
   int add_counter(std::string name);
@@ -38,7 +45,19 @@ class BlockState {
   const std::vector<std::string>& counter_names() const noexcept { return counter_names_; }
   std::span<T> values() noexcept { return arena_; }
   std::span<const T> values() const noexcept { return arena_; }
-  std::size_t tensor_bytes() const noexcept { return arena_.size() * sizeof(T); }
+  std::size_t value_count() const noexcept { return count_; }
+  std::size_t tensor_bytes() const noexcept { return count_ * sizeof(T); }
+
+  // Where the arena lives. By default the state owns it; a tier manager may move it into a
+  // region it owns (rebind: values copied there), take it away after saving the values
+  // elsewhere (evict: tensors are then inaccessible), and give it back (attach: the storage
+  // already holds the values, e.g. read back from NVMe). Layout and counters always stay.
+  bool resident() const noexcept { return resident_; }
+  bool owns_storage() const noexcept { return resident_ && arena_.data() == owned_.data(); }
+  void rebind(std::span<T> storage);
+  void evict() noexcept;
+  void attach(std::span<T> storage);
+  void adopt_owned_storage();  // back to an arena owned by the state (values copied)
 
   // Self-describing byte image: layout, counters and values. deserialize() accepts only an
   // image whose layout matches this state's; otherwise it throws asteria::InputError naming
@@ -50,7 +69,10 @@ class BlockState {
   std::vector<TensorSlot> slots_;
   std::vector<std::string> counter_names_;
   std::vector<std::int64_t> counters_;
-  std::vector<T> arena_;
+  std::vector<T> owned_;
+  std::span<T> arena_;
+  std::size_t count_ = 0;
+  bool resident_ = true;
 };
 
 }  // namespace asteria::optim

@@ -15,3 +15,18 @@ std::string_view to_string(WorkKind kind) noexcept {
 }
 
 }  // namespace asteria::platform
+
+#include "core/platform/memory.hpp"
+
+namespace asteria::platform {
+
+std::string_view to_string(Tier tier) noexcept {
+  switch (tier) {
+    case Tier::device: return "device";
+    case Tier::host: return "host";
+    case Tier::nvme: return "nvme";
+  }
+  return "unknown";
+}
+
+}  // namespace asteria::platform

@@ -1,0 +1,82 @@
+#pragma once
+// Memory tiers and moves between them. Each tier has a capacity budget that allocations never
+// exceed; a region on the device or host tier may be host-addressable (always on machines
+// without a GPU, where the device tier is host memory with its own budget), an NVMe region is
+// not (its bytes live in a file and move only by copy()).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/platform/pending.hpp"
+
+namespace asteria::platform {
+
+enum class Tier { device, host, nvme };
+inline constexpr int kTierCount = 3;
+std::string_view to_string(Tier tier) noexcept;
+
+struct Region {
+  Tier tier = Tier::host;
+  std::uint64_t id = 0;  // unique per Memory; 0 = none
+  std::size_t bytes = 0;
+  std::string label;     // owner, for errors and traces: "layer3.w block 2"
+  bool valid() const noexcept { return id != 0; }
+};
+
+struct TierUsage {
+  std::size_t capacity = 0;
+  std::size_t resident = 0;       // bytes allocated now
+  std::size_t peak_resident = 0;  // high-water mark
+};
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  virtual TierUsage usage(Tier tier) const = 0;
+  // nullopt when the tier's budget cannot hold `bytes` more; never over-commits.
+  virtual std::optional<Region> allocate(Tier tier, std::size_t bytes, std::string label) = 0;
+  virtual void release(Region& region) = 0;  // region becomes invalid
+  // Host pointer to the region's bytes, or nullptr when not host-addressable (NVMe, real GPU).
+  virtual std::byte* host_address(const Region& region) = 0;
+  // Copies min(src.bytes, dst.bytes) bytes between any two regions, asynchronously. A failed
+  // copy (I/O error, checksum mismatch) gives a Pending whose Status names the region and file.
+  virtual Pending copy(const Region& src, const Region& dst) = 0;
+};
+
+// Owns one region and releases it on destruction.
+class Allocation {
+ public:
+  Allocation() = default;
+  Allocation(Memory& memory, Region region) : memory_(&memory), region_(std::move(region)) {}
+  ~Allocation() { reset(); }
+  Allocation(Allocation&& other) noexcept : memory_(other.memory_), region_(std::move(other.region_)) {
+    other.region_ = {};
+  }
+  Allocation& operator=(Allocation&& other) noexcept {
+    if (this != &other) {
+      reset();
+      memory_ = other.memory_;
+      region_ = std::move(other.region_);
+      other.region_ = {};
+    }
+    return *this;
+  }
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+
+  void reset() {
+    if (memory_ && region_.valid()) memory_->release(region_);
+    region_ = {};
+  }
+  bool valid() const noexcept { return region_.valid(); }
+  const Region& region() const noexcept { return region_; }
+  std::byte* host_address() const { return memory_ ? memory_->host_address(region_) : nullptr; }
+
+ private:
+  Memory* memory_ = nullptr;
+  Region region_;
+};
+
+}  // namespace asteria::platform

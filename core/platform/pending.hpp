@@ -1,0 +1,79 @@
+#pragma once
+// Handles to work in flight. A backend creates a (Promise, Pending) pair from its
+// CompletionBoard, hands the Pending to the caller and fulfils the Promise when the work ends.
+// All completions of one board share one mutex and condition variable, so waiting for any of
+// several is as simple as waiting for one; completions are coarse (a refresh, a tier move), so
+// the shared lock is not contended.
+#include <cstddef>
+#include <memory>
+#include <span>
+
+#include "core/common/status.hpp"
+#include "core/platform/sync.hpp"
+
+namespace asteria::platform {
+
+class CompletionBoard;
+
+namespace detail {
+struct CompletionState {
+  CompletionBoard* board = nullptr;  // null for an already-complete Pending
+  bool done = false;
+  Status status;
+};
+}  // namespace detail
+
+class Pending {
+ public:
+  Pending() = default;  // invalid: valid() is false
+  static Pending ready(Status status = Status::success());
+
+  bool valid() const noexcept { return state_ != nullptr; }
+  bool test() const;          // finished?
+  void wait() const;          // blocks until finished
+  Status status() const;      // waits, then the work's outcome
+
+ private:
+  friend class CompletionBoard;
+  friend class Promise;
+  explicit Pending(std::shared_ptr<detail::CompletionState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::CompletionState> state_;
+};
+
+class Promise {
+ public:
+  Promise() = default;
+  // Marks the work finished and wakes every waiter. Fulfilling twice is a programming error.
+  void fulfil(Status status = Status::success());
+  bool valid() const noexcept { return state_ != nullptr; }
+
+ private:
+  friend class CompletionBoard;
+  explicit Promise(std::shared_ptr<detail::CompletionState> s) : state_(std::move(s)) {}
+  std::shared_ptr<detail::CompletionState> state_;
+};
+
+class CompletionBoard {
+ public:
+  explicit CompletionBoard(SyncFactory& sync);
+  CompletionBoard(const CompletionBoard&) = delete;
+  CompletionBoard& operator=(const CompletionBoard&) = delete;
+
+  struct Pair {
+    Promise promise;
+    Pending pending;
+  };
+  Pair make();
+
+  // Index of a finished Pending among `pendings` (the lowest finished index), waiting until one
+  // finishes. Invalid entries are ignored; throws std::invalid_argument if all are invalid.
+  std::size_t wait_any(std::span<const Pending> pendings);
+
+ private:
+  friend class Pending;
+  friend class Promise;
+  std::unique_ptr<Mutex> mutex_;
+  std::unique_ptr<ConditionVariable> changed_;
+};
+
+}  // namespace asteria::platform

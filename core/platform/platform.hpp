@@ -1,0 +1,26 @@
+#pragma once
+// Everything one rank of the runtime may touch: time, synchronization, executors, memory
+// tiers, communication. Core code reaches the world only through this.
+#include "core/platform/clock.hpp"
+#include "core/platform/comm.hpp"
+#include "core/platform/executor.hpp"
+#include "core/platform/memory.hpp"
+#include "core/platform/pending.hpp"
+#include "core/platform/sync.hpp"
+
+namespace asteria::platform {
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  virtual std::string_view backend() const noexcept = 0;  // "real", "sim", "fake"
+  virtual Clock& clock() = 0;
+  virtual SyncFactory& sync() = 0;
+  virtual CompletionBoard& completions() = 0;
+  virtual Executor& device_stream() = 0;  // in-order: the training step's kernels
+  virtual Executor& host_workers() = 0;   // a pool: preconditioner refreshes
+  virtual Memory& memory() = 0;
+  virtual Comm* comm() { return nullptr; }  // null for single-rank platforms
+};
+
+}  // namespace asteria::platform
