@@ -9,6 +9,9 @@ const char* to_string(StatusCode code) noexcept {
     case StatusCode::no_convergence: return "no convergence";
     case StatusCode::invalid_argument: return "invalid argument";
     case StatusCode::non_finite_output: return "non-finite output";
+    case StatusCode::io_error: return "I/O error";
+    case StatusCode::resource_exhausted: return "resource exhausted";
+    case StatusCode::failed: return "failed";
   }
   return "unknown";
 }

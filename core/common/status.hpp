@@ -12,6 +12,9 @@ enum class StatusCode {
   no_convergence,     // iteration limit reached or LAPACK reported failed convergence
   invalid_argument,   // shapes or parameters outside the kernel's contract
   non_finite_output,  // the computation overflowed
+  io_error,           // a read or write failed, came up short, or read back corrupted data
+  resource_exhausted, // a memory tier or disk has no room
+  failed,             // work raised an error (the reason holds its message)
 };
 
 const char* to_string(StatusCode code) noexcept;

@@ -1,0 +1,161 @@
+#include "core/platform/fake/fake_platform.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+namespace asteria::platform::fake {
+
+class FakePlatform::ManualClock final : public Clock {
+ public:
+  explicit ManualClock(FakePlatform& p) : p_(p) {}
+  Seconds now() const override { return p_.now_; }
+  void sleep_until(Seconds t) override { p_.advance_to(t); }
+
+ private:
+  FakePlatform& p_;
+};
+
+// One thread: locking is a no-op, and waiting can only end by letting time pass, so a wait
+// completes the next event. Waiting with nothing in flight can never end: a deadlock, reported.
+class FakePlatform::SingleThreadSync final : public SyncFactory {
+  class NoMutex final : public Mutex {
+   public:
+    void lock() override {}
+    void unlock() override {}
+  };
+  class AdvancingCondition final : public ConditionVariable {
+   public:
+    explicit AdvancingCondition(FakePlatform& p) : p_(p) {}
+    void wait(Mutex& /*locked*/) override {
+      if (!p_.advance_to_next_event())
+        throw std::logic_error("fake platform: waiting with no work in flight would never end (deadlock)");
+    }
+    void notify_one() override {}
+    void notify_all() override {}
+
+   private:
+    FakePlatform& p_;
+  };
+
+ public:
+  explicit SingleThreadSync(FakePlatform& p) : p_(p) {}
+  std::unique_ptr<Mutex> make_mutex() override { return std::make_unique<NoMutex>(); }
+  std::unique_ptr<ConditionVariable> make_condition_variable() override {
+    return std::make_unique<AdvancingCondition>(p_);
+  }
+
+ private:
+  FakePlatform& p_;
+};
+
+namespace {
+Status run_body(const Work& work) {
+  if (!work.body) return Status::success();
+  try {
+    return work.body();
+  } catch (const std::exception& e) {
+    return {StatusCode::failed, work.label + ": " + e.what()};
+  }
+}
+}  // namespace
+
+FakeExecutor::FakeExecutor(FakePlatform& platform, std::string name, int lanes, DurationModel duration)
+    : platform_(platform), name_(std::move(name)), lane_free_at_(static_cast<std::size_t>(std::max(1, lanes)), 0.0),
+      duration_(std::move(duration)) {}
+
+Pending FakeExecutor::submit(Work work) {
+  Status status = run_body(work);
+  const Seconds duration = duration_ ? std::max(0.0, duration_(work)) : 0.0;
+  auto lane = std::min_element(lane_free_at_.begin(), lane_free_at_.end());
+  const Seconds start = std::max(platform_.now(), *lane);
+  *lane = start + duration;
+  auto [promise, pending] = platform_.completions().make();
+  platform_.schedule(*lane, std::move(promise), std::move(status));
+  return pending;
+}
+
+FakeMemory::FakeMemory(FakePlatform& platform, const FakeOptions& options)
+    : platform_(platform), bytes_per_second_(options.copy_bytes_per_second) {
+  usage_[static_cast<int>(Tier::device)].capacity = options.device_capacity;
+  usage_[static_cast<int>(Tier::host)].capacity = options.host_capacity;
+  usage_[static_cast<int>(Tier::nvme)].capacity = options.nvme_capacity;
+}
+
+std::optional<Region> FakeMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
+  TierUsage& u = usage_[static_cast<int>(tier)];
+  if (bytes > u.capacity - u.resident) return std::nullopt;
+  u.resident += bytes;
+  u.peak_resident = std::max(u.peak_resident, u.resident);
+  Region r{tier, next_id_++, bytes, std::move(label)};
+  storage_[r.id].resize(bytes);
+  return r;
+}
+
+void FakeMemory::release(Region& region) {
+  if (!region.valid()) return;
+  if (storage_.erase(region.id) == 0) throw std::logic_error("fake memory: release of an unknown region");
+  usage_[static_cast<int>(region.tier)].resident -= region.bytes;
+  region = {};
+}
+
+std::byte* FakeMemory::host_address(const Region& region) {
+  if (region.tier == Tier::nvme) return nullptr;
+  auto it = storage_.find(region.id);
+  return it == storage_.end() ? nullptr : it->second.data();
+}
+
+Pending FakeMemory::copy(const Region& src, const Region& dst) {
+  auto s = storage_.find(src.id);
+  auto d = storage_.find(dst.id);
+  if (s == storage_.end() || d == storage_.end()) throw std::logic_error("fake memory: copy of an unknown region");
+  const std::size_t bytes = std::min(src.bytes, dst.bytes);
+  Status status;
+  if (injected_failure_) {
+    status = std::move(*injected_failure_);
+    injected_failure_.reset();
+  } else if (bytes > 0) {
+    std::memcpy(d->second.data(), s->second.data(), bytes);
+  }
+  const Seconds start = std::max(platform_.now(), copy_free_at_);
+  const Seconds end = start + (bytes_per_second_ > 0.0 ? static_cast<double>(bytes) / bytes_per_second_ : 0.0);
+  copy_free_at_ = end;
+  moves_.push_back({src.tier, dst.tier, bytes, start, end});
+  auto [promise, pending] = platform_.completions().make();
+  platform_.schedule(end, std::move(promise), std::move(status));
+  return pending;
+}
+
+FakePlatform::FakePlatform(FakeOptions options)
+    : clock_(std::make_unique<ManualClock>(*this)), sync_(std::make_unique<SingleThreadSync>(*this)) {
+  board_ = std::make_unique<CompletionBoard>(*sync_);
+  device_ = std::make_unique<FakeExecutor>(*this, "device", 1, options.device_duration);
+  host_ = std::make_unique<FakeExecutor>(*this, "host-workers", options.host_workers, options.host_duration);
+  memory_ = std::make_unique<FakeMemory>(*this, options);
+}
+
+FakePlatform::~FakePlatform() = default;
+
+Clock& FakePlatform::clock() { return *clock_; }
+SyncFactory& FakePlatform::sync() { return *sync_; }
+
+void FakePlatform::schedule(Seconds at, Promise promise, Status status) {
+  events_.push({std::max(at, now_), sequence_++, std::move(promise), std::move(status)});
+}
+
+bool FakePlatform::advance_to_next_event() {
+  if (events_.empty()) return false;
+  Event e = events_.top();
+  events_.pop();
+  now_ = std::max(now_, e.at);
+  e.promise.fulfil(std::move(e.status));
+  return true;
+}
+
+void FakePlatform::advance_to(Seconds t) {
+  while (!events_.empty() && events_.top().at <= t) advance_to_next_event();
+  now_ = std::max(now_, t);
+}
+
+}  // namespace asteria::platform::fake
