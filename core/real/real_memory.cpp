@@ -1,0 +1,191 @@
+#include "core/real/real_memory.hpp"
+
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "core/real/real_memory_storage.hpp"
+
+namespace asteria::real {
+
+using platform::Region;
+using platform::Tier;
+
+namespace {
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kCacheLine = 64;
+int index_of(Tier tier) noexcept { return static_cast<int>(tier); }
+std::size_t pair_index(Tier from, Tier to) noexcept {
+  return static_cast<std::size_t>(index_of(from) * platform::kTierCount + index_of(to));
+}
+}  // namespace
+
+std::size_t TierBudgets::of(Tier tier) const noexcept {
+  switch (tier) {
+    case Tier::device: return device;
+    case Tier::host: return host;
+    case Tier::nvme: return nvme;
+  }
+  return 0;
+}
+
+LinkModel& RealMemoryOptions::link(Tier from, Tier to) noexcept { return links[pair_index(from, to)]; }
+const LinkModel& RealMemoryOptions::link(Tier from, Tier to) const noexcept { return links[pair_index(from, to)]; }
+
+bool RealMemory::TierAccount::try_reserve(std::size_t bytes) noexcept {
+  std::size_t current = resident.load();
+  do {
+    if (bytes > capacity - current) return false;  // current <= capacity always holds
+  } while (!resident.compare_exchange_weak(current, current + bytes));
+  const std::size_t now = current + bytes;
+  std::size_t high = peak.load();
+  while (high < now && !peak.compare_exchange_weak(high, now)) {
+  }
+  return true;
+}
+
+RealMemory::Storage::~Storage() {
+  switch (kind) {
+    case Kind::host_heap: ::operator delete(pointer, std::align_val_t{alignment}); break;
+    case Kind::host_pinned: owner.gpu_->free_pinned(pointer); break;
+    case Kind::gpu: owner.gpu_->free_device(pointer); break;
+    case Kind::nvme: owner.nvme_->remove(id); break;
+  }
+  owner.accounts_[static_cast<std::size_t>(index_of(tier))].give_back(bytes);
+}
+
+RealMemory::RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
+                       TraceSink* trace, NvmeTier* nvme, std::unique_ptr<GpuTier> gpu)
+    : options_(options), board_(board), clock_(clock), trace_(trace), nvme_(nvme), gpu_(std::move(gpu)) {
+  for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
+    accounts_[static_cast<std::size_t>(index_of(tier))].capacity = options_.budgets.of(tier);
+  if (nvme_ == nullptr) accounts_[static_cast<std::size_t>(index_of(Tier::nvme))].capacity = 0;
+}
+
+RealMemory::~RealMemory() = default;
+
+platform::TierUsage RealMemory::usage(Tier tier) const {
+  const TierAccount& a = accounts_[static_cast<std::size_t>(index_of(tier))];
+  return {a.capacity, a.resident.load(), a.peak.load()};
+}
+
+RealMemory::StoragePtr RealMemory::make_storage(Tier tier, std::size_t bytes, std::string label) {
+  const std::uint64_t id = next_id_.fetch_add(1);
+  if (tier == Tier::nvme)
+    return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), Storage::Kind::nvme, nullptr, 0);
+  if (gpu_ != nullptr) {
+    const bool device = tier == Tier::device;
+    std::byte* p = device ? gpu_->allocate_device(bytes) : gpu_->allocate_pinned(bytes);
+    if (p == nullptr) return nullptr;
+    return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label),
+                                     device ? Storage::Kind::gpu : Storage::Kind::host_pinned, p, 0);
+  }
+  const std::size_t alignment = bytes >= kPage ? kPage : kCacheLine;
+  const std::size_t padded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+  auto* p = static_cast<std::byte*>(::operator new(padded, std::align_val_t{alignment}, std::nothrow));
+  if (p == nullptr) return nullptr;
+  std::memset(p, 0, padded);
+  return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), Storage::Kind::host_heap, p, alignment);
+}
+
+std::optional<Region> RealMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
+  if (tier == Tier::nvme && nvme_ == nullptr) return std::nullopt;
+  TierAccount& account = accounts_[static_cast<std::size_t>(index_of(tier))];
+  if (!account.try_reserve(bytes)) return std::nullopt;
+  StoragePtr storage;
+  try {
+    storage = make_storage(tier, bytes, label);
+  } catch (...) {
+    account.give_back(bytes);
+    throw;
+  }
+  if (storage == nullptr) {  // the machine ran out before the budget did: as full as a full budget
+    account.give_back(bytes);
+    return std::nullopt;
+  }
+  // From here the storage owns the reservation and gives it back when it goes.
+  Region region{tier, storage->id, bytes, std::move(label)};
+  std::lock_guard lock(regions_mutex_);
+  regions_.emplace(region.id, std::move(storage));
+  return region;
+}
+
+void RealMemory::release(Region& region) {
+  if (!region.valid()) return;
+  StoragePtr storage;  // freed after the table lock is dropped (an nvme remove may touch the disk)
+  {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(region.id);
+    if (it == regions_.end())
+      throw std::logic_error("RealMemory::release: unknown region '" + region.label + "'");
+    storage = std::move(it->second);
+    regions_.erase(it);
+  }
+  region = {};
+}
+
+RealMemory::StoragePtr RealMemory::find(std::uint64_t id) const {
+  std::lock_guard lock(regions_mutex_);
+  auto it = regions_.find(id);
+  return it == regions_.end() ? nullptr : it->second;
+}
+
+std::byte* RealMemory::host_address(const Region& region) {
+  StoragePtr storage = find(region.id);
+  return storage ? storage->host() : nullptr;
+}
+
+std::vector<MoveRecord> RealMemory::moves() const {
+  std::lock_guard lock(moves_mutex_);
+  return moves_;
+}
+
+MoveTotals RealMemory::totals(Tier from, Tier to) const {
+  std::lock_guard lock(moves_mutex_);
+  return totals_[pair_index(from, to)];
+}
+
+WorkQueue& RealMemory::engine(Tier from, Tier to) {
+  std::lock_guard lock(engines_mutex_);
+  std::unique_ptr<WorkQueue>& e = engines_[pair_index(from, to)];
+  if (!e) {
+    std::string name = "copy " + std::string(platform::to_string(from)) + "->" + std::string(platform::to_string(to));
+    e = std::make_unique<WorkQueue>(std::move(name), 1, board_, clock_, trace_,
+                                    [this, from, to](platform::Work& w) { return run_move(w, from, to); });
+  }
+  return *e;
+}
+
+platform::Pending RealMemory::copy(const Region& src, const Region& dst) {
+  StoragePtr s = find(src.id);
+  StoragePtr d = find(dst.id);
+  if (!s || !d)
+    throw std::logic_error("RealMemory::copy: unknown region '" + (s ? dst.label : src.label) + "'");
+  if (s == d) return platform::Pending::ready();
+  const std::size_t bytes = std::min(s->bytes, d->bytes);
+  platform::Work work;
+  work.label = "copy " + std::string(platform::to_string(s->tier)) + "->" + std::string(platform::to_string(d->tier)) +
+               ": " + s->label + " -> " + d->label;
+  work.cost = {platform::WorkKind::other, 0.0, static_cast<double>(bytes), 0};
+  // The body holds both storages: a region released mid-copy stays alive until the copy ends.
+  work.body = [this, s, d, bytes] { return move(*s, *d, bytes); };
+  return engine(s->tier, d->tier).submit(std::move(work));
+}
+
+Status RealMemory::run_move(platform::Work& work, Tier from, Tier to) {
+  const platform::Seconds start = clock_.now();
+  const auto bytes = static_cast<std::size_t>(work.cost.bytes);
+  Status status = run_body(work);
+  clock_.sleep_until(start + options_.link(from, to).duration(bytes));
+  const platform::Seconds end = clock_.now();
+  std::lock_guard lock(moves_mutex_);
+  MoveTotals& t = totals_[pair_index(from, to)];
+  ++t.moves;
+  if (status.ok()) t.bytes += bytes;
+  else ++t.failures;
+  t.seconds += end - start;
+  if (moves_.size() < max_move_records) moves_.push_back({from, to, bytes, start, end, status.ok(), work.label});
+  return status;
+}
+
+}  // namespace asteria::real

@@ -1,0 +1,129 @@
+#pragma once
+// Memory tiers of the real backend. Budgets are enforced with atomic accounting (allocate never
+// over-commits, also under concurrent callers). Without a GPU the device tier is host RAM with
+// its own budget; with a GpuTier it is GPU memory and host regions are page-locked. NVMe regions
+// keep their bytes in an NvmeTier provider. Copies run on copy-engine threads, one per ordered
+// tier pair: copies between the same pair of tiers finish in submission order, copies between
+// different pairs are unordered (wait for a copy before issuing one that reads its destination).
+// A region stays allocated (and counted) until copies in flight on it have finished.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/platform/clock.hpp"
+#include "core/platform/memory.hpp"
+#include "core/real/device_model.hpp"
+#include "core/real/tier_backend.hpp"
+#include "core/real/trace.hpp"
+#include "core/real/work_queue.hpp"
+
+namespace asteria::real {
+
+struct TierBudgets {
+  std::size_t device = std::size_t{1} << 30;
+  std::size_t host = std::size_t{4} << 30;
+  std::size_t nvme = std::size_t{64} << 30;  // counts only when an NvmeTier is given
+  std::size_t of(platform::Tier tier) const noexcept;
+};
+
+struct RealMemoryOptions {
+  TierBudgets budgets;
+  // Modelled speed of each move (index from * kTierCount + to); unmodelled by default, so moves
+  // take the time they take. A modelled move copies, then waits out the rest of its duration.
+  std::array<LinkModel, platform::kTierCount * platform::kTierCount> links{};
+  LinkModel& link(platform::Tier from, platform::Tier to) noexcept;
+  const LinkModel& link(platform::Tier from, platform::Tier to) const noexcept;
+};
+
+struct MoveRecord {
+  platform::Tier from = platform::Tier::host;
+  platform::Tier to = platform::Tier::host;
+  std::size_t bytes = 0;
+  platform::Seconds start = 0.0;
+  platform::Seconds end = 0.0;
+  bool ok = true;
+  std::string label;  // "copy host->nvme: <source label> -> <destination label>"
+};
+
+struct MoveTotals {
+  std::uint64_t moves = 0;     // finished copies, failed ones included
+  std::uint64_t failures = 0;
+  std::uint64_t bytes = 0;     // bytes of the copies that succeeded
+  platform::Seconds seconds = 0.0;
+};
+
+class RealMemory final : public platform::Memory {
+ public:
+  // `nvme` (not owned, must outlive this) backs the nvme tier; without it that tier has no
+  // capacity. `gpu` makes the device tier GPU memory; without it the device tier is host RAM.
+  RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
+             TraceSink* trace = nullptr, NvmeTier* nvme = nullptr, std::unique_ptr<GpuTier> gpu = nullptr);
+  ~RealMemory() override;
+  RealMemory(const RealMemory&) = delete;
+  RealMemory& operator=(const RealMemory&) = delete;
+
+  platform::TierUsage usage(platform::Tier tier) const override;
+  // Regions start zero-filled; host-addressable ones are 64-byte aligned, 4096 from a page up
+  // (what O_DIRECT transfers need).
+  std::optional<platform::Region> allocate(platform::Tier tier, std::size_t bytes, std::string label) override;
+  // Throws std::logic_error for a region this memory does not hold.
+  void release(platform::Region& region) override;
+  std::byte* host_address(const platform::Region& region) override;
+  // Throws std::logic_error for unknown regions; failures of the move itself come as Status.
+  platform::Pending copy(const platform::Region& src, const platform::Region& dst) override;
+
+  bool device_is_gpu() const noexcept { return gpu_ != nullptr; }
+  std::vector<MoveRecord> moves() const;  // the first max_move_records, in finishing order
+  MoveTotals totals(platform::Tier from, platform::Tier to) const;
+
+  static constexpr std::size_t max_move_records = 1'000'000;
+
+ private:
+  struct TierAccount {
+    std::size_t capacity = 0;
+    std::atomic<std::size_t> resident{0};
+    std::atomic<std::size_t> peak{0};
+    bool try_reserve(std::size_t bytes) noexcept;
+    void give_back(std::size_t bytes) noexcept { resident.fetch_sub(bytes); }
+  };
+  struct Storage;
+  using StoragePtr = std::shared_ptr<Storage>;
+
+  StoragePtr find(std::uint64_t id) const;
+  StoragePtr make_storage(platform::Tier tier, std::size_t bytes, std::string label);
+  WorkQueue& engine(platform::Tier from, platform::Tier to);
+  Status run_move(platform::Work& work, platform::Tier from, platform::Tier to);
+  Status move(const Storage& src, Storage& dst, std::size_t bytes);
+  Status read_to_host(const Storage& src, std::byte* out, std::size_t bytes);
+  Status write_from_host(Storage& dst, const std::byte* in, std::size_t bytes);
+  Status read_nvme(const Storage& src, std::byte* out, std::size_t bytes);
+  Status write_nvme(Storage& dst, const std::byte* in, std::size_t bytes);
+
+  RealMemoryOptions options_;
+  platform::CompletionBoard& board_;
+  platform::Clock& clock_;
+  TraceSink* trace_;
+  NvmeTier* nvme_;
+  std::unique_ptr<GpuTier> gpu_;
+  std::array<TierAccount, platform::kTierCount> accounts_;
+  std::atomic<std::uint64_t> next_id_{1};
+
+  mutable std::mutex regions_mutex_;
+  std::unordered_map<std::uint64_t, StoragePtr> regions_;
+
+  mutable std::mutex moves_mutex_;
+  std::vector<MoveRecord> moves_;
+  std::array<MoveTotals, platform::kTierCount * platform::kTierCount> totals_{};
+
+  std::mutex engines_mutex_;
+  // Last: destroyed first, draining every copy in flight while the members above still exist.
+  std::array<std::unique_ptr<WorkQueue>, platform::kTierCount * platform::kTierCount> engines_;
+};
+
+}  // namespace asteria::real

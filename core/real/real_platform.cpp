@@ -1,0 +1,34 @@
+#include "core/real/real_platform.hpp"
+
+#if ASTERIA_HAVE_CUDA
+#include "core/real/cuda/cuda_gpu_tier.hpp"
+#include "core/real/cuda/device.hpp"
+#endif
+
+namespace asteria::real {
+
+namespace {
+std::unique_ptr<GpuTier> gpu_tier_for(GpuUse use) {
+#if ASTERIA_HAVE_CUDA
+  if (use == GpuUse::if_present && cuda::query_devices().count > 0) return cuda::make_cuda_gpu_tier(0);
+#else
+  (void)use;
+#endif
+  return nullptr;
+}
+}  // namespace
+
+RealPlatform::RealPlatform(RealPlatformOptions options)
+    : options_(options), board_(sync_) {
+  TraceSink* sink = options_.record_trace ? &trace_ : nullptr;
+  memory_ = std::make_unique<RealMemory>(options_.memory, board_, clock_, sink, options_.nvme,
+                                         gpu_tier_for(options_.gpu));
+  const int threads = options_.host_threads > 0 ? options_.host_threads : default_host_threads();
+  host_ = std::make_unique<ThreadPoolExecutor>("host-workers", threads, board_, clock_, sink);
+  device_ = std::make_unique<DeviceStreamExecutor>(
+      DeviceStreamOptions{"device", options_.device_mode, options_.device_model}, board_, clock_, sink);
+}
+
+RealPlatform::~RealPlatform() = default;
+
+}  // namespace asteria::real

@@ -1,0 +1,63 @@
+#pragma once
+// The real backend for one rank: wall clock, std:: synchronization, a device stream (emulated
+// or CPU kernels), a host worker pool, and memory tiers (GPU memory when a CUDA device is
+// present and allowed, host RAM with its own budget otherwise; NVMe through a provider).
+#include <memory>
+
+#include "core/platform/platform.hpp"
+#include "core/real/device_stream_executor.hpp"
+#include "core/real/real_clock.hpp"
+#include "core/real/real_memory.hpp"
+#include "core/real/real_sync.hpp"
+#include "core/real/thread_pool_executor.hpp"
+#include "core/real/trace.hpp"
+
+namespace asteria::real {
+
+enum class GpuUse {
+  never,       // the device tier is host RAM even when a GPU is present
+  if_present,  // GPU memory when built with CUDA and a device answers; host RAM otherwise
+};
+
+struct RealPlatformOptions {
+  RealMemoryOptions memory;             // tier budgets and modelled links
+  int host_threads = 0;                 // 0: default_host_threads() (all cores but one, at least 1)
+  DeviceMode device_mode = DeviceMode::emulated;
+  DeviceModel device_model;             // paces the device stream in emulated mode
+  GpuUse gpu = GpuUse::never;           // device memory only; device-stream work runs as DeviceMode says
+  NvmeTier* nvme = nullptr;             // not owned, must outlive the platform; null: no nvme tier
+  bool record_trace = true;             // keep a WorkRecord per finished work (see trace())
+};
+
+class RealPlatform final : public platform::Platform {
+ public:
+  explicit RealPlatform(RealPlatformOptions options = {});
+  ~RealPlatform() override;
+  RealPlatform(const RealPlatform&) = delete;
+  RealPlatform& operator=(const RealPlatform&) = delete;
+
+  std::string_view backend() const noexcept override { return "real"; }
+  platform::Clock& clock() override { return clock_; }
+  platform::SyncFactory& sync() override { return sync_; }
+  platform::CompletionBoard& completions() override { return board_; }
+  platform::Executor& device_stream() override { return *device_; }
+  platform::Executor& host_workers() override { return *host_; }
+  platform::Memory& memory() override { return *memory_; }
+
+  RealMemory& real_memory() noexcept { return *memory_; }
+  DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }
+  WorkLog& trace() noexcept { return trace_; }  // work of every executor and copy engine
+  const RealPlatformOptions& options() const noexcept { return options_; }
+
+ private:
+  RealPlatformOptions options_;
+  RealClock clock_;
+  RealSync sync_;
+  WorkLog trace_;
+  platform::CompletionBoard board_;  // before the executors: their Pendings point into it
+  std::unique_ptr<RealMemory> memory_;
+  std::unique_ptr<ThreadPoolExecutor> host_;
+  std::unique_ptr<DeviceStreamExecutor> device_;  // last: destroyed (drained) first
+};
+
+}  // namespace asteria::real

@@ -1,0 +1,82 @@
+#include "core/real/work_queue.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
+namespace asteria::real {
+
+Status run_body(const platform::Work& work) {
+  if (!work.body) return Status::success();
+  try {
+    return work.body();
+  } catch (const std::exception& e) {
+    return {StatusCode::failed, work.label + ": " + e.what()};
+  } catch (...) {
+    return {StatusCode::failed, work.label + ": unknown exception"};
+  }
+}
+
+WorkQueue::WorkQueue(std::string name, int threads, platform::CompletionBoard& board, platform::Clock& clock,
+                     TraceSink* trace, Runner runner)
+    : name_(std::move(name)), board_(board), clock_(clock), trace_(trace), runner_(std::move(runner)) {
+  if (threads < 1) throw std::invalid_argument("WorkQueue '" + name_ + "': needs at least one thread");
+  threads_.reserve(static_cast<std::size_t>(threads));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { serve(); });
+}
+
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+platform::Pending WorkQueue::submit(platform::Work work) {
+  auto [promise, pending] = board_.make();
+  Item item{std::move(work), std::move(promise), clock_.now()};
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw std::logic_error("WorkQueue '" + name_ + "': submit during shutdown");
+    queue_.push_back(std::move(item));
+  }
+  changed_.notify_one();
+  return pending;
+}
+
+void WorkQueue::serve() {
+  for (;;) {
+    Item item;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and drained
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    execute(item);
+  }
+}
+
+void WorkQueue::execute(Item& item) {
+  const platform::Seconds started = clock_.now();
+  Status status;
+  try {
+    status = runner_(item.work);
+  } catch (const std::exception& e) {  // runners call run_body, but a runner's own code may throw
+    status = {StatusCode::failed, item.work.label + ": " + e.what()};
+  } catch (...) {
+    status = {StatusCode::failed, item.work.label + ": unknown exception"};
+  }
+  const platform::Seconds finished = clock_.now();
+  if (trace_ != nullptr) {
+    trace_->record({name_, item.work.label, item.work.cost.kind, item.submitted, started, finished, status.ok()});
+  }
+  // Drop the body (and whatever it captured) before completion becomes visible to waiters.
+  item.work.body = nullptr;
+  item.promise.fulfil(std::move(status));
+}
+
+}  // namespace asteria::real

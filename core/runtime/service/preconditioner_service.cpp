@@ -1,0 +1,352 @@
+#include "core/runtime/service/preconditioner_service.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "core/common/error.hpp"
+#include "core/linalg/blas.hpp"
+
+namespace asteria::runtime {
+
+namespace {
+
+// Work carries one Cost: the pieces of a job are summed, and the kind and dimension are those
+// of the heaviest piece (the one a c·n³ model should see).
+platform::Cost combined_cost(const std::vector<platform::Cost>& pieces) {
+  platform::Cost total;
+  double heaviest = -1.0;
+  for (const platform::Cost& piece : pieces) {
+    total.flops += piece.flops;
+    total.bytes += piece.bytes;
+    if (piece.flops > heaviest) {
+      heaviest = piece.flops;
+      total.kind = piece.kind;
+      total.dimension = piece.dimension;
+    }
+  }
+  return total;
+}
+
+std::string step_text(Step t) { return std::to_string(t); }
+
+}  // namespace
+
+template <linalg::Real T>
+PreconditionerService<T>::PreconditionerService(platform::Platform& platform, ServiceOptions options)
+    : platform_(platform), options_(options) {
+  validate(options_, "preconditioner service");
+}
+
+template <linalg::Real T>
+PreconditionerService<T>::~PreconditionerService() {
+  wait_all();
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::wait_all() noexcept {
+  auto wait_quietly = [](Job& job) {
+    try {
+      if (job.done.valid()) job.done.wait();
+    } catch (...) {  // a backend that cannot wait any more: nothing left to protect
+    }
+  };
+  for (auto& b : blocks_)
+    for (Job& job : b->jobs) wait_quietly(job);
+  for (Job& job : superseded_) wait_quietly(job);
+}
+
+template <linalg::Real T>
+auto PreconditionerService<T>::block(BlockId b) -> Block& {
+  if (b >= blocks_.size()) throw std::out_of_range("preconditioner service: unknown block " + std::to_string(b));
+  return *blocks_[b];
+}
+
+template <linalg::Real T>
+auto PreconditionerService<T>::block(BlockId b) const -> const Block& {
+  if (b >= blocks_.size()) throw std::out_of_range("preconditioner service: unknown block " + std::to_string(b));
+  return *blocks_[b];
+}
+
+template <linalg::Real T>
+BlockId PreconditionerService<T>::register_block(optim::BlockOptimizer<T>& optimizer, std::string label) {
+  if (in_step_) throw std::logic_error("preconditioner service: register blocks between steps");
+  auto b = std::make_unique<Block>();
+  b->optimizer = &optimizer;
+  b->label = std::move(label);
+  b->delay = optimizer.activation_delay();
+  if (b->delay != 0 && b->delay != 1)
+    throw std::logic_error("preconditioner service: " + b->label + ": activation delay must be 0 or 1");
+  blocks_.push_back(std::move(b));
+  return blocks_.size() - 1;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::require_step(Step t, const char* hook) const {
+  if (!in_step_ || t != current_.step)
+    throw std::logic_error(std::string("preconditioner service: ") + hook + " for step " + step_text(t) +
+                           (in_step_ ? " inside step " + step_text(current_.step) : " outside a step"));
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::on_step_begin(Step t) {
+  if (in_step_) throw std::logic_error("preconditioner service: step " + step_text(current_.step) + " has not ended");
+  if (t <= last_step_ || t < 1)
+    throw std::logic_error("preconditioner service: step " + step_text(t) + " after step " + step_text(last_step_));
+  current_ = StepMetrics{};
+  current_.step = t;
+  in_step_ = true;
+}
+
+template <linalg::Real T>
+bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixView<T> grad, Step t) {
+  require_step(t, "after_backward");
+  Block& b = block(id);
+  if (b.backward_step >= t)
+    throw std::logic_error("preconditioner service: " + b.label + ": after_backward twice in step " + step_text(t));
+  b.backward_step = t;
+  if (b.delay == 1) reach_point(b, t);
+
+  if (!linalg::all_finite(grad)) {
+    ++current_.skipped_non_finite;
+    ++totals_.skipped_non_finite;
+    ++b.version.skipped_non_finite;
+    ++b.version.consecutive_non_finite;
+    if (options_.non_finite == optim::NonFinitePolicy::error)
+      throw NumericalError(b.label + ": gradient holds NaN or Inf at step " + step_text(t));
+    if (b.version.consecutive_non_finite > options_.max_consecutive_non_finite)
+      throw NumericalError(b.label + ": " + std::to_string(b.version.consecutive_non_finite) +
+                           " consecutive non-finite gradients (limit " +
+                           std::to_string(options_.max_consecutive_non_finite) + ")");
+    b.skipped_step = t;
+    if (b.delay == 0) reach_point(b, t);  // the skipped update's point still passes
+    return false;
+  }
+  b.version.consecutive_non_finite = 0;
+  b.optimizer->accumulate(grad, t);
+  if (b.optimizer->refresh_due(t)) submit(b, t);
+  return true;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::submit(Block& b, Step t) {
+  std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot(t);
+  if (!job) return;
+  optim::RefreshJob<T>* raw = job.get();
+  platform::Work work;
+  work.label = "refresh " + b.label;
+  work.cost = combined_cost(job->cost());
+  work.body = [raw] { return raw->run(); };  // touches only the job's own buffers
+  const Step active_from = t + b.delay;
+  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, 0};
+  entry.bytes = entry.job->bytes();
+  entry.done = platform_.host_workers().submit(std::move(work));
+  b.jobs.push_back(std::move(entry));
+  ++current_.submitted;
+  ++totals_.submitted;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::before_update(BlockId id, Step t) {
+  require_step(t, "before_update");
+  Block& b = block(id);
+  if (b.backward_step != t)
+    throw std::logic_error("preconditioner service: " + b.label + ": before_update before after_backward in step " +
+                           step_text(t));
+  if (b.skipped_step == t)
+    throw std::logic_error("preconditioner service: " + b.label + " skipped step " + step_text(t) +
+                           " (non-finite gradient) and must not be updated");
+  if (b.prepared_step == t) return;
+  b.prepared_step = t;
+  if (b.delay == 0) reach_point(b, t);
+  const Step lag = staleness(id, t);
+  current_.max_staleness = std::max(current_.max_staleness, lag);
+  totals_.max_staleness = std::max(totals_.max_staleness, lag);
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad,
+                                     Step t) {
+  before_update(id, t);
+  Block& b = block(id);
+  if (!b.optimizer->apply(weights, grad, t))
+    throw NumericalError(b.label + ": the update at step " + step_text(t) + " is non-finite; weights left unchanged");
+}
+
+template <linalg::Real T>
+StepMetrics PreconditionerService<T>::on_step_end(Step t) {
+  require_step(t, "on_step_end");
+  reap_superseded();
+  current_.queue_depth = static_cast<std::int64_t>(superseded_.size());
+  current_.shadow_bytes = 0;
+  for (const Job& job : superseded_) current_.shadow_bytes += job.bytes;
+  for (auto& b : blocks_)
+    for (Job& job : b->jobs) {
+      finished(job);  // counts completions seen at the step boundary
+      ++current_.queue_depth;
+      current_.shadow_bytes += job.bytes;
+    }
+  in_step_ = false;
+  last_step_ = t;
+  history_.push_back(current_);
+  return current_;
+}
+
+template <linalg::Real T>
+platform::Seconds PreconditionerService<T>::settle() {
+  if (in_step_) throw std::logic_error("preconditioner service: settle() inside step " + step_text(current_.step));
+  platform::Seconds waited = 0.0;
+  for (auto& b : blocks_)
+    if (b->delay == 1) publish_due(*b, last_step_ + 1, waited);
+  totals_.visible_wait_s += waited;
+  return waited;
+}
+
+template <linalg::Real T>
+Step PreconditionerService<T>::staleness(BlockId id, Step t) const {
+  const Block& b = block(id);
+  if (b.jobs.empty() || b.jobs.front().active_from > t) return 0;
+  return t - b.jobs.front().active_from + 1;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::reach_point(Block& b, Step t) {
+  if (b.point_step >= t) return;
+  b.point_step = t;
+  platform::Seconds waited = 0.0;
+  publish_due(b, t, waited);
+  current_.visible_wait_s += waited;
+  totals_.visible_wait_s += waited;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::publish_due(Block& b, Step t, platform::Seconds& waited) {
+  if (options_.policy == PublishPolicy::deterministic)
+    publish_deterministic(b, t, waited);
+  else
+    publish_opportunistic(b, t, waited);
+}
+
+template <linalg::Real T>
+bool PreconditionerService<T>::finished(Job& job) {
+  if (!job.seen_finished && job.done.test()) {
+    job.seen_finished = true;
+    ++current_.finished;
+    ++totals_.finished;
+  }
+  return job.seen_finished;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::wait_for(Job& job, platform::Seconds& waited) {
+  if (!finished(job)) {
+    const platform::Seconds start = platform_.clock().now();
+    job.done.wait();
+    waited += platform_.clock().now() - start;
+    finished(job);
+  }
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
+  b.optimizer->publish(*job.job);
+  b.version.stats_step = job.job->stats_step();
+  b.version.published_step = t;
+  ++b.version.publications;
+  b.version.consecutive_failures = 0;
+  ++current_.published;
+  ++totals_.published;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::record_failure(Block& b, const Status& status) {
+  ++current_.failures;
+  ++totals_.failures;
+  ++b.version.failures;
+  if (++b.version.consecutive_failures > options_.max_consecutive_refresh_failures)
+    throw NumericalError(b.label + ": " + std::to_string(b.version.consecutive_failures) +
+                         " consecutive preconditioner refreshes failed (limit " +
+                         std::to_string(options_.max_consecutive_refresh_failures) + "); last: " + status.message());
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::publish_deterministic(Block& b, Step t, platform::Seconds& waited) {
+  while (!b.jobs.empty() && b.jobs.front().due <= t) {
+    wait_for(b.jobs.front(), waited);
+    // Only finished jobs leave the deque: a job whose work may still run is never destroyed.
+    Job job = std::move(b.jobs.front());
+    b.jobs.pop_front();
+    if (const Status status = job.done.status(); status.ok())
+      install(b, job, t);
+    else
+      record_failure(b, status);
+  }
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::publish_opportunistic(Block& b, Step t, platform::Seconds& waited) {
+  // Eligible: the synchronous optimizer would already serve them (a <= t); a prefix, since
+  // jobs are in snapshot order. The newest one whose bound has run out must be resolved now.
+  std::size_t eligible = 0;
+  std::ptrdiff_t required = -1;
+  while (eligible < b.jobs.size() && b.jobs[eligible].active_from <= t) {
+    if (b.jobs[eligible].due <= t) required = static_cast<std::ptrdiff_t>(eligible);
+    ++eligible;
+  }
+  if (eligible == 0) return;
+  // Wait for the newest job out of bound; if it failed, the one before it becomes the newest
+  // the bound requires, and so on — every job with a + S <= t ends up resolved.
+  for (std::ptrdiff_t r = required; r >= 0; --r) {
+    Job& job = b.jobs[static_cast<std::size_t>(r)];
+    wait_for(job, waited);
+    if (job.done.status().ok()) break;
+  }
+
+  std::size_t newest_ok = eligible;  // none
+  for (std::size_t i = 0; i < eligible; ++i)
+    if (finished(b.jobs[i]) && b.jobs[i].done.status().ok()) newest_ok = i;
+
+  // Resolve in snapshot order. Jobs older than the newest success are superseded (a failed one
+  // is counted as a failure), kept alive while their work still runs; then it is installed;
+  // then the failed eligible jobs after it are counted.
+  if (newest_ok < eligible) {
+    for (std::size_t i = 0; i < newest_ok; ++i) {
+      Job job = std::move(b.jobs.front());
+      b.jobs.pop_front();
+      if (!job.seen_finished) {
+        superseded_.push_back(std::move(job));
+        ++current_.superseded;
+        ++totals_.superseded;
+      } else if (const Status status = job.done.status(); !status.ok()) {
+        record_failure(b, status);
+      } else {
+        ++current_.superseded;
+        ++totals_.superseded;
+      }
+    }
+    Job job = std::move(b.jobs.front());
+    b.jobs.pop_front();
+    install(b, job, t);
+    eligible -= newest_ok + 1;
+  }
+  for (std::size_t i = 0; i < eligible;) {
+    if (b.jobs[i].seen_finished) {  // finished and not ok: a success would have been installed
+      Job job = std::move(b.jobs[i]);
+      b.jobs.erase(b.jobs.begin() + static_cast<std::ptrdiff_t>(i));
+      --eligible;
+      record_failure(b, job.done.status());
+    } else {
+      ++i;
+    }
+  }
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::reap_superseded() {
+  std::erase_if(superseded_, [this](Job& job) { return finished(job); });
+}
+
+template class PreconditionerService<float>;
+template class PreconditionerService<double>;
+
+}  // namespace asteria::runtime

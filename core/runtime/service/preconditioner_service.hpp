@@ -1,0 +1,154 @@
+#pragma once
+// The asynchronous preconditioner service: refreshes run on the platform's host workers while
+// training goes on; their results wait in the job (the shadow buffer) and are installed into
+// the block's active state at a publication point, at most S steps after the synchronous
+// optimizer (optim::TensorOptimizer) would have installed them.
+//
+// Step driver (all calls on one thread, the training loop's; only RefreshJob::run() runs on
+// worker threads):
+//
+//   service.on_step_begin(t);
+//   for every block b (any order):  proceed[b] = service.after_backward(b, grad_b, t);
+//   for every block b with proceed[b]:  service.apply(b, weights_b, grad_b, t);
+//        (or: service.before_update(b, t); then the driver's own block.apply + checks)
+//   StepMetrics m = service.on_step_end(t);
+//   ... after the last step T, optionally service.settle() (see below).
+//
+// Steps are the driver's 1-based training steps, strictly increasing. after_backward applies
+// the non-finite gradient policy (false: the block skips this step — no statistics, no
+// update), then accumulates, then, if the block's refresh is due, snapshots it and submits the
+// job to platform.host_workers() as Work{"refresh <label>", cost, job->run()}.
+//
+// Publication points. A job snapshotted at step s by a block with activation delay d is what the
+// synchronous optimizer serves from step a = s + d on (d = 0: the update of step s; d = 1: the
+// statistics and update of step s + 1). Each block has one publication point per step t:
+//   d = 0: in before_update(b, t), immediately before the block's update of step t;
+//   d = 1: in after_backward(b, ·, t), immediately before the block's accumulate of step t
+//          (KL-Shampoo's accumulate reads the basis, so the basis must change before it).
+// A block that skips step t (non-finite gradient) still passes its point of step t.
+//   deterministic: at the point of step t, every job with a + S <= t is installed, oldest
+//       first, waiting for each that has not finished; so with S = 0 the order of accumulate,
+//       snapshot, publish and apply is exactly TensorOptimizer's.
+//   opportunistic: at the point of step t, the jobs with a <= t are eligible; the newest one
+//       with a + S <= t, if any, is waited for; then the newest eligible job that finished ok is
+//       installed and the older ones are dropped (superseded). Never earlier than the
+//       synchronous optimizer, never more than S steps later.
+// Each wait for a late job is visible optimizer time (StepMetrics::visible_wait_s).
+//
+// Failures. A job whose run() fails (or throws) keeps the previous preconditioner; it is
+// counted when it is resolved (at its point in the deterministic policy), and more than
+// max_consecutive_refresh_failures in a row for one block throw NumericalError naming the
+// block. Consecutive counts reset on a successful publication. A failing delay-1 job is thus
+// reported one step boundary later than TensorOptimizer reports it (after the update of step s
+// instead of before); parameters and counts are otherwise the same.
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/linalg/matrix.hpp"
+#include "core/optim/block_optimizer.hpp"
+#include "core/platform/platform.hpp"
+#include "core/runtime/service/service_options.hpp"
+
+namespace asteria::runtime {
+
+using BlockId = std::size_t;
+
+template <linalg::Real T>
+class PreconditionerService {
+ public:
+  // Throws InputError for invalid options.
+  PreconditionerService(platform::Platform& platform, ServiceOptions options);
+  // Waits for every job still running (their work reads the jobs this service owns).
+  ~PreconditionerService();
+  PreconditionerService(const PreconditionerService&) = delete;
+  PreconditionerService& operator=(const PreconditionerService&) = delete;
+
+  // `block` must outlive the service. `label` names the block in errors and work labels.
+  BlockId register_block(optim::BlockOptimizer<T>& block, std::string label);
+
+  void on_step_begin(Step t);
+  // Non-finite policy, publication point (delay 1), accumulate, snapshot and submit. Returns
+  // false when the block skips step t (non-finite gradient); it must then not be updated.
+  [[nodiscard]] bool after_backward(BlockId b, linalg::ConstMatrixView<T> grad, Step t);
+  // Publication point (delay 0): installs what must be active for the update of step t, waiting
+  // for late jobs. Idempotent within a step.
+  void before_update(BlockId b, Step t);
+  // before_update, then the block's update; throws NumericalError (weights unchanged) when the
+  // update is non-finite.
+  void apply(BlockId b, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t);
+  StepMetrics on_step_end(Step t);
+
+  // At the boundary after the last step T (no step in progress): installs what the policy
+  // installs at the delay-1 points of step T + 1, waiting if needed, so that with S = 0 every
+  // block's state equals the synchronous optimizer's after step T. Training may continue after
+  // it. Returns the seconds waited (added to the totals).
+  platform::Seconds settle();
+
+  // How many steps the preconditioner block b uses at step t lags behind the one the
+  // synchronous optimizer would use: 0 when no unresolved job has a <= t, else t − a + 1 for
+  // the oldest unresolved job's activation step a (a job still running counts as if it will
+  // succeed). Sampled at each update; at most S.
+  Step staleness(BlockId b, Step t) const;
+
+  const BlockVersion& version(BlockId b) const { return block(b).version; }
+  const std::string& label(BlockId b) const { return block(b).label; }
+  std::size_t block_count() const noexcept { return blocks_.size(); }
+  // Jobs of block b submitted and not yet resolved.
+  std::size_t in_flight(BlockId b) const { return block(b).jobs.size(); }
+
+  const ServiceOptions& options() const noexcept { return options_; }
+  const ServiceTotals& totals() const noexcept { return totals_; }
+  const std::vector<StepMetrics>& history() const noexcept { return history_; }
+  Step last_step() const noexcept { return last_step_; }
+
+ private:
+  struct Job {
+    std::unique_ptr<optim::RefreshJob<T>> job;
+    platform::Pending done;
+    Step active_from = 0;  // a = s + d
+    Step due = 0;          // a + S
+    bool seen_finished = false;
+    std::size_t bytes = 0;  // read at submit: the job's own thread may be writing it later
+  };
+  struct Block {
+    optim::BlockOptimizer<T>* optimizer = nullptr;
+    std::string label;
+    int delay = 0;
+    std::deque<Job> jobs;  // unresolved, in snapshot order
+    Step backward_step = 0;   // step of the last after_backward
+    Step skipped_step = 0;    // step the block last skipped
+    Step point_step = 0;      // step of the last publication point passed
+    Step prepared_step = 0;   // step of the last before_update
+    BlockVersion version;
+  };
+
+  Block& block(BlockId b);
+  const Block& block(BlockId b) const;
+  void require_step(Step t, const char* hook) const;
+  void reach_point(Block& b, Step t);
+  void publish_due(Block& b, Step t, platform::Seconds& waited);
+  void publish_deterministic(Block& b, Step t, platform::Seconds& waited);
+  void publish_opportunistic(Block& b, Step t, platform::Seconds& waited);
+  void wait_for(Job& job, platform::Seconds& waited);
+  bool finished(Job& job);
+  void install(Block& b, Job& job, Step t);
+  void record_failure(Block& b, const Status& status);
+  void submit(Block& b, Step t);
+  void reap_superseded();
+  void wait_all() noexcept;
+
+  platform::Platform& platform_;
+  ServiceOptions options_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  std::vector<Job> superseded_;  // dropped jobs whose work still runs
+  ServiceTotals totals_;
+  std::vector<StepMetrics> history_;
+  StepMetrics current_;
+  bool in_step_ = false;
+  Step last_step_ = 0;
+};
+
+}  // namespace asteria::runtime

@@ -1,0 +1,57 @@
+#pragma once
+// A block's optimizer state seen as movable bytes, so the state store can place it in a memory
+// tier's region and move it between tiers without knowing what the bytes mean.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+
+#include "core/optim/block_state.hpp"
+
+namespace asteria::runtime {
+
+class Relocatable {
+ public:
+  virtual ~Relocatable() = default;
+
+  virtual std::size_t bytes() const = 0;
+  virtual bool resident() const = 0;
+  // The bytes where they live now; nullptr while evicted.
+  virtual std::byte* data() = 0;
+  // Copies the bytes into `storage` (bytes() long) and uses it from now on. Requires resident().
+  virtual void rebind(std::byte* storage) = 0;
+  // Gives the storage up; the bytes were saved elsewhere first.
+  virtual void evict() = 0;
+  // Uses `storage`, which already holds the bytes (e.g. read back from a lower tier).
+  virtual void attach(std::byte* storage) = 0;
+  // Copies the bytes into storage the state owns itself, so the store can release its region.
+  virtual void adopt_owned_storage() = 0;
+};
+
+// The adapter for optim::BlockState<T>: the state's arena is the byte image.
+template <optim::Real T>
+class BlockStateRelocatable final : public Relocatable {
+ public:
+  explicit BlockStateRelocatable(optim::BlockState<T>& state) : state_(state) {}
+
+  std::size_t bytes() const override { return state_.tensor_bytes(); }
+  bool resident() const override { return state_.resident(); }
+  std::byte* data() override {
+    return state_.resident() ? reinterpret_cast<std::byte*>(state_.values().data()) : nullptr;
+  }
+  void rebind(std::byte* storage) override { state_.rebind(as_values(storage)); }
+  void evict() override { state_.evict(); }
+  void attach(std::byte* storage) override { state_.attach(as_values(storage)); }
+  void adopt_owned_storage() override { state_.adopt_owned_storage(); }
+
+ private:
+  std::span<T> as_values(std::byte* storage) const {
+    if (reinterpret_cast<std::uintptr_t>(storage) % alignof(T) != 0)
+      throw std::invalid_argument("BlockStateRelocatable: storage is not aligned for the state's values");
+    return {reinterpret_cast<T*>(storage), state_.value_count()};
+  }
+
+  optim::BlockState<T>& state_;
+};
+
+}  // namespace asteria::runtime

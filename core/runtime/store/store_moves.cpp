@@ -1,0 +1,256 @@
+// Moves of block bytes between tiers: starting copies, finishing them, making room by evicting
+// the block whose next use is farthest (Belady), and prefetching ahead of use.
+#include <algorithm>
+
+#include "core/runtime/store/state_store.hpp"
+
+namespace asteria::runtime {
+
+void StateStore::attach_to(Block& b, Tier tier) {
+  if (tier == Tier::nvme) {
+    b.state->evict();
+    return;
+  }
+  b.state->attach(memory_.host_address(b.copies[index(tier)].region()));
+}
+
+platform::Pending StateStore::start_move(BlockId id, Tier from, Tier to, MoveReason reason) {
+  Block& b = blocks_[id];
+  bool allocated_here = false;
+  if (!b.copies[index(to)].valid()) {
+    std::optional<platform::Region> region = memory_.allocate(to, b.bytes, b.label);
+    if (!region) return {};
+    b.copies[index(to)] = platform::Allocation(memory_, std::move(*region));
+    allocated_here = true;
+    // The update reads the bytes through a host pointer: a tier without one can hold a
+    // block only as a saved copy.
+    if (to != Tier::nvme && b.bytes > 0 && memory_.host_address(b.copies[index(to)].region()) == nullptr) {
+      b.copies[index(to)].reset();
+      throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(to)) +
+                  " memory is not host-addressable on this platform, so the state cannot be used there");
+    }
+  }
+  platform::Pending done;
+  try {
+    done = memory_.copy(b.copies[index(from)].region(), b.copies[index(to)].region());
+  } catch (...) {
+    if (allocated_here) b.copies[index(to)].reset();
+    throw;
+  }
+  b.fresh[index(to)] = false;  // until the copy is known to have succeeded
+  b.transfer = Transfer{from, to, reason, done, platform_.clock().now()};
+  moving_.push_back(id);
+  return done;
+}
+
+bool StateStore::try_start_load(BlockId id, std::size_t evict_farther_than) {
+  Block& b = blocks_[id];
+  if (!make_room(b.update, b.bytes, evict_farther_than)) return false;
+  return start_move(id, b.primary, b.update, MoveReason::load).valid();
+}
+
+// A copy that may leave `tier` to make room: not in use, not moving, and not the block's only
+// resting place (the device policy has nowhere else; static policies keep their home).
+bool StateStore::evictable(const Block& b, Tier tier) const {
+  if (!b.is_placed || b.is_acquired || b.transfer || b.primary != tier || b.bytes == 0) return false;
+  if (dynamic()) return tier == Tier::device;
+  return tier != b.home;
+}
+
+std::size_t StateStore::freeing_bytes(Tier tier) const {
+  std::size_t sum = 0;
+  for (BlockId id : moving_) {
+    const Block& b = blocks_[id];
+    const Transfer& tr = *b.transfer;
+    const bool frees_source = tr.reason == MoveReason::eviction ||
+                              (tr.reason == MoveReason::write_back && !b.keep_staged && !b.is_acquired);
+    if (tr.from == tier && frees_source) sum += b.bytes;
+  }
+  return sum;
+}
+
+bool StateStore::make_room(Tier tier, std::size_t bytes, std::size_t evict_farther_than) {
+  std::size_t free = free_bytes(tier);
+  if (free >= bytes) return true;
+  std::size_t freeing = freeing_bytes(tier);
+  if (free + freeing >= bytes) return false;  // enough is on its way out
+
+  std::vector<BlockId> victims;
+  std::size_t evictable_bytes = 0;
+  for (BlockId id = 0; id < blocks_.size(); ++id) {
+    const Block& b = blocks_[id];
+    if (evictable(b, tier) && distance(b) > evict_farther_than) {
+      victims.push_back(id);
+      evictable_bytes += b.bytes;
+    }
+  }
+  // Evicting cannot make enough room now: keep what is there rather than move it for nothing.
+  if (free + freeing + evictable_bytes < bytes) return false;
+  // Belady: the block needed last goes first.
+  std::stable_sort(victims.begin(), victims.end(),
+                   [&](BlockId x, BlockId y) { return distance(blocks_[x]) > distance(blocks_[y]); });
+  for (BlockId victim : victims) {
+    if (free + freeing >= bytes) break;
+    std::size_t freed_now = 0;
+    if (start_eviction(victim, freed_now)) {
+      free += freed_now;
+      freeing += blocks_[victim].bytes - freed_now;
+    }
+  }
+  return free_bytes(tier) >= bytes;
+}
+
+bool StateStore::start_eviction(BlockId victim, std::size_t& freed_now) {
+  Block& v = blocks_[victim];
+  if (!dynamic()) {
+    // A staged copy: dropped at once when the home copy is current, else written back first.
+    if (v.fresh[index(v.home)]) {
+      drop_staged(v);
+      freed_now = v.bytes;
+      return true;
+    }
+    return start_move(victim, v.primary, v.home, MoveReason::write_back).valid();
+  }
+  // Down to the host, or to NVMe when the host is full.
+  for (Tier to : {Tier::host, Tier::nvme})
+    if (free_bytes(to) >= v.bytes && start_move(victim, v.primary, to, MoveReason::eviction).valid()) return true;
+  return false;
+}
+
+void StateStore::finish_release(BlockId id) {
+  Block& b = blocks_[id];
+  if (dynamic() || b.primary == b.home) return;  // tiered blocks stay until room is needed
+  if (b.fresh[index(b.home)]) {
+    drop_staged(b);  // clean: the home copy is still current
+    return;
+  }
+  b.keep_staged = false;
+  if (!start_move(id, b.primary, b.home, MoveReason::write_back).valid())
+    throw std::logic_error("state store: the home copy of block '" + b.label + "' vanished");
+}
+
+void StateStore::drop_staged(Block& b) {
+  const Tier staged = b.primary;
+  attach_to(b, b.home);
+  b.primary = b.home;
+  b.copies[index(staged)].reset();
+  b.fresh[index(staged)] = false;
+}
+
+void StateStore::complete(BlockId id) {
+  Block& b = blocks_[id];
+  const Transfer tr = *b.transfer;
+  b.transfer.reset();
+  moving_.erase(std::find(moving_.begin(), moving_.end(), id));
+  const Status status = tr.done.status();
+  ledger_.record({id, tr.from, tr.to, b.bytes, tr.start, platform_.clock().now(), tr.reason, status.ok()});
+  if (!status.ok()) {
+    // The source copy is untouched and the state still attached to it; drop the half-written
+    // destination unless it is the block's home copy (then it is merely stale).
+    if (tr.reason != MoveReason::write_back) b.copies[index(tr.to)].reset();
+    b.keep_staged = false;
+    throw TransferError(b.label, tr.from, tr.to, status);
+  }
+  b.fresh[index(tr.to)] = true;
+  switch (tr.reason) {
+    case MoveReason::load:
+      attach_to(b, tr.to);
+      b.primary = tr.to;
+      if (dynamic()) {  // the block moved: one copy only
+        b.copies[index(tr.from)].reset();
+        b.fresh[index(tr.from)] = false;
+      }
+      break;
+    case MoveReason::eviction:
+      attach_to(b, tr.to);
+      b.primary = tr.to;
+      b.copies[index(tr.from)].reset();
+      b.fresh[index(tr.from)] = false;
+      break;
+    case MoveReason::write_back:
+      if (!b.keep_staged && !b.is_acquired) drop_staged(b);
+      b.keep_staged = false;
+      break;
+    case MoveReason::placement:
+      break;
+  }
+}
+
+bool StateStore::complete_finished() {
+  std::vector<BlockId> finished;
+  for (BlockId id : moving_)
+    if (blocks_[id].transfer->done.test()) finished.push_back(id);
+  for (BlockId id : finished) complete(id);  // a failure throws; the rest wait for the next call
+  return !finished.empty();
+}
+
+void StateStore::wait_for_any() {
+  std::vector<platform::Pending> pendings;
+  pendings.reserve(moving_.size());
+  for (BlockId id : moving_) pendings.push_back(blocks_[id].transfer->done);
+  platform_.completions().wait_any(pendings);
+}
+
+platform::Pending StateStore::prefetch_within(BlockId id, std::size_t evict_farther_than) {
+  Block& b = blocks_[id];
+  if (b.transfer) {
+    switch (b.transfer->reason) {
+      case MoveReason::write_back:
+        b.keep_staged = true;  // needed again soon: keep the staged copy
+        return b.transfer->done;
+      case MoveReason::load:
+        return b.transfer->done;
+      default:
+        b.wanted = true;  // on its way down; comes back once there
+        return {};
+    }
+  }
+  if (b.primary == b.update) {
+    b.wanted = false;
+    return platform::Pending::ready();
+  }
+  if (try_start_load(id, evict_farther_than)) {
+    b.wanted = false;
+    return b.transfer->done;
+  }
+  b.wanted = true;
+  return {};
+}
+
+void StateStore::refill_window() {
+  if (!all_placed_) return;
+  // The next `lookahead` uses, soonest first; stop at the first that must wait for room so a
+  // later block never takes the room a sooner one needs.
+  const std::size_t n = order_.size();
+  const std::size_t window = std::min(static_cast<std::size_t>(options_.lookahead), n);
+  for (std::size_t k = 1; k <= window; ++k) {
+    const std::size_t position = cursor_ < 0 ? k - 1 : (static_cast<std::size_t>(cursor_) + k) % n;
+    const BlockId id = order_[position];
+    Block& b = blocks_[id];
+    if (b.is_acquired) continue;
+    const bool started = prefetch_within(id, distance(b)).valid();
+    b.wanted = false;  // the window retries it anyway
+    if (!started) return;
+  }
+  // Then explicit prefetches still waiting, soonest first.
+  std::vector<BlockId> wanted;
+  for (BlockId id = 0; id < blocks_.size(); ++id)
+    if (blocks_[id].wanted && !blocks_[id].is_acquired) wanted.push_back(id);
+  std::stable_sort(wanted.begin(), wanted.end(),
+                   [&](BlockId x, BlockId y) { return distance(blocks_[x]) < distance(blocks_[y]); });
+  for (BlockId id : wanted)
+    if (!prefetch_within(id, distance(blocks_[id])).valid()) return;
+}
+
+void StateStore::throw_no_room(const Block& b) const {
+  std::string in_use;
+  for (const Block& other : blocks_)
+    if (other.is_acquired) in_use += (in_use.empty() ? "" : ", ") + ("'" + other.label + "'");
+  const platform::TierUsage u = memory_.usage(b.update);
+  throw PlacementError("cannot make block '" + b.label + "' resident on " + std::string(platform::to_string(b.update)) +
+                           ": nothing more can be evicted (blocks in use: " + (in_use.empty() ? "none" : in_use) +
+                           ")",
+                       {TierShortfall{b.update, b.bytes, free_bytes(b.update), u.capacity}});
+}
+
+}  // namespace asteria::runtime

@@ -1,0 +1,209 @@
+// First placement of blocks by policy (checked against the budgets before anything is
+// allocated) and the way back to storage the states own.
+#include <algorithm>
+
+#include "core/runtime/store/state_store.hpp"
+
+namespace asteria::runtime {
+
+std::vector<BlockId> StateStore::unplaced_by_next_use() const {
+  std::vector<BlockId> ids;
+  for (BlockId id = 0; id < blocks_.size(); ++id)
+    if (!blocks_[id].is_placed) ids.push_back(id);
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](BlockId x, BlockId y) { return distance(blocks_[x]) < distance(blocks_[y]); });
+  return ids;
+}
+
+// Chooses a tier for every block in `pending` (soonest needed first) and throws PlacementError
+// listing each tier that falls short before anything is allocated.
+void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets) const {
+  std::array<std::size_t, kTierCount> free{};
+  std::array<std::size_t, kTierCount> needed{};
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) free[index(t)] = free_bytes(t);
+  std::size_t total = 0;
+  targets.assign(pending.size(), Tier::device);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const Block& b = blocks_[pending[i]];
+    total += b.bytes;
+    switch (options_.policy) {
+      case PlacementPolicy::device:
+      case PlacementPolicy::host:
+      case PlacementPolicy::nvme:
+        targets[i] = b.home;
+        needed[index(b.home)] += b.bytes;
+        // Staged updates need room for at least the largest such block.
+        if (b.update != b.home) needed[index(b.update)] = std::max(needed[index(b.update)], b.bytes);
+        break;
+      case PlacementPolicy::tiered: {
+        // Soonest needed on the device, then the host, then NVMe; each must fit on the device
+        // alone when its turn comes (the rest of the device can be evicted).
+        needed[index(Tier::device)] = std::max(needed[index(Tier::device)], b.bytes);
+        Tier chosen = Tier::nvme;
+        for (Tier t : {Tier::device, Tier::host})
+          if (free[index(t)] >= b.bytes) {
+            chosen = t;
+            break;
+          }
+        targets[i] = chosen;
+        if (chosen != Tier::nvme) free[index(chosen)] -= b.bytes;
+        else needed[index(Tier::nvme)] += b.bytes;
+        break;
+      }
+    }
+  }
+  std::vector<TierShortfall> shortfalls;
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
+    std::size_t available = free_bytes(t);
+    // Under the tiered policy the store's own device copies can make way for the largest block.
+    if (options_.policy == PlacementPolicy::tiered && t == Tier::device) available += store_resident(t);
+    if (needed[index(t)] > available)
+      shortfalls.push_back({t, needed[index(t)], available, memory_.usage(t).capacity});
+  }
+  if (!shortfalls.empty())
+    throw PlacementError("the " + std::string(to_string(options_.policy)) + " policy cannot place " +
+                             std::to_string(pending.size()) + " blocks (" + std::to_string(total) + " B)",
+                         std::move(shortfalls));
+}
+
+void StateStore::place() {
+  const std::vector<BlockId> pending = unplaced_by_next_use();
+  std::vector<Tier> targets;
+  check_budgets(pending, targets);
+  // NVMe-bound blocks first: they are staged through host or device memory, which is still
+  // free before the other blocks take it.
+  for (std::size_t i = 0; i < pending.size(); ++i)
+    if (targets[i] == Tier::nvme) place_on_nvme(blocks_[pending[i]]);
+  for (std::size_t i = 0; i < pending.size(); ++i)
+    if (targets[i] != Tier::nvme) place_block(blocks_[pending[i]], targets[i]);
+  all_placed_ = true;
+  refill_window();
+}
+
+void StateStore::place_block(Block& b, Tier tier) {
+  if (b.bytes == 0) {  // nothing to hold: usable wherever the update runs
+    b.primary = b.update;
+    b.is_placed = true;
+    return;
+  }
+  std::optional<platform::Region> region = memory_.allocate(tier, b.bytes, b.label);
+  if (!region)
+    throw PlacementError("no room for block '" + b.label + "'",
+                         {TierShortfall{tier, b.bytes, free_bytes(tier), memory_.usage(tier).capacity}});
+  platform::Allocation allocation(memory_, std::move(*region));
+  std::byte* address = allocation.host_address();
+  if (address == nullptr)
+    throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
+                " memory is not host-addressable on this platform, so the state cannot be used there");
+  b.state->rebind(address);
+  b.copies[index(tier)] = std::move(allocation);
+  b.fresh[index(tier)] = true;
+  b.primary = tier;
+  b.is_placed = true;
+}
+
+namespace {
+// A host-addressable tier with room for `bytes`, host first.
+std::optional<Tier> staging_tier(platform::Memory& memory, std::size_t bytes) {
+  for (Tier t : {Tier::host, Tier::device}) {
+    const platform::TierUsage u = memory.usage(t);
+    if (u.capacity >= u.resident && u.capacity - u.resident >= bytes) return t;
+  }
+  return std::nullopt;
+}
+
+std::vector<TierShortfall> staging_shortfalls(platform::Memory& memory, std::size_t bytes) {
+  std::vector<TierShortfall> s;
+  for (Tier t : {Tier::host, Tier::device}) {
+    const platform::TierUsage u = memory.usage(t);
+    s.push_back({t, bytes, u.capacity > u.resident ? u.capacity - u.resident : 0, u.capacity});
+  }
+  return s;
+}
+}  // namespace
+
+// A staging region for moving a block's bytes to or from NVMe, checked to be host-addressable.
+platform::Allocation StateStore::allocate_staging(platform::Memory& memory, Tier tier, const Block& b) {
+  std::optional<platform::Region> region = memory.allocate(tier, b.bytes, b.label + " (staging)");
+  if (!region)
+    throw PlacementError("no memory to stage block '" + b.label + "' to or from NVMe",
+                         staging_shortfalls(memory, b.bytes));
+  platform::Allocation staging(memory, std::move(*region));
+  if (staging.host_address() == nullptr)
+    throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
+                " memory is not host-addressable, so it cannot stage the block to or from NVMe");
+  return staging;
+}
+
+// NVMe regions have no host address: the bytes go through a staging region.
+void StateStore::place_on_nvme(Block& b) {
+  if (b.bytes == 0) {
+    place_block(b, Tier::nvme);
+    return;
+  }
+  std::optional<platform::Region> nvme_region = memory_.allocate(Tier::nvme, b.bytes, b.label);
+  if (!nvme_region)
+    throw PlacementError("no room for block '" + b.label + "'",
+                         {TierShortfall{Tier::nvme, b.bytes, free_bytes(Tier::nvme),
+                                        memory_.usage(Tier::nvme).capacity}});
+  platform::Allocation nvme(memory_, std::move(*nvme_region));
+  const std::optional<Tier> via = staging_tier(memory_, b.bytes);
+  if (!via)
+    throw PlacementError("no memory to stage block '" + b.label + "' onto NVMe", staging_shortfalls(memory_, b.bytes));
+  platform::Allocation staging = allocate_staging(memory_, *via, b);
+  b.state->rebind(staging.host_address());
+  const Seconds start = platform_.clock().now();
+  const Status status = memory_.copy(staging.region(), nvme.region()).status();
+  ledger_.record({static_cast<BlockId>(&b - blocks_.data()), *via, Tier::nvme, b.bytes, start,
+                  platform_.clock().now(), MoveReason::placement, status.ok()});
+  if (!status.ok()) {
+    b.state->adopt_owned_storage();  // intact, in its own storage again
+    throw TransferError(b.label, *via, Tier::nvme, status);
+  }
+  b.state->evict();
+  b.copies[index(Tier::nvme)] = std::move(nvme);
+  b.fresh[index(Tier::nvme)] = true;
+  b.primary = Tier::nvme;
+  b.is_placed = true;
+}
+
+void StateStore::unplace() {
+  drain();
+  for (const Block& b : blocks_)
+    if (b.is_acquired) throw std::logic_error("StateStore::unplace: block '" + b.label + "' is in use");
+  // Blocks on NVMe last: reading them back needs staging memory the others are freeing.
+  for (bool nvme_pass : {false, true})
+    for (Block& b : blocks_)
+      if (b.is_placed && (b.primary == Tier::nvme) == nvme_pass) unplace_block(b);
+  all_placed_ = blocks_.empty();
+  cursor_ = -1;
+}
+
+void StateStore::unplace_block(Block& b) {
+  if (b.bytes > 0 && b.primary == Tier::nvme) {
+    const std::optional<Tier> via = staging_tier(memory_, b.bytes);
+    if (!via)
+      throw PlacementError("no memory to read block '" + b.label + "' back from NVMe",
+                           staging_shortfalls(memory_, b.bytes));
+    platform::Allocation staging = allocate_staging(memory_, *via, b);
+    const Seconds start = platform_.clock().now();
+    const Status status = memory_.copy(b.copies[index(Tier::nvme)].region(), staging.region()).status();
+    ledger_.record({static_cast<BlockId>(&b - blocks_.data()), Tier::nvme, *via, b.bytes, start,
+                    platform_.clock().now(), MoveReason::placement, status.ok()});
+    if (!status.ok()) throw TransferError(b.label, Tier::nvme, *via, status);
+    b.state->attach(staging.host_address());
+    b.state->adopt_owned_storage();
+  } else {
+    b.state->adopt_owned_storage();
+  }
+  for (std::size_t t = 0; t < kTierCount; ++t) {
+    b.copies[t].reset();
+    b.fresh[t] = false;
+  }
+  b.is_placed = false;
+  b.is_acquired = false;
+  b.keep_staged = false;
+  b.wanted = false;
+}
+
+}  // namespace asteria::runtime

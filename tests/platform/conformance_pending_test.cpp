@@ -1,0 +1,108 @@
+// Conformance: completions (Pending, Promise, wait_any).
+#include <stdexcept>
+#include <vector>
+
+#include "tests/platform/conformance.hpp"
+
+namespace asteria::platform::conformance {
+namespace {
+
+TEST_P(PlatformConformance, ReadyAndInvalidPendings) {
+  run([](Platform&) {
+    EXPECT_FALSE(Pending().valid());
+    const Pending done = Pending::ready(Status(StatusCode::no_convergence, "ready failure"));
+    ASSERT_TRUE(done.valid());
+    EXPECT_TRUE(done.test());
+    done.wait();
+    EXPECT_EQ(done.status().code(), StatusCode::no_convergence);
+    EXPECT_EQ(done.status().reason(), "ready failure");
+  });
+}
+
+TEST_P(PlatformConformance, PromiseFulfilledByTheCallerCompletesItsPending) {
+  run([](Platform& p) {
+    auto [promise, pending] = p.completions().make();
+    ASSERT_TRUE(pending.valid());
+    EXPECT_FALSE(pending.test());
+    promise.fulfil(Status(StatusCode::io_error, "disk gone"));
+    EXPECT_TRUE(pending.test());
+    pending.wait();
+    EXPECT_EQ(pending.status().code(), StatusCode::io_error);
+    EXPECT_EQ(pending.status().reason(), "disk gone");
+    const Pending copy = pending;  // copies share the outcome
+    EXPECT_TRUE(copy.test());
+    EXPECT_EQ(copy.status().reason(), "disk gone");
+  });
+}
+
+TEST_P(PlatformConformance, PromiseFulfilledByAWorkerWakesTheWaiter) {
+  if (!work_runs_beside_caller()) GTEST_SKIP() << "work runs inside submit()";
+  run([](Platform& p) {
+    auto [promise, pending] = p.completions().make();
+    int payload = 0;
+    Pending worker = p.host_workers().submit(work("fulfil later", [&p, &payload, promise = promise]() mutable {
+      p.clock().sleep_for(0.01);
+      payload = 42;
+      promise.fulfil();
+      return Status::success();
+    }));
+    pending.wait();
+    EXPECT_TRUE(pending.test());
+    EXPECT_TRUE(pending.status().ok());
+    EXPECT_EQ(payload, 42);  // written before the fulfil, visible after the wait
+    EXPECT_TRUE(worker.status().ok());
+  });
+}
+
+TEST_P(PlatformConformance, WaitAnySkipsInvalidEntriesAndReturnsTheLowestFinished) {
+  run([](Platform& p) {
+    auto [promise, unfinished] = p.completions().make();
+    const std::vector<Pending> pendings{Pending(), unfinished, Pending::ready(), Pending::ready()};
+    EXPECT_EQ(p.completions().wait_any(pendings), 2u);
+    promise.fulfil();
+    EXPECT_EQ(p.completions().wait_any(pendings), 1u);
+    const std::vector<Pending> none{Pending(), Pending()};
+    EXPECT_THROW(p.completions().wait_any(none), std::invalid_argument);
+  });
+}
+
+TEST_P(PlatformConformance, WaitAnyReturnsAFinishedWork) {
+  run([](Platform& p) {
+    std::vector<Pending> pendings;
+    for (int i = 0; i < 3; ++i) pendings.push_back(p.host_workers().submit(work("quick", [] { return Status::success(); })));
+    const std::size_t first = p.completions().wait_any(pendings);
+    ASSERT_LT(first, pendings.size());
+    EXPECT_TRUE(pendings[first].test());
+    for (const Pending& q : pendings) EXPECT_TRUE(q.status().ok());
+  });
+}
+
+// One work is held at a gate while another finishes: wait_any must name the finished one.
+TEST_P(PlatformConformance, WaitAnyDoesNotWaitForTheSlowest) {
+  if (!work_runs_beside_caller()) GTEST_SKIP() << "work runs inside submit(): a gated work would block the caller";
+  run([](Platform& p) {
+    if (p.host_workers().concurrency() < 2) GTEST_SKIP() << "one host worker: the gated work would block the other";
+    auto mutex = p.sync().make_mutex();
+    auto opened = p.sync().make_condition_variable();
+    bool open = false;
+    Pending gated = p.host_workers().submit(work("gated", [&] {
+      LockGuard lock(*mutex);
+      opened->wait(*mutex, [&] { return open; });
+      return Status::success();
+    }));
+    Pending quick = p.host_workers().submit(work("quick", [] { return Status::success(); }));
+    const std::vector<Pending> pendings{gated, quick};
+    EXPECT_EQ(p.completions().wait_any(pendings), 1u);
+    EXPECT_FALSE(gated.test());
+    {
+      LockGuard lock(*mutex);
+      open = true;
+      opened->notify_all();
+    }
+    EXPECT_TRUE(gated.status().ok());
+    EXPECT_EQ(p.completions().wait_any(pendings), 0u);
+  });
+}
+
+}  // namespace
+}  // namespace asteria::platform::conformance

@@ -1,0 +1,23 @@
+#include "core/platform/fake/fake_platform.hpp"
+#include "tests/platform/conformance.hpp"
+
+namespace asteria::platform::conformance {
+namespace {
+Backend fake_backend() {
+  Backend b;
+  b.name = "fake";
+  b.work_runs_beside_caller = false;
+  b.run = [](const Requirements& req, const Scenario& scenario) {
+    fake::FakeOptions o;
+    o.device_capacity = req.device_capacity;
+    o.host_capacity = req.host_capacity;
+    o.nvme_capacity = req.nvme_capacity;
+    o.host_workers = req.host_workers;
+    fake::FakePlatform platform(o);
+    scenario(platform);
+  };
+  return b;
+}
+INSTANTIATE_TEST_SUITE_P(Fake, PlatformConformance, ::testing::Values(fake_backend()), backend_name);
+}  // namespace
+}  // namespace asteria::platform::conformance

@@ -1,0 +1,223 @@
+// Each placement policy puts blocks where it says, and budgets that cannot hold them give a
+// clear error before anything is allocated.
+#include "tests/store/store_test_support.hpp"
+
+namespace asteria::runtime::testing {
+namespace {
+
+TEST(StorePlacement, DevicePolicyPutsEveryBlockOnTheDeviceAndNeverMovesIt) {
+  FakePlatform p(budgets(4096, 4096, 4096));
+  Blocks blocks = make_blocks({100, 200, 50});  // 400, 800, 200 bytes
+  StateStore store(p, store_options(PlacementPolicy::device, 2));
+  const auto ids = add_all(store, blocks);
+  store.place();
+  for (BlockId id : ids) {
+    EXPECT_EQ(store.location(id), Tier::device);
+    EXPECT_EQ(store.update_tier(id), Tier::device);
+    EXPECT_FALSE(store.has_copy_on(id, Tier::host));
+    EXPECT_TRUE(blocks[id]->intact());
+  }
+  EXPECT_EQ(p.memory().usage(Tier::device).resident, 1400u);
+  EXPECT_EQ(p.memory().usage(Tier::host).resident, 0u);
+  for (BlockId id : ids) {
+    EXPECT_EQ(store.acquire(id), 0.0);
+    store.release(id, true);
+  }
+  store.drain();
+  EXPECT_TRUE(p.fake_memory().moves().empty());
+}
+
+TEST(StorePlacement, DevicePolicyThatDoesNotFitListsTheShortfallAndAllocatesNothing) {
+  FakePlatform p(budgets(1000, 4096, 4096));
+  Blocks blocks = make_blocks({100, 200});  // 1200 bytes
+  StateStore store(p, store_options(PlacementPolicy::device));
+  add_all(store, blocks);
+  try {
+    store.place();
+    FAIL() << "placement should not fit";
+  } catch (const PlacementError& e) {
+    ASSERT_EQ(e.shortfalls().size(), 1u);
+    EXPECT_EQ(e.shortfalls()[0].tier, Tier::device);
+    EXPECT_EQ(e.shortfalls()[0].needed, 1200u);
+    EXPECT_EQ(e.shortfalls()[0].available, 1000u);
+    EXPECT_EQ(e.shortfalls()[0].missing(), 200u);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("device policy"), std::string::npos) << what;
+    EXPECT_NE(what.find("device needs 1200 B, 1000 B free of 1000 B (short by 200 B)"), std::string::npos) << what;
+  }
+  EXPECT_EQ(p.memory().usage(Tier::device).resident, 0u);
+  EXPECT_EQ(p.memory().usage(Tier::device).peak_resident, 0u);  // never over-committed, not even briefly
+  for (const auto& b : blocks) EXPECT_TRUE(b->intact());
+  // The hooks raise the same error rather than running a step over budget.
+  EXPECT_THROW(store.acquire(0), PlacementError);
+}
+
+TEST(StorePlacement, ShortfallIsListedForEveryTierThatFallsShort) {
+  FakePlatform p(budgets(4096, 300, 1000));
+  Blocks blocks = make_blocks({100, 200});  // 400 + 800: NVMe short, host cannot stage the 800-byte block
+  StateStore store(p, store_options(PlacementPolicy::nvme));
+  add_all(store, blocks);
+  try {
+    store.place();
+    FAIL() << "placement should not fit";
+  } catch (const PlacementError& e) {
+    ASSERT_EQ(e.shortfalls().size(), 2u);
+    EXPECT_EQ(e.shortfalls()[0].tier, Tier::host);
+    EXPECT_EQ(e.shortfalls()[0].missing(), 500u);
+    EXPECT_EQ(e.shortfalls()[1].tier, Tier::nvme);
+    EXPECT_EQ(e.shortfalls()[1].missing(), 200u);
+  }
+  EXPECT_EQ(p.memory().usage(Tier::nvme).peak_resident, 0u);
+}
+
+TEST(StorePlacement, HostPolicyKeepsStateOnTheHostAndStagesFlaggedBlocksThroughTheDevice) {
+  FakePlatform p(budgets(1000, 4096, 4096));
+  Blocks blocks = make_blocks({100, 150});
+  StateStore store(p, store_options(PlacementPolicy::host));
+  const auto ids = add_all(store, blocks, {false, true});
+  store.place();
+  EXPECT_EQ(store.location(0), Tier::host);
+  EXPECT_EQ(store.location(1), Tier::host);
+  EXPECT_EQ(store.update_tier(0), Tier::host);
+  EXPECT_EQ(store.update_tier(1), Tier::device);
+  EXPECT_EQ(p.memory().usage(Tier::device).resident, 0u);
+  EXPECT_EQ(p.memory().usage(Tier::host).resident, 1000u);
+
+  EXPECT_EQ(store.acquire(ids[0]), 0.0);
+  EXPECT_EQ(store.location(0), Tier::host);
+  EXPECT_TRUE(blocks[0]->intact());
+  store.release(ids[0], true);
+  EXPECT_TRUE(p.fake_memory().moves().empty());  // host-updated blocks never move
+
+  store.acquire(ids[1]);
+  EXPECT_EQ(store.location(1), Tier::device);
+  EXPECT_TRUE(store.has_copy_on(1, Tier::host));  // the home copy stays
+  EXPECT_TRUE(blocks[1]->intact());
+  blocks[1]->fill(777);  // the update
+  store.release(ids[1], true);
+  store.drain();
+  EXPECT_EQ(store.location(1), Tier::host);
+  EXPECT_FALSE(store.has_copy_on(1, Tier::device));
+  EXPECT_EQ(p.memory().usage(Tier::device).resident, 0u);
+  EXPECT_TRUE(blocks[1]->intact());  // written back: now read from the host copy
+  const auto& moves = p.fake_memory().moves();
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].from, Tier::host);
+  EXPECT_EQ(moves[0].to, Tier::device);
+  EXPECT_EQ(moves[1].from, Tier::device);
+  EXPECT_EQ(moves[1].to, Tier::host);
+
+  // A clean update is not written back: the host copy is still current.
+  store.acquire(ids[1]);
+  store.release(ids[1], false);
+  store.drain();
+  EXPECT_EQ(p.fake_memory().moves().size(), 3u);
+  EXPECT_EQ(store.location(1), Tier::host);
+  EXPECT_TRUE(blocks[1]->intact());
+}
+
+TEST(StorePlacement, NvmePolicyStreamsBlocksInForTheUpdateAndWritesThemBack) {
+  FakePlatform p(budgets(4096, 1000, 4096));
+  Blocks blocks = make_blocks({100, 200});
+  StateStore store(p, store_options(PlacementPolicy::nvme));
+  const auto ids = add_all(store, blocks, {false, true});
+  store.place();
+  for (BlockId id : ids) {
+    EXPECT_EQ(store.location(id), Tier::nvme);
+    EXPECT_FALSE(blocks[id]->state.resident());
+  }
+  EXPECT_EQ(store.update_tier(0), Tier::host);
+  EXPECT_EQ(store.update_tier(1), Tier::device);
+  EXPECT_EQ(p.memory().usage(Tier::nvme).resident, 1200u);
+  EXPECT_EQ(p.memory().usage(Tier::host).resident, 0u);  // staging released
+
+  for (BlockId id : ids) {
+    store.acquire(id);
+    EXPECT_EQ(store.location(id), store.update_tier(id));
+    EXPECT_TRUE(blocks[id]->intact());
+    blocks[id]->fill(500 + id);
+    store.release(id, true);
+  }
+  store.drain();
+  for (BlockId id : ids) {
+    EXPECT_EQ(store.location(id), Tier::nvme);
+    EXPECT_FALSE(blocks[id]->state.resident());
+  }
+  EXPECT_EQ(p.memory().usage(Tier::host).resident + p.memory().usage(Tier::device).resident, 0u);
+  for (BlockId id : ids) {
+    store.acquire(id);
+    EXPECT_TRUE(blocks[id]->intact()) << "block " << id << " lost its update on the way through NVMe";
+    store.release(id, false);
+  }
+}
+
+TEST(StorePlacement, TieredPolicyPutsTheSoonestNeededOnTheDeviceThenHostThenNvme) {
+  FakePlatform p(budgets(800, 500, 4096));
+  Blocks blocks = make_blocks({100, 100, 100, 100, 100});  // 400 bytes each
+  StateStore store(p, store_options(PlacementPolicy::tiered));
+  add_all(store, blocks);
+  store.set_use_order({3, 1, 4, 0, 2});
+  store.place();
+  EXPECT_EQ(store.location(3), Tier::device);
+  EXPECT_EQ(store.location(1), Tier::device);
+  EXPECT_EQ(store.location(4), Tier::host);
+  EXPECT_EQ(store.location(0), Tier::nvme);
+  EXPECT_EQ(store.location(2), Tier::nvme);
+  for (BlockId id : {3, 1, 4}) EXPECT_TRUE(blocks[id]->intact());
+  EXPECT_FALSE(blocks[0]->state.resident());
+  EXPECT_EQ(p.memory().usage(Tier::host).resident, 400u);
+}
+
+TEST(StorePlacement, UnplaceGivesEveryBlockItsBytesBackAndPlaceWorksAgain) {
+  FakePlatform p(budgets(400, 400, 4096));
+  Blocks blocks = make_blocks({100, 100, 100});
+  StateStore store(p, store_options(PlacementPolicy::tiered));
+  add_all(store, blocks);
+  store.set_use_order({0, 1, 2});
+  store.place();
+  EXPECT_EQ(store.location(2), Tier::nvme);
+  store.unplace();
+  for (const auto& b : blocks) {
+    EXPECT_TRUE(b->state.owns_storage());
+    EXPECT_TRUE(b->intact());
+  }
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) EXPECT_EQ(p.memory().usage(t).resident, 0u);
+  store.place();
+  EXPECT_EQ(store.location(0), Tier::device);
+}
+
+TEST(StorePlacement, DestructionLeavesNoStateInReleasedMemory) {
+  FakePlatform p(budgets(400, 400, 4096));
+  Blocks blocks = make_blocks({100, 100, 100});
+  {
+    StateStore store(p, store_options(PlacementPolicy::tiered));
+    add_all(store, blocks);
+    store.place();
+  }
+  for (const auto& b : blocks) {
+    EXPECT_TRUE(b->state.owns_storage());
+    EXPECT_TRUE(b->intact());
+  }
+}
+
+TEST(StorePlacement, OptionsAndUseOrderAreValidated) {
+  FakePlatform p;
+  StoreOptions bad;
+  bad.lookahead = -1;
+  EXPECT_THROW(StateStore store(p, bad), InputError);
+  bad = {};
+  bad.nvme_update_tier = Tier::nvme;
+  EXPECT_THROW(StateStore store(p, bad), InputError);
+  EXPECT_EQ(parse_placement_policy("nvme", "--placement"), PlacementPolicy::nvme);
+  EXPECT_THROW(parse_placement_policy("gpu", "--placement"), InputError);
+
+  Blocks blocks = make_blocks({10, 10});
+  StateStore store(p, {});
+  add_all(store, blocks);
+  EXPECT_THROW(store.set_use_order({0, 0}), InputError);
+  EXPECT_THROW(store.set_use_order({0, 5}), InputError);
+  EXPECT_THROW(store.release(0, true), std::logic_error);
+}
+
+}  // namespace
+}  // namespace asteria::runtime::testing
