@@ -13,6 +13,7 @@ constexpr std::array kVerbs = {
     Verb{"optim", "run one optimizer over a gradient sequence from .npy files (conformance)", &optim_main},
     Verb{"compare", "compare every optimizer on an ill-conditioned problem", &compare_main},
     Verb{"demo", "the main job on embedded defaults", &demo_main},
+    Verb{"synth", "synthetic training steps through the runtime: step times, visible optimizer time", &synth_main},
 };
 
 void usage(std::ostream& out) {

@@ -27,5 +27,6 @@ int run(const Args& args, std::ostream& out, std::ostream& err);
 int optim_main(const Args& args, std::ostream& out, std::ostream& err);
 int compare_main(const Args& args, std::ostream& out, std::ostream& err);
 int demo_main(const Args& args, std::ostream& out, std::ostream& err);
+int synth_main(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace asteria::cli

@@ -43,8 +43,12 @@ class PlatformConformance : public ::testing::TestWithParam<Backend> {
   void run(const Scenario& scenario, const Requirements& requirements = {}) {
     GetParam().run(requirements, scenario);
   }
-  bool work_runs_beside_caller() const { return GetParam().work_runs_beside_caller; }
 };
+
+// Scenarios where work must run beside its submitter (a worker blocking on the caller, several
+// waiters at once). Instantiated only for backends whose Backend::work_runs_beside_caller is
+// true: the fake backend runs work inside submit(), where these scenarios cannot be expressed.
+class ConcurrentPlatformConformance : public PlatformConformance {};
 
 // Work with a body, for brevity in scenarios.
 inline Work work(std::string label, std::function<Status()> body) {

@@ -46,9 +46,15 @@ Backend real_backend_on_files() {
   return b;
 }
 INSTANTIATE_TEST_SUITE_P(RealFiles, PlatformConformance, ::testing::Values(real_backend_on_files()), backend_name);
+INSTANTIATE_TEST_SUITE_P(RealFiles, ConcurrentPlatformConformance, ::testing::Values(real_backend_on_files()),
+                         backend_name);
 #endif
 
 INSTANTIATE_TEST_SUITE_P(Real, PlatformConformance,
+                         ::testing::Values(real_backend("emulated_device", real::DeviceMode::emulated),
+                                           real_backend("cpu_device", real::DeviceMode::cpu)),
+                         backend_name);
+INSTANTIATE_TEST_SUITE_P(Real, ConcurrentPlatformConformance,
                          ::testing::Values(real_backend("emulated_device", real::DeviceMode::emulated),
                                            real_backend("cpu_device", real::DeviceMode::cpu)),
                          backend_name);

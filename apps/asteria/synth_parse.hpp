@@ -1,0 +1,20 @@
+#pragma once
+// Parsers for `asteria synth` option values that Boost does not handle.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/linalg/matrix.hpp"
+
+namespace asteria::cli {
+
+// "512MiB", "1.5GB", "4096", "2e9": bytes. Suffixes B, KB, MB, GB, TB (powers of 1000) and KiB,
+// MiB, GiB, TiB (powers of 1024), case-sensitive. Throws InputError naming `option` otherwise.
+std::size_t parse_size(std::string_view text, const std::string& option);
+
+// "512x512,1024x256": (rows, cols) per layer. Throws InputError naming `option` otherwise.
+std::vector<std::pair<linalg::index, linalg::index>> parse_shapes(std::string_view text, const std::string& option);
+
+}  // namespace asteria::cli

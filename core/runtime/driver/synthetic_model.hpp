@@ -1,0 +1,99 @@
+#pragma once
+// A synthetic network that drives the runtime without a training framework: a stack of layers,
+// each one weight matrix with a modelled forward and backward cost on the device, and gradients
+// from a seeded generator.
+//
+// Gradients have a fixed low-rank-plus-noise structure, G_t = U A_t Vᵀ + σ E_t per layer:
+// U (rows x r) and V (cols x r) are fixed per layer, A_t (r x r) and the noise E_t change every
+// step. Second-order statistics then look like a trained network's (a few strong directions over
+// a noise floor) rather than white noise, which matters because refresh costs (eigh
+// convergence, power-iteration QR) depend on the spectrum. Everything is a pure function of
+// (seed, layer, step): two models with the same spec produce the same bits.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/linalg/matrix.hpp"
+#include "core/optim/block_optimizer.hpp"
+#include "core/platform/cost.hpp"
+
+namespace asteria::runtime {
+
+using linalg::index;
+using optim::Step;
+
+struct LayerSpec {
+  std::string name;          // "layer3"
+  index rows = 0;
+  index cols = 0;
+  platform::Cost forward;    // device work of the layer's forward pass (no numerics: modelled)
+  platform::Cost backward;   // and of its backward pass
+};
+
+struct GradientSpec {
+  std::uint64_t seed = 1;
+  int rank = 8;        // r of the low-rank part (clamped to min(rows, cols))
+  double noise = 0.1;  // σ: standard deviation of the noise relative to the low-rank part's
+};
+
+struct SyntheticModelSpec {
+  std::vector<LayerSpec> layers;
+  GradientSpec gradients;
+};
+
+// A layer's forward and backward costs for a matrix multiply of `forward_flops` (backward: twice
+// the flops, as dX and dW are two products of the forward's size). Bytes are the weights read.
+LayerSpec make_layer(std::string name, index rows, index cols, double forward_flops, std::size_t bytes_per_value);
+
+// Throws InputError naming `source` for an empty stack, a non-positive dimension, negative
+// costs, a rank < 1 or a negative noise level.
+void validate(const SyntheticModelSpec& spec, const std::string& source);
+
+// One layer's gradient stream.
+template <linalg::Real T>
+class GradientGenerator {
+ public:
+  GradientGenerator(const GradientSpec& spec, std::size_t layer, index rows, index cols);
+  // Writes G_t of this layer (t >= 1) into `out` (rows x cols).
+  void fill(Step t, linalg::MatrixView<T> out) const;
+
+ private:
+  std::uint64_t seed_;
+  std::size_t layer_;
+  double noise_scale_;
+  linalg::Matrix<T> left_;   // U: rows x r
+  linalg::Matrix<T> right_;  // V: cols x r, columns scaled by a decaying spectrum
+};
+
+template <linalg::Real T>
+class SyntheticModel {
+ public:
+  explicit SyntheticModel(SyntheticModelSpec spec);  // validates; weights start seeded
+
+  std::size_t layer_count() const noexcept { return spec_.layers.size(); }
+  const LayerSpec& layer(std::size_t l) const { return spec_.layers.at(l); }
+  const SyntheticModelSpec& spec() const noexcept { return spec_; }
+
+  // The layer's weights and gradient buffer, row-major rows x cols.
+  std::span<T> weights(std::size_t l) { return weights_.at(l); }
+  std::span<const T> weights(std::size_t l) const { return weights_.at(l); }
+  std::span<T> gradient(std::size_t l) { return gradients_.at(l); }
+  std::span<const T> gradient(std::size_t l) const { return gradients_.at(l); }
+  linalg::MatrixView<T> weight_matrix(std::size_t l);
+  linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const;
+
+  // The backward numerics of layer l at step t: fills gradient(l) with G_t.
+  void compute_gradient(std::size_t l, Step t);
+
+  std::size_t parameter_count() const noexcept;
+
+ private:
+  SyntheticModelSpec spec_;
+  std::vector<std::vector<T>> weights_;
+  std::vector<std::vector<T>> gradients_;
+  std::vector<GradientGenerator<T>> generators_;
+};
+
+}  // namespace asteria::runtime
