@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include <algorithm>
 #include <string>
 
 namespace asteria::linalg::detail {
@@ -128,6 +129,82 @@ void symmetrize(MatrixView<T> c) {
     }
 }
 
+namespace {
+
+int getrf(index m, index n, float* a, index lda, lapack_int* pivots) {
+  return LAPACKE_sgetrf(LAPACK_COL_MAJOR, as_lapack(m), as_lapack(n), a, as_lapack(lda), pivots);
+}
+int getrf(index m, index n, double* a, index lda, lapack_int* pivots) {
+  return LAPACKE_dgetrf(LAPACK_COL_MAJOR, as_lapack(m), as_lapack(n), a, as_lapack(lda), pivots);
+}
+int lauum_lower(index n, float* a, index lda) {
+  return LAPACKE_slauum(LAPACK_COL_MAJOR, 'L', as_lapack(n), a, as_lapack(lda));
+}
+int lauum_lower(index n, double* a, index lda) {
+  return LAPACKE_dlauum(LAPACK_COL_MAJOR, 'L', as_lapack(n), a, as_lapack(lda));
+}
+void syrk_lower_trans(index n, index k, const float* a, index lda, float* c, index ldc) {
+  cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, as_blas(n), as_blas(k), 1.0F, a, as_blas(lda), 0.0F, c,
+              as_blas(ldc));
+}
+void syrk_lower_trans(index n, index k, const double* a, index lda, double* c, index ldc) {
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, as_blas(n), as_blas(k), 1.0, a, as_blas(lda), 0.0, c,
+              as_blas(ldc));
+}
+
+}  // namespace
+
+template <Real T>
+int lu_row_pivoted(MatrixView<T> columns, std::span<index> rows) {
+  const index n = columns.rows();
+  const index m = columns.cols();
+  std::vector<lapack_int> pivots(static_cast<std::size_t>(std::max<index>(n, 1)));
+  const int info = n == 0 ? 0 : getrf(m, n, columns.data(), columns.stride(), pivots.data());
+  for (index i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  if (info < 0) return info;
+  // getrf swapped row k with row pivots[k] - 1, k = 0, 1, ... in turn.
+  for (index k = 0; k < n; ++k) {
+    const auto swapped = static_cast<std::size_t>(pivots[static_cast<std::size_t>(k)] - 1);
+    std::swap(rows[static_cast<std::size_t>(k)], rows[swapped]);
+  }
+  return info;
+}
+
+template <Real T>
+void unit_lower_gram(MatrixView<T> columns) {
+  const index n = columns.rows();
+  const index m = columns.cols();
+  if (n == 0) return;
+  // Column-major A(i, j) is columns(j, i): the lower triangle of LᵀL that lauum writes is the
+  // row-major upper triangle of columns' leading n x n block.
+  for (index k = 0; k < n; ++k) columns(k, k) = T(1);
+  std::vector<T> below;
+  if (m > n) {  // L₂ᵀL₂ for the rows under the triangle, into a separate buffer (no aliasing)
+    below.resize(static_cast<std::size_t>(n * n));
+    syrk_lower_trans(n, m - n, columns.data() + n, columns.stride(), below.data(), n);
+  }
+  lauum_lower(n, columns.data(), columns.stride());
+  if (m > n)
+    for (index i = 0; i < n; ++i)
+      for (index j = i; j < n; ++j) columns(i, j) += below[static_cast<std::size_t>(i * n + j)];
+}
+
+template <>
+void symmetric_upper_matvec<float>(ConstMatrixView<float> a, std::span<const float> x, std::span<float> y) {
+  cblas_ssymv(CblasRowMajor, CblasUpper, as_blas(a.rows()), 1.0F, a.data(), as_blas(a.stride()), x.data(), 1, 0.0F,
+              y.data(), 1);
+}
+template <>
+void symmetric_upper_matvec<double>(ConstMatrixView<double> a, std::span<const double> x, std::span<double> y) {
+  cblas_dsymv(CblasRowMajor, CblasUpper, as_blas(a.rows()), 1.0, a.data(), as_blas(a.stride()), x.data(), 1, 0.0,
+              y.data(), 1);
+}
+
+bool tridiagonal_eigenvalues(std::span<double> diagonal, std::span<double> off_diagonal) {
+  if (diagonal.empty()) return true;
+  return LAPACKE_dsterf(as_lapack(static_cast<index>(diagonal.size())), diagonal.data(), off_diagonal.data()) == 0;
+}
+
 template <Real S, Real T>
 Status solve_symmetric(ConstMatrixView<T> a, double shift, SymmetricEigen<S>& result) {
   const index n = a.rows();
@@ -150,6 +227,10 @@ Status solve_symmetric(ConstMatrixView<T> a, double shift, SymmetricEigen<S>& re
   return Status::success();
 }
 
+template int lu_row_pivoted<float>(MatrixView<float>, std::span<index>);
+template int lu_row_pivoted<double>(MatrixView<double>, std::span<index>);
+template void unit_lower_gram<float>(MatrixView<float>);
+template void unit_lower_gram<double>(MatrixView<double>);
 template Status householder_qr_in_place<float>(MatrixView<float>, bool);
 template Status householder_qr_in_place<double>(MatrixView<double>, bool);
 template void gram_full<float>(ConstMatrixView<float>, MatrixView<float>);

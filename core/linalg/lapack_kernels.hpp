@@ -45,6 +45,26 @@ void gram_full(ConstMatrixView<T> a, MatrixView<T> c);
 template <Real T>
 void solve_right_upper(ConstMatrixView<T> r, MatrixView<T> b);
 
+// --- LU-preconditioned Cholesky QR. ---
+// Row-pivoted LU (getrf) of the m x n matrix A (m >= n) held column-major in `columns`, the
+// row-major n x m view whose row j is column j of A: Π A = L U, L unit lower trapezoidal
+// (strictly below the diagonal), U upper triangular (on and above it). `rows` (size m)
+// receives Π: row k of L U is row rows[k] of A. Returns LAPACK's info (> 0 flags an exactly
+// zero pivot; the factorization is complete all the same).
+template <Real T>
+int lu_row_pivoted(MatrixView<T> columns, std::span<index> rows);
+// LᵀL (n x n) for the L of an lu_row_pivoted result, by lauum (n³/3 flops: half a SYRK) plus
+// a SYRK for rows below n, written over columns' leading n x n block: its row-major upper
+// triangle receives LᵀL (U's diagonal and L's leading triangle are overwritten).
+template <Real T>
+void unit_lower_gram(MatrixView<T> columns);
+// y = a x for symmetric a given by its row-major upper triangle.
+template <Real T>
+void symmetric_upper_matvec(ConstMatrixView<T> a, std::span<const T> x, std::span<T> y);
+// Eigenvalues of the symmetric tridiagonal matrix (diagonal, off_diagonal), ascending, in
+// `diagonal` (sterf); `off_diagonal` (size n - 1) is destroyed. False when LAPACK fails.
+bool tridiagonal_eigenvalues(std::span<double> diagonal, std::span<double> off_diagonal);
+
 // Copies the upper triangle of a square matrix into its lower triangle, tile by tile.
 template <Real T>
 void mirror_upper(MatrixView<T> c);

@@ -15,6 +15,8 @@ struct OrthonormalizationReport {
   int cholesky_passes = 0;  // Cholesky QR passes run (0 for Householder)
   int shift_increases = 0;  // Cholesky factorizations retried with a larger shift
   bool fell_back = false;   // shifted Cholesky QR gave up and Householder produced q
+  bool lu_preconditioned = false;  // the passes ran on the L of a row-pivoted LU
+  int lanczos_steps = 0;    // matrix-vector products spent estimating ‖G̃ − I‖₂
 };
 
 // q = orth(a[:, order]): like orthonormalize() on the columns of a taken in `order` (a
