@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/asteria/verbs.hpp"
+#include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace asteria::cli {
@@ -18,31 +19,9 @@ namespace {
 
 using testing::TempDir;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome run_cli(const Args& args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::vector<std::string> lines_of(const std::string& file) {
-  std::ifstream in(file);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream in(line);
-  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-  return cells;
-}
+using testing::lines_of;
+using testing::run_cli;
+using Outcome = testing::CliOutcome;
 
 TEST(CompareVerb, WritesATableAndFilesThatAgree) {
   TempDir dir;
@@ -72,7 +51,7 @@ TEST(CompareVerb, WritesATableAndFilesThatAgree) {
   EXPECT_EQ(steps[0], "step,optimizer,loss");
   std::optional<int> first_hit;
   for (std::size_t i = 1; i < steps.size(); ++i) {
-    const std::vector<std::string> cells = split(steps[i]);
+    const std::vector<std::string> cells = testing::split_csv_line(steps[i]);
     ASSERT_EQ(cells.size(), 3U) << steps[i];
     EXPECT_EQ(std::stoi(cells[0]), static_cast<int>(i) - 1);
     EXPECT_EQ(cells[1], "adamw");
@@ -83,13 +62,13 @@ TEST(CompareVerb, WritesATableAndFilesThatAgree) {
   }
   ASSERT_TRUE(first_hit.has_value()) << "AdamW should halve the excess loss within 60 steps";
   EXPECT_EQ(adamw["steps_to_target"], *first_hit);
-  EXPECT_NEAR(adamw["final_loss"].get<double>(), std::stod(split(steps.back())[2]), 1e-9 * initial);
+  EXPECT_NEAR(adamw["final_loss"].get<double>(), std::stod(testing::split_csv_line(steps.back())[2]), 1e-9 * initial);
 
   const std::vector<std::string> table = lines_of(out_dir + "/table.csv");
   ASSERT_EQ(table.size(), 2U);
   EXPECT_EQ(table[0], "optimizer,outcome,steps_to_target,final_loss,final_excess_ratio,wall_time_s,note");
-  EXPECT_EQ(split(table[1])[0], "adamw");
-  EXPECT_EQ(std::stoi(split(table[1])[2]), *first_hit);
+  EXPECT_EQ(testing::split_csv_line(table[1])[0], "adamw");
+  EXPECT_EQ(std::stoi(testing::split_csv_line(table[1])[2]), *first_hit);
   const std::vector<std::string> md = lines_of(out_dir + "/table.md");
   EXPECT_TRUE(std::any_of(md.begin(), md.end(), [](const std::string& l) { return l.rfind("| adamw |", 0) == 0; }));
 }

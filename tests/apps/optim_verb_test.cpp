@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/asteria/verbs.hpp"
+#include "tests/common/cli_harness.hpp"
 #include "core/io/npy.hpp"
 #include "core/optim/hyperparameters.hpp"
 #include "core/optim/tensor_optimizer.hpp"
@@ -22,17 +23,8 @@ namespace {
 using io::index;
 using testing::TempDir;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome run_cli(const Args& args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing::run_cli;
+using Outcome = testing::CliOutcome;
 
 std::vector<double> gaussian(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/asteria/verbs.hpp"
+#include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace asteria::cli {
@@ -17,31 +18,9 @@ namespace {
 
 using testing::TempDir;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Outcome run_cli(const Args& args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-std::vector<std::string> lines_of(const std::string& file) {
-  std::ifstream in(file);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> cells;
-  std::istringstream in(line);
-  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-  return cells;
-}
+using testing::lines_of;
+using testing::run_cli;
+using Outcome = testing::CliOutcome;
 
 std::size_t column(const std::vector<std::string>& header, const std::string& name) {
   for (std::size_t i = 0; i < header.size(); ++i)
@@ -66,7 +45,7 @@ TEST(SynthVerb, WritesAStepsCsvAndASummaryThatAgree) {
 
   const auto lines = lines_of(out_dir + "/steps.csv");
   ASSERT_EQ(lines.size(), 1u + 8u);  // header, 2 warm-up + 6 measured steps
-  const auto header = split(lines[0]);
+  const auto header = testing::split_csv_line(lines[0]);
   for (const char* name : {"step", "step_time_s", "visible_optimizer_s", "queue_depth", "max_staleness",
                            "resident_device_bytes", "resident_host_bytes", "resident_nvme_bytes",
                            "moved_device_host_bytes", "moved_host_device_bytes", "moved_host_nvme_bytes",
@@ -74,7 +53,7 @@ TEST(SynthVerb, WritesAStepsCsvAndASummaryThatAgree) {
     column(header, name);
   double measured_time = 0.0;
   for (std::size_t i = 1; i < lines.size(); ++i) {
-    const auto cells = split(lines[i]);
+    const auto cells = testing::split_csv_line(lines[i]);
     ASSERT_EQ(cells.size(), header.size()) << lines[i];
     EXPECT_EQ(std::stoi(cells[column(header, "step")]), static_cast<int>(i));
     EXPECT_EQ(cells[column(header, "warmup")], i <= 2 ? "1" : "0");
@@ -112,9 +91,9 @@ TEST(SynthVerb, CompareRunsEverySchemeAndTabulatesThem) {
   EXPECT_NE(r.out.find("refresh / step"), std::string::npos) << r.out;
   const auto table = lines_of(out_dir + "/table.csv");
   ASSERT_EQ(table.size(), 8u);  // header + AdamW + 3 Shampoo + 3 SOAP
-  EXPECT_EQ(split(table[1])[0], "adamw");
-  EXPECT_EQ(split(table[4])[0], "shampoo async S=5");
-  EXPECT_DOUBLE_EQ(std::stod(split(table[1])[column(split(table[0]), "p50_over_adamw_p50")]), 1.0);
+  EXPECT_EQ(testing::split_csv_line(table[1])[0], "adamw");
+  EXPECT_EQ(testing::split_csv_line(table[4])[0], "shampoo async S=5");
+  EXPECT_DOUBLE_EQ(std::stod(testing::split_csv_line(table[1])[column(testing::split_csv_line(table[0]), "p50_over_adamw_p50")]), 1.0);
   std::ifstream json_file(out_dir + "/summary.json");
   const nlohmann::json summary = nlohmann::json::parse(json_file);
   EXPECT_EQ(summary["runs"].size(), 7u);
