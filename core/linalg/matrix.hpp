@@ -79,6 +79,19 @@ class Matrix {
     return m;
   }
 
+  // Becomes a copy of `source`, keeping its storage when the sizes match (a reused buffer
+  // costs no allocation and no page faults).
+  void assign(ConstMatrixView<T> source) {
+    resize(source.rows(), source.cols());
+    for (index i = 0; i < rows_; ++i) std::ranges::copy(source.row(i), values_.begin() + i * cols_);
+  }
+  // New shape; values are unspecified unless the shape was already this one (then kept).
+  void resize(index rows, index cols) {
+    rows_ = rows;
+    cols_ = cols;
+    values_.resize(static_cast<std::size_t>(rows * cols));
+  }
+
   index rows() const noexcept { return rows_; }
   index cols() const noexcept { return cols_; }
   index size() const noexcept { return rows_ * cols_; }

@@ -48,6 +48,10 @@ class RefreshJob {
 
   Step stats_step() const noexcept { return stats_step_; }
 
+ protected:
+  // For jobs refilled by BlockOptimizer::snapshot_reusing.
+  void restamp(Step stats_step) noexcept { stats_step_ = stats_step; }
+
  private:
   Step stats_step_;
 };
@@ -69,6 +73,12 @@ class BlockOptimizer {
   // Phase 2. Optimizers without a refresh keep the defaults.
   virtual bool refresh_due(Step /*t*/) const { return false; }
   virtual std::unique_ptr<RefreshJob<T>> snapshot(Step /*t*/) const { return nullptr; }
+  // snapshot(t), refilling `spare` (a resolved job of this block, or null) when it fits, so
+  // that the shadow buffers of a long run are allocated once: snapshots happen on the training
+  // thread, and fresh multi-megabyte buffers cost it page faults on every refresh.
+  virtual std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> /*spare*/) const {
+    return snapshot(t);
+  }
   virtual void publish(RefreshJob<T>& /*finished*/) {}
   virtual int activation_delay() const noexcept { return 0; }
 

@@ -20,15 +20,21 @@ EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from
       ordering_(ordering),
       method_(method),
       compute_change_of_basis_(compute_change_of_basis) {
+  refill(stats_step, from_version, left_stats, right_stats, left_basis, right_basis);
+}
+
+template <Real T>
+void EigenbasisRefreshJob<T>::refill(Step stats_step, std::int64_t from_version,
+                                     linalg::ConstMatrixView<T> left_stats, linalg::ConstMatrixView<T> right_stats,
+                                     linalg::ConstMatrixView<T> left_basis, linalg::ConstMatrixView<T> right_basis) {
+  this->restamp(stats_step);
+  from_version_ = from_version;
   const std::array<linalg::ConstMatrixView<T>, 2> stats = {left_stats, right_stats};
   const std::array<linalg::ConstMatrixView<T>, 2> bases = {left_basis, right_basis};
   for (std::size_t s = 0; s < 2; ++s) {
     Factor& f = factors_[s];
-    f.stats = linalg::Matrix<T>(stats[s]);
-    if (!full()) f.basis = linalg::Matrix<T>(bases[s]);
-    f.new_basis = linalg::Matrix<T>(stats[s].rows(), stats[s].rows());
-    if (compute_change_of_basis_) f.change = linalg::Matrix<T>(stats[s].rows(), stats[s].rows());
-    f.order.resize(static_cast<std::size_t>(stats[s].rows()));
+    f.stats.assign(stats[s]);
+    if (!full()) f.basis.assign(bases[s]);  // a full job never reads it; a stale one is harmless
   }
 }
 
@@ -36,6 +42,11 @@ template <Real T>
 Status EigenbasisRefreshJob<T>::run_one(Factor& f, const char* which) {
   if (!linalg::all_finite<T>(f.stats.view()))
     return {StatusCode::non_finite_input, std::string(which) + " statistics hold NaN or Inf"};
+  const index n = f.stats.rows();
+  f.new_basis.resize(n, n);
+  if (compute_change_of_basis_) f.change.resize(n, n);
+  if (full()) f.basis.resize(n, n);  // unread here; sized now so a warm refill of this job allocates nothing
+  f.order.resize(static_cast<std::size_t>(n));
   std::iota(f.order.begin(), f.order.end(), index{0});
   Status status = full() ? linalg::initial_eigenbasis<T>(f.stats.view(), f.new_basis.view())
                          : linalg::refresh_eigenbasis<T>(f.stats.view(), f.basis.view(), ordering_, method_,
@@ -87,11 +98,14 @@ std::vector<platform::Cost> EigenbasisRefreshJob<T>::cost() const {
 
 template <Real T>
 std::size_t EigenbasisRefreshJob<T>::bytes() const {
+  // What the job needs once run (snapshot, result, change of basis), from the shapes alone:
+  // result buffers are sized by run() and a refilled job may hold a basis a full job ignores.
   std::size_t total = 0;
-  for (const Factor& f : factors_)
-    total +=
-        static_cast<std::size_t>(f.stats.size() + f.basis.size() + f.new_basis.size() + f.change.size()) * sizeof(T) +
-        f.order.size() * sizeof(index);
+  for (const Factor& f : factors_) {
+    const auto square = static_cast<std::size_t>(f.stats.rows() * f.stats.rows());
+    const std::size_t matrices = 2 + (full() ? 0 : 1) + (compute_change_of_basis_ ? 1 : 0);
+    total += matrices * square * sizeof(T) + static_cast<std::size_t>(f.stats.rows()) * sizeof(index);
+  }
   return total;
 }
 

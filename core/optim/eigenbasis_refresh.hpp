@@ -30,11 +30,18 @@ template <Real T>
 class EigenbasisRefreshJob final : public RefreshJob<T> {
  public:
   // `from_version` is the block's basis version at snapshot time (0: none published yet, and
-  // then the bases are not read). Copies everything it needs.
+  // then the bases are not read). Copies everything it needs. The result buffers are sized by
+  // run(), so their first-touch cost falls on the worker, not on the snapshotting thread.
   EigenbasisRefreshJob(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
                        linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
                        linalg::ConstMatrixView<T> right_basis, linalg::EigenvalueOrder ordering,
                        linalg::Orthogonalization method, bool compute_change_of_basis);
+
+  // Makes this (resolved) job a new snapshot of the same block, keeping its buffers; the
+  // ordering, method and change-of-basis choice stay those of construction.
+  void refill(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
+              linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
+              linalg::ConstMatrixView<T> right_basis);
 
   Status run() override;
   std::vector<platform::Cost> cost() const override;
@@ -54,8 +61,8 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   struct Factor {
     linalg::Matrix<T> stats;
     linalg::Matrix<T> basis;  // empty for full jobs
-    linalg::Matrix<T> new_basis;
-    linalg::Matrix<T> change;  // empty unless requested
+    linalg::Matrix<T> new_basis;  // sized by run(), on the worker
+    linalg::Matrix<T> change;     // empty unless requested; sized by run()
     std::vector<index> order;
   };
   const Factor& side(Side s) const noexcept { return factors_[static_cast<std::size_t>(s)]; }

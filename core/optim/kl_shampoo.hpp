@@ -48,6 +48,7 @@ class KlShampooBlock final : public BlockOptimizer<T> {
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
   bool refresh_due(Step t) const override;
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   void publish(RefreshJob<T>& finished) override;
   int activation_delay() const noexcept override { return 1; }
   bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;

@@ -82,6 +82,16 @@ std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot(Step t) const {
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  auto* job = dynamic_cast<ShampooRefreshJob<T>*>(spare.get());
+  if (job == nullptr) return snapshot(t);
+  const std::int64_t k = this->state_.counter(stats_steps_);
+  const double bias_correction = hp_.beta2 < 1.0 ? 1.0 - std::pow(hp_.beta2, static_cast<double>(k)) : 1.0;
+  job->refill(t, k, this->state_.tensor(left_), this->state_.tensor(right_), bias_correction);
+  return spare;
+}
+
+template <Real T>
 void ShampooBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
   if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");

@@ -37,8 +37,23 @@ ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_coun
       stats_count_(stats_count),
       bias_correction_(bias_correction),
       settings_(settings),
-      left_{"L", linalg::Matrix<T>(left), linalg::Matrix<T>(left.rows(), left.cols())},
-      right_{"R", linalg::Matrix<T>(right), linalg::Matrix<T>(right.rows(), right.cols())} {}
+      left_{"L", linalg::Matrix<T>(left), {}},
+      right_{"R", linalg::Matrix<T>(right), {}} {}  // roots are sized by run(), on the worker
+
+template <Real T>
+void ShampooRefreshJob<T>::refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
+                                  linalg::ConstMatrixView<T> right, double bias_correction) {
+  this->restamp(stats_step);
+  stats_count_ = stats_count;
+  bias_correction_ = bias_correction;
+  finished_ = false;
+  for (auto [factor, source] : {std::pair{&left_, left}, std::pair{&right_, right}}) {
+    factor->statistics.assign(source);
+    factor->newton = {};
+    factor->newton_ran = false;
+    factor->bias_corrected = false;
+  }
+}
 
 template <Real T>
 Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
@@ -50,6 +65,7 @@ Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
     for (T& x : a.values()) x *= scale;
     factor.bias_corrected = true;
   }
+  factor.root.resize(a.rows(), a.cols());
   factor.newton_ran = settings_.method == RootMethod::coupled_newton;
   Status status = settings_.method == RootMethod::eigen
                       ? linalg::inverse_root_eigen<T>(a, settings_.exponent, settings_.epsilon, factor.root)
@@ -98,7 +114,8 @@ std::vector<platform::Cost> ShampooRefreshJob<T>::cost() const {
 
 template <Real T>
 std::size_t ShampooRefreshJob<T>::bytes() const {
-  const auto elements = left_.statistics.size() + left_.root.size() + right_.statistics.size() + right_.root.size();
+  // Statistics and root per factor, from the shapes: roots are sized by run().
+  const auto elements = 2 * (left_.statistics.size() + right_.statistics.size());
   return static_cast<std::size_t>(elements) * sizeof(T);
 }
 

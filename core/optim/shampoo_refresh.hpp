@@ -24,6 +24,10 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
                     linalg::ConstMatrixView<T> right, double bias_correction, const ShampooRootSettings& settings);
 
+  // Makes this (resolved) job a new snapshot of the same block, keeping its buffers.
+  void refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
+              linalg::ConstMatrixView<T> right, double bias_correction);
+
   Status run() override;
   // Per factor: eigh + reconstruction, or one coupled Newton piece (estimated before run()).
   std::vector<platform::Cost> cost() const override;

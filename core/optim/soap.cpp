@@ -75,6 +75,16 @@ void SoapBlock<T>::permute_second_moment(std::span<const index> left_order, std:
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get());
+  if (job == nullptr) return snapshot(t);
+  const BlockState<T>& s = this->state_;
+  job->refill(t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_), s.tensor(left_basis_),
+              s.tensor(right_basis_));
+  return spare;
+}
+
+template <Real T>
 void SoapBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("soap: publish() was given a refresh job of another optimizer");

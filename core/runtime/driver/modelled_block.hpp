@@ -44,6 +44,10 @@ class ModelledBlock final : public optim::BlockOptimizer<T> {
   }
   bool refresh_due(optim::Step t) const override { return schedule_->refresh_due(t); }
   std::unique_ptr<optim::RefreshJob<T>> snapshot(optim::Step t) const override { return inner_->snapshot(t); }
+  std::unique_ptr<optim::RefreshJob<T>> snapshot_reusing(optim::Step t,
+                                                         std::unique_ptr<optim::RefreshJob<T>> spare) const override {
+    return inner_->snapshot_reusing(t, std::move(spare));
+  }
   void publish(optim::RefreshJob<T>& finished) override {
     if (numerics_) inner_->publish(finished);
   }

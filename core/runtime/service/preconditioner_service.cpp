@@ -130,7 +130,7 @@ bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixVie
 
 template <linalg::Real T>
 void PreconditionerService<T>::submit(Block& b, Step t) {
-  std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot(t);
+  std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot_reusing(t, std::move(b.spare));
   if (!job) return;
   optim::RefreshJob<T>* raw = job.get();
   platform::Work work;
@@ -256,6 +256,7 @@ void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
   b.version.consecutive_failures = 0;
   ++current_.published;
   ++totals_.published;
+  b.spare = std::move(job.job);  // finished and installed: its buffers serve the next snapshot
 }
 
 template <linalg::Real T>
@@ -276,10 +277,12 @@ void PreconditionerService<T>::publish_deterministic(Block& b, Step t, platform:
     // Only finished jobs leave the deque: a job whose work may still run is never destroyed.
     Job job = std::move(b.jobs.front());
     b.jobs.pop_front();
-    if (const Status status = job.done.status(); status.ok())
+    if (const Status status = job.done.status(); status.ok()) {
       install(b, job, t);
-    else
+    } else {
+      b.spare = std::move(job.job);
       record_failure(b, status);
+    }
   }
 }
 

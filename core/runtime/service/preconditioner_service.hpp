@@ -118,6 +118,7 @@ class PreconditionerService {
     std::string label;
     int delay = 0;
     std::deque<Job> jobs;  // unresolved, in snapshot order
+    std::unique_ptr<optim::RefreshJob<T>> spare;  // a resolved job whose buffers the next snapshot refills
     Step backward_step = 0;   // step of the last after_backward
     Step skipped_step = 0;    // step the block last skipped
     Step point_step = 0;      // step of the last publication point passed
