@@ -16,6 +16,9 @@ target_link_libraries(asteria_blas INTERFACE ${LAPACKE_LIBRARY} ${OPENBLAS_LIBRA
 
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(nlohmann_json 3.10 REQUIRED)
+if(NOT TARGET yaml-cpp)
+  find_package(yaml-cpp REQUIRED)
+endif()
 
 if(ASTERIA_BUILD_TESTS)
   find_package(GTest REQUIRED)

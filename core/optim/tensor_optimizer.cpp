@@ -9,35 +9,46 @@
 
 namespace asteria::optim {
 
+std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
+  const MatrixShape shape2d = as_matrix(shape);
+  const bool matrix_like = shape.size() >= 2;
+  OptimizerKind block_kind = kind;
+  Hyperparameters block_hp = hp;
+  std::vector<BlockRegion> regions;
+  if (!matrix_like) {
+    block_kind = OptimizerKind::adamw;
+    block_hp = vector_fallback_hyperparameters(kind, hp);
+    regions = {{0, 0, shape2d.rows, shape2d.cols}};
+  } else if (kind == OptimizerKind::muon || kind == OptimizerKind::adamw) {
+    regions = {{0, 0, shape2d.rows, shape2d.cols}};  // element-wise or whole-matrix methods
+  } else {
+    regions = split_into_blocks(shape2d, hp.max_precond_dim);
+  }
+  if (shape2d.rows == 0 || shape2d.cols == 0) regions.clear();
+  std::vector<BlockPlan> plan;
+  plan.reserve(regions.size());
+  for (const BlockRegion& r : regions) plan.push_back({r, block_kind, block_hp});
+  return plan;
+}
+
+std::string describe_block(const std::string& source, std::size_t b, const BlockRegion& r) {
+  return source + " block " + std::to_string(b) + " (rows " + std::to_string(r.row0) + ":" +
+         std::to_string(r.row0 + r.rows) + ", cols " + std::to_string(r.col0) + ":" + std::to_string(r.col0 + r.cols) +
+         ")";
+}
+
 template <Real T>
 TensorOptimizer<T>::TensorOptimizer(OptimizerKind kind, const Hyperparameters& hp, std::vector<index> shape,
                                     std::string source)
     : kind_(kind), hp_(hp), shape_(std::move(shape)), shape2d_(as_matrix(shape_)), source_(std::move(source)) {
   validate(hp_, source_);
-  const bool matrix_like = shape_.size() >= 2;
-  OptimizerKind block_kind = kind_;
-  Hyperparameters block_hp = hp_;
-  std::vector<BlockRegion> regions;
-  if (!matrix_like) {
-    block_kind = OptimizerKind::adamw;
-    block_hp = vector_fallback_hyperparameters(kind_, hp_);
-    regions = {{0, 0, shape2d_.rows, shape2d_.cols}};
-  } else if (kind_ == OptimizerKind::muon || kind_ == OptimizerKind::adamw) {
-    regions = {{0, 0, shape2d_.rows, shape2d_.cols}};  // element-wise or whole-matrix methods
-  } else {
-    regions = split_into_blocks(shape2d_, hp_.max_precond_dim);
-  }
-  if (shape2d_.rows == 0 || shape2d_.cols == 0) regions.clear();
-  for (const BlockRegion& r : regions)
-    blocks_.push_back({r, make_block_optimizer<T>(block_kind, block_hp, r.rows, r.cols)});
+  for (const BlockPlan& p : plan_blocks(kind_, hp_, shape_))
+    blocks_.push_back({p.region, make_block_optimizer<T>(p.kind, p.hp, p.region.rows, p.region.cols)});
 }
 
 template <Real T>
 std::string TensorOptimizer<T>::describe(std::size_t b) const {
-  const BlockRegion& r = blocks_[b].region;
-  return source_ + " block " + std::to_string(b) + " (rows " + std::to_string(r.row0) + ":" +
-         std::to_string(r.row0 + r.rows) + ", cols " + std::to_string(r.col0) + ":" + std::to_string(r.col0 + r.cols) +
-         ")";
+  return describe_block(source_, b, blocks_[b].region);
 }
 
 template <Real T>

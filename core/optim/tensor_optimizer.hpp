@@ -20,6 +20,17 @@ struct OptimizerCounters {
   std::int64_t skipped_non_finite_blocks = 0;  // block-steps skipped for a non-finite gradient
 };
 
+// How a tensor's optimizer is split into blocks, decided without allocating any state (a
+// data-free simulation plans a 7B model's blocks this way).
+struct BlockPlan {
+  BlockRegion region;
+  OptimizerKind kind = OptimizerKind::adamw;  // the tensor's, or AdamW for tensors of order <= 1
+  Hyperparameters hp;
+};
+std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape);
+// "<source> block 3 (rows 0:128, cols 256:384)", for error messages.
+std::string describe_block(const std::string& source, std::size_t block, const BlockRegion& region);
+
 template <Real T>
 class TensorOptimizer {
  public:

@@ -40,6 +40,9 @@ class Memory {
   virtual void release(Region& region) = 0;  // region becomes invalid
   // Host pointer to the region's bytes, or nullptr when not host-addressable (NVMe, real GPU).
   virtual std::byte* host_address(const Region& region) = 0;
+  // False for a memory that only accounts bytes (data-free simulation): no region has a host
+  // address and copies move no data; users then store declared bytes only.
+  virtual bool holds_data() const { return true; }
   // Copies min(src.bytes, dst.bytes) bytes between any two regions, asynchronously. A failed
   // copy (I/O error, checksum mismatch) gives a Pending whose Status names the region and file.
   virtual Pending copy(const Region& src, const Region& dst) = 0;

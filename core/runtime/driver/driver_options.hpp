@@ -10,6 +10,7 @@
 #include "core/platform/cost.hpp"
 #include "core/platform/memory.hpp"
 #include "core/platform/time.hpp"
+#include "core/runtime/driver/shape_only_block.hpp"
 #include "core/runtime/service/service_options.hpp"
 #include "core/runtime/store/move_ledger.hpp"
 #include "core/runtime/store/store_options.hpp"
@@ -27,14 +28,27 @@ enum class NumericsMode {
   // runs it; the first warm-up steps run the real numerics so that the statistics the
   // refreshes read are real.
   emulated,
+  // No numbers at all (data-free simulation): blocks are shapes with the real refresh schedule
+  // and costs (ShapeOnlyBlock), state is declared bytes, refreshes only take time. Needs a
+  // ModelData::shapes model (or any model: its values are ignored) and DriverOptions::shapes.
+  shapes,
 };
 std::string_view to_string(NumericsMode mode) noexcept;
-// "full" or "emulated"; throws InputError naming `source` otherwise.
+// "full", "emulated" or "shapes"; throws InputError naming `source` otherwise.
 NumericsMode parse_numerics_mode(std::string_view text, const std::string& source = "--mode");
 
 // Modelled seconds of a device work item (the device model in use); feeds compute_s and
 // optimizer_device_s. Empty: every work counts 0 s.
 using DeviceSeconds = std::function<platform::Seconds(const platform::Cost&)>;
+
+// What a block costs when only its shape exists (NumericsMode::shapes): its refreshes and the
+// bytes of its optimizer state, as the real optimizer of that kind would have them.
+struct ShapeFigures {
+  RefreshCosts refresh;
+  std::size_t state_bytes = 0;
+};
+using ShapeModel = std::function<ShapeFigures(optim::OptimizerKind kind, const optim::Hyperparameters& hp,
+                                              linalg::index rows, linalg::index cols)>;
 
 struct DriverOptions {
   NumericsMode mode = NumericsMode::full;
@@ -44,6 +58,7 @@ struct DriverOptions {
   StoreOptions store;
   ServiceOptions service;
   DeviceSeconds device_seconds;
+  ShapeModel shapes;  // required in NumericsMode::shapes
 };
 
 // Throws InputError naming `source` for a negative warm-up count or invalid store or service

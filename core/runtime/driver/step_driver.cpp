@@ -13,6 +13,7 @@ std::string_view to_string(NumericsMode mode) noexcept {
   switch (mode) {
     case NumericsMode::full: return "full";
     case NumericsMode::emulated: return "emulated";
+    case NumericsMode::shapes: return "shapes";
   }
   return "full";
 }
@@ -20,12 +21,16 @@ std::string_view to_string(NumericsMode mode) noexcept {
 NumericsMode parse_numerics_mode(std::string_view text, const std::string& source) {
   if (text == "full") return NumericsMode::full;
   if (text == "emulated") return NumericsMode::emulated;
-  throw InputError(source, "mode", "expected \"full\" or \"emulated\", found \"" + std::string(text) + "\"");
+  if (text == "shapes") return NumericsMode::shapes;
+  throw InputError(source, "mode",
+                   "expected \"full\", \"emulated\" or \"shapes\", found \"" + std::string(text) + "\"");
 }
 
 void validate(const DriverOptions& options, const std::string& source) {
   if (options.warmup_steps < 0) throw InputError(source, "warmup_steps", "expected an integer >= 0");
   if (options.store.lookahead < 0) throw InputError(source, "lookahead", "expected an integer >= 0");
+  if (options.mode == NumericsMode::shapes && !options.shapes)
+    throw InputError(source, "shapes", "expected a shape model (block costs and state bytes) in shapes mode");
   validate(options.service, source);
 }
 
@@ -37,9 +42,14 @@ StepDriver<T>::StepDriver(platform::Platform& platform, SyntheticModel<T>& model
   service_ = std::make_unique<PreconditionerService<T>>(platform_, options_.service);
   for (std::size_t l = 0; l < model_.layer_count(); ++l) {
     const LayerSpec& spec = model_.layer(l);
+    const std::vector<index> shape = spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
     Layer layer;
-    layer.tensor = std::make_unique<optim::TensorOptimizer<T>>(kind, hp, std::vector<index>{spec.rows, spec.cols},
-                                                               spec.name);
+    if (options_.mode == NumericsMode::shapes) {
+      add_shape_blocks(l, kind, hp, shape, layer);
+      layers_.push_back(std::move(layer));
+      continue;
+    }
+    layer.tensor = std::make_unique<optim::TensorOptimizer<T>>(kind, hp, shape, spec.name);
     for (std::size_t b = 0; b < layer.tensor->blocks().size(); ++b) {
       auto& tb = layer.tensor->blocks()[b];
       Block block;
@@ -66,6 +76,29 @@ StepDriver<T>::StepDriver(platform::Platform& platform, SyntheticModel<T>& model
     for (std::size_t b : layers_[l].blocks) use_order_.push_back(blocks_[b].store_id);
   store_->set_use_order(use_order_);
   store_->place();
+}
+
+template <linalg::Real T>
+void StepDriver<T>::add_shape_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp,
+                                     const std::vector<index>& shape, Layer& layer) {
+  optim::validate(hp, model_.layer(l).name);
+  const std::vector<optim::BlockPlan> plan = optim::plan_blocks(kind, hp, shape);
+  for (std::size_t b = 0; b < plan.size(); ++b) {
+    const optim::BlockPlan& p = plan[b];
+    const ShapeFigures figures = options_.shapes(p.kind, p.hp, p.region.rows, p.region.cols);
+    auto optimizer = std::make_unique<ShapeOnlyBlock<T>>(p.kind, p.hp, p.region.rows, p.region.cols, figures.refresh);
+    Block block;
+    block.layer = l;
+    block.label = optim::describe_block(model_.layer(l).name, b, p.region);
+    block.region = p.region;
+    block.numerics = optimizer.get();
+    block.costs = phase_costs(p.kind, p.region.rows, p.region.cols, sizeof(T));
+    block.service_id = service_->register_block(*optimizer, block.label);
+    block.bytes = std::make_unique<DeclaredBytes>(figures.state_bytes);
+    layer.shape_blocks.push_back(std::move(optimizer));
+    layer.blocks.push_back(blocks_.size());
+    blocks_.push_back(std::move(block));
+  }
 }
 
 template <linalg::Real T>
@@ -130,7 +163,8 @@ template <linalg::Real T>
 platform::Pending StepDriver<T>::backward(std::size_t l, optim::Step t, StepTotals& totals) {
   const LayerSpec& spec = model_.layer(l);
   platform::Work work{"backward " + spec.name, spec.backward, {}};
-  const bool numerics = options_.mode == NumericsMode::full || t <= options_.warmup_steps;
+  const bool numerics = options_.mode == NumericsMode::full ||
+                        (options_.mode == NumericsMode::emulated && t <= options_.warmup_steps);
   if (numerics)
     work.body = [this, l, t] {
       model_.compute_gradient(l, t);
@@ -142,6 +176,16 @@ platform::Pending StepDriver<T>::backward(std::size_t l, optim::Step t, StepTota
 
 template <linalg::Real T>
 void StepDriver<T>::run_hooks(std::size_t l, optim::Step t) {
+  if (options_.mode == NumericsMode::shapes) {
+    // No values: the blocks ignore them, the service checks a finite 1 x 1 stand-in.
+    for (std::size_t bi : layers_[l].blocks) {
+      const Block& b = blocks_[bi];
+      const linalg::ConstMatrixView<T> g(&shape_gradient_, 1, 1);
+      if (service_->after_backward(b.service_id, g, t))
+        service_->apply(b.service_id, linalg::MatrixView<T>(&shape_weight_, 1, 1), g, t);
+    }
+    return;
+  }
   const linalg::MatrixView<T> weights = model_.weight_matrix(l);
   const linalg::ConstMatrixView<T> grads = model_.gradient_matrix(l);
   for (std::size_t bi : layers_[l].blocks) {

@@ -81,11 +81,12 @@ class StepDriver {
     BlockId store_id = 0;
     optim::BlockOptimizer<T>* numerics = nullptr;  // the real optimizer
     ModelledBlock<T>* modelled = nullptr;          // its wrapper in emulated mode
-    std::unique_ptr<BlockStateRelocatable<T>> bytes;
+    std::unique_ptr<Relocatable> bytes;  // the state's arena, or declared bytes in shapes mode
     PhaseCosts costs;
   };
   struct Layer {
-    std::unique_ptr<optim::TensorOptimizer<T>> tensor;
+    std::unique_ptr<optim::TensorOptimizer<T>> tensor;                      // values modes
+    std::vector<std::unique_ptr<optim::BlockOptimizer<T>>> shape_blocks;  // shapes mode
     std::vector<std::size_t> blocks;  // indices into blocks_
   };
   struct StepTotals {
@@ -101,6 +102,8 @@ class StepDriver {
   platform::Pending backward(std::size_t layer, optim::Step t, StepTotals& totals);
   platform::Pending update(std::size_t layer, optim::Step t, StepTotals& totals);
   void run_hooks(std::size_t layer, optim::Step t);
+  void add_shape_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp,
+                        const std::vector<index>& shape, Layer& layer);
   void release_layer(std::size_t layer);
   void wait_in_flight() noexcept;
 
@@ -114,7 +117,9 @@ class StepDriver {
   std::unique_ptr<PreconditionerService<T>> service_;
   std::unique_ptr<StateStore> store_;  // after the states and the service: destroyed first
   std::vector<platform::Pending> in_flight_;  // device work whose bodies may still run
-  std::exception_ptr body_error_;  // set by a device body, read after waiting for it
+  std::exception_ptr body_error_;
+  T shape_gradient_ = T(0);  // shapes mode: the stand-in gradient and weight the hooks pass
+  T shape_weight_ = T(0);  // set by a device body, read after waiting for it
   std::vector<StepRecord> history_;
   optim::Step step_ = 0;
   bool finished_ = false;

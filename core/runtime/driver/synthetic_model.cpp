@@ -115,8 +115,13 @@ void GradientGenerator<T>::fill(Step t, linalg::MatrixView<T> out) const {
 }
 
 template <linalg::Real T>
-SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec) : spec_(std::move(spec)) {
+SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec, ModelData data) : spec_(std::move(spec)), data_(data) {
   validate(spec_, "synthetic model");
+  if (data_ == ModelData::shapes) {
+    weights_.resize(spec_.layers.size());
+    gradients_.resize(spec_.layers.size());
+    return;
+  }
   for (std::size_t l = 0; l < spec_.layers.size(); ++l) {
     const LayerSpec& layer = spec_.layers[l];
     const auto count = static_cast<std::size_t>(layer.rows * layer.cols);
@@ -144,6 +149,7 @@ linalg::ConstMatrixView<T> SyntheticModel<T>::gradient_matrix(std::size_t l) con
 
 template <linalg::Real T>
 void SyntheticModel<T>::compute_gradient(std::size_t l, Step t) {
+  if (data_ == ModelData::shapes) return;
   const LayerSpec& s = layer(l);
   generators_.at(l).fill(t, linalg::MatrixView<T>(gradients_[l].data(), s.rows, s.cols));
 }
@@ -151,7 +157,7 @@ void SyntheticModel<T>::compute_gradient(std::size_t l, Step t) {
 template <linalg::Real T>
 std::size_t SyntheticModel<T>::parameter_count() const noexcept {
   std::size_t n = 0;
-  for (const auto& w : weights_) n += w.size();
+  for (const LayerSpec& layer : spec_.layers) n += static_cast<std::size_t>(layer.rows * layer.cols);
   return n;
 }
 

@@ -30,6 +30,9 @@ struct LayerSpec {
   index cols = 0;
   platform::Cost forward;    // device work of the layer's forward pass (no numerics: modelled)
   platform::Cost backward;   // and of its backward pass
+  // A 1-D parameter (a norm's scale, a bias) seen as 1 x cols: optimized by the AdamW fallback
+  // of tensors of order <= 1, as a framework integration would.
+  bool vector = false;
 };
 
 struct GradientSpec {
@@ -67,10 +70,17 @@ class GradientGenerator {
   linalg::Matrix<T> right_;  // V: cols x r, columns scaled by a decaying spectrum
 };
 
+// values: weights and gradients exist (seeded). shapes: only the layer specs (a data-free
+// simulation of a model too large to hold); weights() and gradient() are then empty and
+// compute_gradient() does nothing.
+enum class ModelData { values, shapes };
+
 template <linalg::Real T>
 class SyntheticModel {
  public:
-  explicit SyntheticModel(SyntheticModelSpec spec);  // validates; weights start seeded
+  // Validates; weights start seeded.
+  explicit SyntheticModel(SyntheticModelSpec spec, ModelData data = ModelData::values);
+  ModelData data() const noexcept { return data_; }
 
   std::size_t layer_count() const noexcept { return spec_.layers.size(); }
   const LayerSpec& layer(std::size_t l) const { return spec_.layers.at(l); }
@@ -91,6 +101,7 @@ class SyntheticModel {
 
  private:
   SyntheticModelSpec spec_;
+  ModelData data_;
   std::vector<std::vector<T>> weights_;
   std::vector<std::vector<T>> gradients_;
   std::vector<GradientGenerator<T>> generators_;

@@ -54,4 +54,23 @@ class BlockStateRelocatable final : public Relocatable {
   optim::BlockState<T>& state_;
 };
 
+// Bytes that exist only as a count (data-free simulation): the store places, moves and evicts
+// them like any block's, on a Memory that holds no data (Memory::holds_data() false), where
+// regions have no host address and copies only take time.
+class DeclaredBytes final : public Relocatable {
+ public:
+  explicit DeclaredBytes(std::size_t bytes) : bytes_(bytes) {}
+  std::size_t bytes() const override { return bytes_; }
+  bool resident() const override { return resident_; }
+  std::byte* data() override { return nullptr; }
+  void rebind(std::byte* /*storage*/) override { resident_ = true; }
+  void evict() override { resident_ = false; }
+  void attach(std::byte* /*storage*/) override { resident_ = true; }
+  void adopt_owned_storage() override { resident_ = true; }
+
+ private:
+  std::size_t bytes_;
+  bool resident_ = true;
+};
+
 }  // namespace asteria::runtime

@@ -24,7 +24,8 @@ platform::Pending StateStore::start_move(BlockId id, Tier from, Tier to, MoveRea
     allocated_here = true;
     // The update reads the bytes through a host pointer: a tier without one can hold a
     // block only as a saved copy.
-    if (to != Tier::nvme && b.bytes > 0 && memory_.host_address(b.copies[index(to)].region()) == nullptr) {
+    if (to != Tier::nvme && b.bytes > 0 && memory_.holds_data() &&
+        memory_.host_address(b.copies[index(to)].region()) == nullptr) {
       b.copies[index(to)].reset();
       throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(to)) +
                   " memory is not host-addressable on this platform, so the state cannot be used there");

@@ -92,7 +92,7 @@ void StateStore::place_block(Block& b, Tier tier) {
                          {TierShortfall{tier, b.bytes, free_bytes(tier), memory_.usage(tier).capacity}});
   platform::Allocation allocation(memory_, std::move(*region));
   std::byte* address = allocation.host_address();
-  if (address == nullptr)
+  if (address == nullptr && memory_.holds_data())
     throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
                 " memory is not host-addressable on this platform, so the state cannot be used there");
   b.state->rebind(address);
@@ -129,7 +129,7 @@ platform::Allocation StateStore::allocate_staging(platform::Memory& memory, Tier
     throw PlacementError("no memory to stage block '" + b.label + "' to or from NVMe",
                          staging_shortfalls(memory, b.bytes));
   platform::Allocation staging(memory, std::move(*region));
-  if (staging.host_address() == nullptr)
+  if (staging.host_address() == nullptr && memory.holds_data())
     throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
                 " memory is not host-addressable, so it cannot stage the block to or from NVMe");
   return staging;

@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/common/error.hpp"
+#include "hwmodels/profile_loader.hpp"
+#include "hwmodels/profile_schema.hpp"
+
+namespace asteria::hw {
+namespace {
+
+// Visits a profile the way the loader does and checks every quantity against its measure.
+class QuantityChecker {
+ public:
+  explicit QuantityChecker(std::string path = {}) : path_(std::move(path)) {}
+
+  void text(std::string_view key, std::string& value) { EXPECT_FALSE(value.empty()) << field(key); }
+  void flag(std::string_view, bool&) {}
+  void optional_integer(std::string_view key, int& value, int) { EXPECT_GE(value, 1) << field(key); }
+  template <class F>
+  void section(std::string_view key, F&& describe_fields) {
+    QuantityChecker child(field(key));
+    describe_fields(child);
+    count_ += child.count_;
+  }
+  void quantity(std::string_view key, Quantity& q, schema::Measure measure) {
+    ++count_;
+    const std::string name = field(key);
+    EXPECT_TRUE(std::isfinite(q.value)) << name;
+    EXPECT_GT(q.value, 0.0) << name;  // every shipped number, latencies included, is positive
+    EXPECT_GE(q.source.size(), 10u) << name << ": a source says where the number comes from";
+    // A '#' after a space starts a YAML comment in plain text and would cut the source short.
+    EXPECT_EQ(std::count(q.source.begin(), q.source.end(), '('), std::count(q.source.begin(), q.source.end(), ')'))
+        << name << ": " << q.source;
+    if (measure == schema::Measure::fraction) {
+      EXPECT_LE(q.value, 1.0) << name;
+    }
+    if (measure == schema::Measure::count) {
+      EXPECT_EQ(q.value, std::floor(q.value)) << name;
+    }
+  }
+  int count() const { return count_; }
+
+ private:
+  std::string field(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  std::string path_;
+  int count_ = 0;
+};
+
+const std::vector<std::string> kShipped = {"gb10", "gh200", "gh200-alps", "h100-pcie-host"};
+
+TEST(ShippedProfiles, AreListed) { EXPECT_EQ(shipped_profile_names(), kShipped); }
+
+TEST(ShippedProfiles, LoadWithPositiveSourcedValues) {
+  for (const std::string& name : kShipped) {
+    SCOPED_TRACE(name);
+    HardwareProfile p = load_profile(find_profile(name));
+    EXPECT_EQ(p.name, name);
+    EXPECT_NE(p.origin.find(name + ".yaml"), std::string::npos);
+    QuantityChecker checker;
+    schema::describe(checker, p);
+    EXPECT_EQ(checker.count(), 30);  // gpu 8, cpu 6, host memory 2, links 2 x 2, nvme 4, node 6
+    EXPECT_GE(p.gpu.bf16_flops.value, p.gpu.fp32_flops.value);
+    EXPECT_EQ(p.node.nodes, 1);
+  }
+}
+
+TEST(ShippedProfiles, CarryTheKeyFigures) {
+  const HardwareProfile gh200 = load_profile(find_profile("gh200"));
+  EXPECT_EQ(gh200.host_to_device.bandwidth.value, 375e9);
+  EXPECT_EQ(gh200.host_to_device.bandwidth.provenance, Provenance::measured);
+  EXPECT_EQ(gh200.device_to_host.bandwidth.value, 297e9);
+  EXPECT_EQ(gh200.gpu.memory_bytes.value, 96e9);
+  EXPECT_EQ(gh200.cpu.cores.value, 72.0);
+  EXPECT_NEAR(gh200.gpu.gemm_efficiency.value, 828.6 / 989.0, 1e-3);
+  EXPECT_FALSE(gh200.host_memory.unified);
+  EXPECT_NE(gh200.description.find("480 GB"), std::string::npos);
+
+  const HardwareProfile alps = load_profile(find_profile("gh200-alps"));
+  EXPECT_EQ(alps.units_per_node(), 4);
+  EXPECT_EQ(alps.node.gpu_link.bandwidth.value, 150e9);
+  EXPECT_EQ(alps.node.nics_per_node.value, 4.0);
+  EXPECT_EQ(alps.gpu, gh200.gpu);  // the same superchip
+  EXPECT_EQ(alps.cpu, gh200.cpu);
+
+  const HardwareProfile gb10 = load_profile(find_profile("gb10"));
+  EXPECT_TRUE(gb10.host_memory.unified);
+  EXPECT_EQ(gb10.host_memory.bytes.value, 128.0 * 1024 * 1024 * 1024);
+  EXPECT_NEAR(gb10.host_memory.usable_fraction.value, 119.7 / 128.0, 1e-3);
+  EXPECT_EQ(gb10.cpu.cores.value, 20.0);
+  EXPECT_EQ(gb10.units_per_node(), 1);
+
+  const HardwareProfile h100 = load_profile(find_profile("h100-pcie-host"));
+  EXPECT_EQ(h100.host_to_device.bandwidth.value, 55.43e9);
+  EXPECT_EQ(h100.device_to_host.bandwidth.value, 55.06e9);
+  EXPECT_EQ(h100.node.nic.bandwidth.value, 50e9);  // 400 Gb/s
+}
+
+TEST(ShippedProfiles, RoundTripThroughYaml) {
+  for (const std::string& name : kShipped) {
+    SCOPED_TRACE(name);
+    const HardwareProfile p = load_profile(find_profile(name));
+    EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+  }
+}
+
+TEST(ShippedProfiles, FindProfileTakesPathsAndNames) {
+  const auto by_name = find_profile("gh200");
+  EXPECT_EQ(by_name.filename(), "gh200.yaml");
+  EXPECT_EQ(find_profile(by_name.string()), by_name);  // an existing path is returned as is
+  EXPECT_EQ(find_profile("gh200.yaml").filename(), "gh200.yaml");
+  try {
+    find_profile("gh300");
+    ADD_FAILURE() << "found a profile that does not exist";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "gh300");
+    EXPECT_NE(std::string(e.what()).find("gb10, gh200, gh200-alps, h100-pcie-host"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(find_profile("no/such/dir/gh200"), InputError);
+}
+
+}  // namespace
+}  // namespace asteria::hw

@@ -1,0 +1,228 @@
+// Model configuration files: parsing, defaults, every class of bad input (naming the file and
+// the field), and the shipped models against the published facts in HARDWARE.md.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/common/error.hpp"
+#include "core/workload/model_config.hpp"
+
+namespace asteria::workload {
+namespace {
+
+const std::string kSource = "models/test.yaml";
+
+// The required fields; tests append or replace lines.
+std::string minimal(const std::string& extra = "") {
+  return "name: toy\n"
+         "layers: 2\n"
+         "d_model: 64\n"
+         "heads: 4\n"
+         "mlp_hidden: 256\n"
+         "vocab: 256\n"
+         "sequence_length: 64\n"
+         "micro_batch: 2\n" +
+         extra;
+}
+
+// Replaces the line that starts with `key:` by `replacement` (or drops it when empty).
+std::string with_line(const std::string& key, const std::string& replacement) {
+  std::string text = minimal();
+  const std::size_t start = text.find(key + ":");
+  const std::size_t end = text.find('\n', start);
+  text.replace(start, end - start + 1, replacement.empty() ? "" : replacement + "\n");
+  return text;
+}
+
+// Parses `text` expecting an InputError about `field`; returns its message.
+std::string expect_error(const std::string& text, const std::string& field) {
+  try {
+    parse_model_config(text, kSource);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), kSource);
+    EXPECT_EQ(e.field(), field) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for field " << field;
+  return {};
+}
+
+TEST(ModelConfig, ParsesRequiredFieldsAndAppliesDefaults) {
+  const ModelConfig c = parse_model_config(minimal(), kSource);
+  EXPECT_EQ(c.name, "toy");
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.d_model, 64);
+  EXPECT_EQ(c.heads, 4);
+  EXPECT_EQ(c.kv_heads, 4);  // defaults to heads
+  EXPECT_EQ(c.mlp_hidden, 256);
+  EXPECT_EQ(c.mlp, MlpKind::swiglu);
+  EXPECT_EQ(c.vocab, 256);
+  EXPECT_EQ(c.sequence_length, 64);
+  EXPECT_EQ(c.micro_batch, 2);
+  EXPECT_FALSE(c.tied_embeddings);
+  EXPECT_TRUE(c.norm_weights);
+  EXPECT_FALSE(c.qk_norm);
+  EXPECT_EQ(c.activation_bytes, 2);
+  EXPECT_EQ(c.parameter_bytes, 4);
+  EXPECT_EQ(c.gradient_bytes, 4);
+  EXPECT_EQ(c.head_dim(), 16);
+  EXPECT_EQ(c.kv_dim(), 64);
+  EXPECT_EQ(c.tokens(), 128);
+}
+
+TEST(ModelConfig, ParsesOptionalFields) {
+  const ModelConfig c = parse_model_config(
+      minimal("kv_heads: 2\nmlp: gelu\ntied_embeddings: true\nnorm_weights: false\nqk_norm: true\n"
+              "activation_bytes: 4\nparameter_bytes: 8\ngradient_bytes: 2\norigin: \"a paper\"\n"),
+      kSource);
+  EXPECT_EQ(c.kv_heads, 2);
+  EXPECT_EQ(c.kv_dim(), 32);
+  EXPECT_EQ(c.mlp, MlpKind::gelu);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_FALSE(c.norm_weights);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.activation_bytes, 4);
+  EXPECT_EQ(c.parameter_bytes, 8);
+  EXPECT_EQ(c.gradient_bytes, 2);
+  EXPECT_EQ(c.origin, "a paper");
+}
+
+TEST(ModelConfig, MissingFieldIsNamed) {
+  for (const char* field : {"name", "layers", "d_model", "heads", "mlp_hidden", "vocab", "sequence_length",
+                            "micro_batch"}) {
+    const std::string message = expect_error(with_line(field, ""), field);
+    EXPECT_NE(message.find("missing"), std::string::npos) << message;
+  }
+}
+
+TEST(ModelConfig, NonPositiveSizesAreRejected) {
+  expect_error(with_line("layers", "layers: 0"), "layers");
+  expect_error(with_line("d_model", "d_model: -64"), "d_model");
+  expect_error(with_line("vocab", "vocab: 0"), "vocab");
+  expect_error(minimal("kv_heads: 0\n"), "kv_heads");
+}
+
+TEST(ModelConfig, WrongTypesAreRejected) {
+  expect_error(with_line("d_model", "d_model: 64.5"), "d_model");
+  expect_error(with_line("layers", "layers: two"), "layers");
+  expect_error(with_line("heads", "heads: [4]"), "heads");
+  expect_error(minimal("tied_embeddings: maybe\n"), "tied_embeddings");
+  expect_error(with_line("name", "name: {a: 1}"), "name");
+}
+
+TEST(ModelConfig, HeadsMustDivideDModel) {
+  const std::string message = expect_error(with_line("heads", "heads: 5"), "heads");
+  EXPECT_NE(message.find("d_model"), std::string::npos) << message;
+}
+
+TEST(ModelConfig, KvHeadsMustDivideHeads) {
+  const std::string message = expect_error(minimal("kv_heads: 3\n"), "kv_heads");
+  EXPECT_NE(message.find("divisor of heads"), std::string::npos) << message;
+}
+
+TEST(ModelConfig, UnknownMlpKindIsRejected) {
+  const std::string message = expect_error(minimal("mlp: relu\n"), "mlp");
+  EXPECT_NE(message.find("swiglu"), std::string::npos) << message;
+}
+
+TEST(ModelConfig, UnknownKeyIsRejected) {
+  const std::string message = expect_error(minimal("dropout: 0.1\n"), "dropout");
+  EXPECT_NE(message.find("unknown"), std::string::npos) << message;
+}
+
+TEST(ModelConfig, ElementSizesMustBeRealDtypes) {
+  expect_error(minimal("activation_bytes: 3\n"), "activation_bytes");
+  expect_error(minimal("parameter_bytes: 16\n"), "parameter_bytes");
+}
+
+TEST(ModelConfig, SyntaxErrorNamesTheLine) {
+  // Line 3 is indented under a plain scalar: a mapping value where none may start.
+  const std::string message = expect_error("name: toy\nlayers: 2\n  d_model: 64\nheads: 4\n", "yaml");
+  EXPECT_NE(message.find("line 3"), std::string::npos) << message;
+  // Line 4 puts a second mapping value on one line.
+  const std::string second = expect_error("name: toy\nlayers: 2\nd_model: 64\nheads: 4: 5\n", "yaml");
+  EXPECT_NE(second.find("line 4"), std::string::npos) << second;
+}
+
+TEST(ModelConfig, TopLevelMustBeAMapping) { expect_error("- 1\n- 2\n", "yaml"); }
+
+TEST(ModelConfig, LoadNamesTheFile) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "asteria_workload_bad_model.yaml";
+  {
+    std::ofstream out(path);
+    out << with_line("vocab", "");
+  }
+  try {
+    load_model_config(path);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), path.string());
+    EXPECT_EQ(e.field(), "vocab");
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(load_model_config(path), InputError);  // unreadable now
+}
+
+TEST(ModelConfig, FindsShippedModelsByNameAndFilesByPath) {
+  EXPECT_EQ(find_model_config("tiny").name, "tiny");
+  const std::filesystem::path file = shipped_models_dir() / "olmo-1b.yaml";
+  EXPECT_EQ(find_model_config(file.string()).name, "olmo-1b");
+  const std::vector<std::string> names = shipped_model_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"olmo-1b", "olmo2-7b", "tiny"}));
+}
+
+TEST(ModelConfig, UnknownModelListsTheShippedOnes) {
+  try {
+    find_model_config("olmo-3b");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("olmo-3b"), std::string::npos) << message;
+    for (const char* name : {"tiny", "olmo-1b", "olmo2-7b"})
+      EXPECT_NE(message.find(name), std::string::npos) << message;
+  }
+}
+
+TEST(ModelConfig, ShippedTinyMatchesItsSpecification) {
+  const ModelConfig c = find_model_config("tiny");
+  EXPECT_EQ(c.layers, 2);
+  EXPECT_EQ(c.d_model, 64);
+  EXPECT_EQ(c.heads, 4);
+  EXPECT_EQ(c.mlp_hidden, 256);
+  EXPECT_EQ(c.vocab, 256);
+  EXPECT_EQ(c.sequence_length, 64);
+  EXPECT_EQ(c.micro_batch, 2);
+}
+
+// HARDWARE.md, "Model configurations": OLMo-1B 2048 / 16 / 16 / 8192 / 50304 / tied;
+// OLMo-2 7B 4096 / 32 / 32 (kv 32) / 11008 / 100352 / untied; sequence length 1024.
+TEST(ModelConfig, ShippedOlmoModelsMatchThePublishedConfigs) {
+  const ModelConfig one = find_model_config("olmo-1b");
+  EXPECT_EQ(one.d_model, 2048);
+  EXPECT_EQ(one.layers, 16);
+  EXPECT_EQ(one.heads, 16);
+  EXPECT_EQ(one.kv_heads, 16);
+  EXPECT_EQ(one.mlp_hidden, 8192);
+  EXPECT_EQ(one.mlp, MlpKind::swiglu);
+  EXPECT_EQ(one.vocab, 50304);
+  EXPECT_TRUE(one.tied_embeddings);
+  EXPECT_EQ(one.sequence_length, 1024);
+  EXPECT_FALSE(one.origin.empty());
+
+  const ModelConfig seven = find_model_config("olmo2-7b");
+  EXPECT_EQ(seven.d_model, 4096);
+  EXPECT_EQ(seven.layers, 32);
+  EXPECT_EQ(seven.heads, 32);
+  EXPECT_EQ(seven.kv_heads, 32);
+  EXPECT_EQ(seven.mlp_hidden, 11008);
+  EXPECT_EQ(seven.mlp, MlpKind::swiglu);
+  EXPECT_EQ(seven.vocab, 100352);
+  EXPECT_FALSE(seven.tied_embeddings);
+  EXPECT_EQ(seven.sequence_length, 1024);
+  EXPECT_FALSE(seven.origin.empty());
+}
+
+}  // namespace
+}  // namespace asteria::workload
