@@ -166,6 +166,8 @@ std::string format_amount(double amount, UnitClass unit_class, std::string_view 
   double best_size = 0.0;
   for (const Unit& candidate : kUnits) {
     if (candidate.unit_class != unit_class) continue;
+    // Bits per second are read (NIC datasheets) but never written: bytes read more plainly.
+    if (candidate.symbol.ends_with("b/s")) continue;
     const double size = candidate.si_size();
     if (size != 1.0 && std::fabs(amount) < size) continue;
     const auto text = exact_text(amount, candidate);

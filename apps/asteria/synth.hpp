@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,7 @@ SynthRun run_synth(const SynthSettings& settings, const std::string& name, std::
 // Output files.
 std::string steps_csv_header(bool with_config);
 std::string steps_csv_rows(const SynthRun& run, bool with_config);
+std::string steps_csv_rows(const std::string& name, std::span<const runtime::StepRecord> records, bool with_config);
 std::string synth_summary_json(const SynthRun& run);
 // Creates `dir` if missing; throws InputError naming it otherwise.
 void ensure_directory(const std::filesystem::path& dir);

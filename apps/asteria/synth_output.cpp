@@ -54,9 +54,13 @@ std::string steps_csv_header(bool with_config) {
 }
 
 std::string steps_csv_rows(const SynthRun& run, bool with_config) {
+  return steps_csv_rows(run.name, run.records, with_config);
+}
+
+std::string steps_csv_rows(const std::string& name, std::span<const runtime::StepRecord> records, bool with_config) {
   std::string csv;
-  for (const runtime::StepRecord& r : run.records) {
-    if (with_config) csv += run.name + ',';
+  for (const runtime::StepRecord& r : records) {
+    if (with_config) csv += name + ',';
     csv += std::to_string(r.step) + ',' + (r.warmup ? "1" : "0") + ',' + seconds(r.step_time_s) + ',' +
            seconds(r.compute_s) + ',' + seconds(r.visible_optimizer_s) + ',' + seconds(r.refresh_wait_s) + ',' +
            seconds(r.acquire_wait_s) + ',' + seconds(r.optimizer_device_s) + ',' + std::to_string(r.queue_depth) +

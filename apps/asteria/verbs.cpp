@@ -14,6 +14,9 @@ constexpr std::array kVerbs = {
     Verb{"compare", "compare every optimizer on an ill-conditioned problem", &compare_main},
     Verb{"demo", "the main job on embedded defaults", &demo_main},
     Verb{"synth", "synthetic training steps through the runtime: step times, visible optimizer time", &synth_main},
+    Verb{"calibrate", "measure this machine and write a hardware profile", &calibrate_main},
+    Verb{"sim", "the runtime on a simulated machine (SimGrid, hardware profile, model config)", &sim_main},
+    Verb{"study", "a what-if grid of sim runs (hardware x model x optimizer x placement x staleness)", &study_main},
 };
 
 void usage(std::ostream& out) {

@@ -28,5 +28,8 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err);
 int compare_main(const Args& args, std::ostream& out, std::ostream& err);
 int demo_main(const Args& args, std::ostream& out, std::ostream& err);
 int synth_main(const Args& args, std::ostream& out, std::ostream& err);
+int calibrate_main(const Args& args, std::ostream& out, std::ostream& err);
+int sim_main(const Args& args, std::ostream& out, std::ostream& err);
+int study_main(const Args& args, std::ostream& out, std::ostream& err);
 
 }  // namespace asteria::cli

@@ -23,6 +23,9 @@ struct Cost {
   double flops = 0.0;
   double bytes = 0.0;
   std::int64_t dimension = 0;  // n for an n x n factorization; 0 when not meaningful
+  // A training-step matmul in reduced precision (bf16 on tensor cores, fp32 accumulation), as
+  // mixed-precision training runs forward and backward; optimizer kernels stay fp32.
+  bool reduced_precision = false;
 };
 
 }  // namespace asteria::platform

@@ -16,6 +16,10 @@ struct Work {
   std::string label;              // for traces: "refresh layer3.w block 2"
   Cost cost;                      // what it costs, for models
   std::function<Status()> body;   // the numerics; empty when there are none to run
+  // Queued ahead of the work that is not urgent (after earlier urgent work): a step's own
+  // optimizer update on the host must not wait behind background refreshes. Executors that
+  // schedule at submission (the fake backend) ignore it.
+  bool urgent = false;
 };
 
 class Executor {

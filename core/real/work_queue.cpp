@@ -40,7 +40,12 @@ platform::Pending WorkQueue::submit(platform::Work work) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw std::logic_error("WorkQueue '" + name_ + "': submit during shutdown");
-    queue_.push_back(std::move(item));
+    if (item.work.urgent) {
+      queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_queued_), std::move(item));
+      ++urgent_queued_;
+    } else {
+      queue_.push_back(std::move(item));
+    }
   }
   changed_.notify_one();
   return pending;
@@ -55,6 +60,7 @@ void WorkQueue::serve() {
       if (queue_.empty()) return;  // stopping, and drained
       item = std::move(queue_.front());
       queue_.pop_front();
+      if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front
     }
     execute(item);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// The machinery under every real executor: a FIFO of work items served by a fixed set of
+// The machinery under every real executor: a FIFO of work items (urgent ones first) served by a fixed set of
 // threads. Each item's outcome fulfils its Promise; its times go to the trace. Destruction
 // drains the queue (every submitted item runs) and then joins the threads.
 #include <condition_variable>
@@ -53,7 +53,8 @@ class WorkQueue {
 
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Item> queue_;
+  std::deque<Item> queue_;  // urgent items first, each part in submission order
+  std::size_t urgent_queued_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;  // last: started after, and joined before, everything above
 };

@@ -41,6 +41,7 @@ runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runt
       s.vector = w.order < 2;
       s.forward = share(layer.forward, fraction);
       s.backward = share(layer.backward, fraction);
+      s.forward.reduced_precision = s.backward.reduced_precision = true;
       if (i == 0 && (carry_forward.flops > 0.0 || carry_forward.bytes > 0.0)) {
         add(s.forward, carry_forward);
         add(s.backward, carry_backward);

@@ -129,5 +129,59 @@ TEST_P(ConcurrentPlatformConformance, HostWorkersOverlapWhenConcurrencyAllows) {
   });
 }
 
+// Every worker busy (all started, so nothing is queued), then plain a, urgent u, plain b: the
+// first worker to free up takes u, then a, then b.
+TEST_P(ConcurrentPlatformConformance, UrgentWorkOvertakesQueuedWork) {
+  run([](Platform& p) {
+    const int workers = p.host_workers().concurrency();
+    auto mutex = p.sync().make_mutex();
+    int started = 0;
+    std::vector<std::string> order;
+    CompletionBoard::Pair first_gate = p.completions().make();
+    CompletionBoard::Pair other_gates = p.completions().make();
+    std::vector<Pending> blockers;
+    for (int i = 0; i < workers; ++i) {
+      const Pending gate = i == 0 ? first_gate.pending : other_gates.pending;
+      blockers.push_back(p.host_workers().submit(work("blocker", [&, gate] {
+        {
+          LockGuard lock(*mutex);
+          ++started;
+        }
+        gate.wait();
+        return Status::success();
+      })));
+    }
+    const Seconds deadline = p.clock().now() + 10.0;
+    for (;;) {
+      {
+        LockGuard lock(*mutex);
+        if (started == workers) break;
+      }
+      ASSERT_LT(p.clock().now(), deadline) << "the blockers never all started";
+      p.clock().sleep_for(0.001);
+    }
+    auto record = [&](std::string name) {
+      return [&, name] {
+        LockGuard lock(*mutex);
+        order.push_back(name);
+        return Status::success();
+      };
+    };
+    Pending a = p.host_workers().submit(work("plain a", record("a")));
+    Work urgent = work("urgent u", record("u"));
+    urgent.urgent = true;
+    Pending u = p.host_workers().submit(std::move(urgent));
+    Pending b = p.host_workers().submit(work("plain b", record("b")));
+    first_gate.promise.fulfil();
+    ASSERT_TRUE(a.status().ok());
+    ASSERT_TRUE(u.status().ok());
+    ASSERT_TRUE(b.status().ok());
+    other_gates.promise.fulfil();
+    for (Pending& blocker : blockers) ASSERT_TRUE(blocker.status().ok());
+    LockGuard lock(*mutex);
+    EXPECT_EQ(order, (std::vector<std::string>{"u", "a", "b"}));
+  });
+}
+
 }  // namespace
 }  // namespace asteria::platform::conformance

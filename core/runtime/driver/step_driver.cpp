@@ -115,6 +115,13 @@ void StepDriver<T>::wait_in_flight() noexcept {
     }
   }
   in_flight_.clear();
+  for (auto& [layer, p] : host_updates_) {
+    try {
+      if (p.valid()) p.wait();
+    } catch (...) {
+    }
+  }
+  host_updates_.clear();
 }
 
 template <linalg::Real T>
@@ -200,8 +207,19 @@ void StepDriver<T>::run_hooks(std::size_t l, optim::Step t) {
 template <linalg::Real T>
 platform::Pending StepDriver<T>::update(std::size_t l, optim::Step t, StepTotals& totals) {
   platform::Work work{"optimizer " + model_.layer(l).name, {}, {}};
-  for (std::size_t bi : layers_[l].blocks)
-    work.cost = combine(work.cost, combine(blocks_[bi].costs.accumulate, blocks_[bi].costs.apply));
+  // Blocks the store updates on the host (host and nvme policies) are charged on the host
+  // workers, one urgent Work per block (ahead of queued refreshes, spread over the workers);
+  // their numerics, if any, still run with the others.
+  const auto on_host = [&](const Block& b) { return store_->update_tier(b.store_id) == platform::Tier::host; };
+  std::vector<platform::Cost> host_costs(layers_[l].blocks.size());
+  for (std::size_t i = 0; i < layers_[l].blocks.size(); ++i) {
+    const Block& b = blocks_[layers_[l].blocks[i]];
+    const platform::Cost cost = combine(b.costs.accumulate, b.costs.apply);
+    if (on_host(b))
+      host_costs[i] = cost;
+    else
+      work.cost = combine(work.cost, cost);
+  }
   if (options_.mode == NumericsMode::full) {
     // The hooks run on the device stream; exceptions come back through the Pending's Status.
     work.body = [this, l, t] {
@@ -220,15 +238,41 @@ platform::Pending StepDriver<T>::update(std::size_t l, optim::Step t, StepTotals
     // Installing a finished refresh is device work too (a copy; SOAP rotates its momentum).
     for (std::size_t i = 0; i < layers_[l].blocks.size(); ++i) {
       const Block& b = blocks_[layers_[l].blocks[i]];
-      if (service_->version(b.service_id).publications > before[i]) work.cost = combine(work.cost, b.costs.publish);
+      if (service_->version(b.service_id).publications <= before[i]) continue;
+      if (on_host(b))
+        host_costs[i] = combine(host_costs[i], b.costs.publish);
+      else
+        work.cost = combine(work.cost, b.costs.publish);
     }
+  }
+  for (std::size_t i = 0; i < host_costs.size(); ++i) {
+    if (host_costs[i].flops <= 0.0 && host_costs[i].bytes <= 0.0) continue;
+    platform::Work host_work{"host optimizer " + blocks_[layers_[l].blocks[i]].label, host_costs[i], {}};
+    host_work.urgent = true;
+    host_updates_.push_back({l, platform_.host_workers().submit(std::move(host_work))});
   }
   totals.optimizer_device += modelled(work.cost);
   return submit(std::move(work));
 }
 
 template <linalg::Real T>
+void StepDriver<T>::wait_host_updates(std::size_t l) {
+  for (auto it = host_updates_.begin(); it != host_updates_.end();) {
+    if (it->first != l) {
+      ++it;
+      continue;
+    }
+    const Status status = it->second.status();
+    it = host_updates_.erase(it);
+    if (!status.ok())
+      throw NumericalError("step driver: host optimizer update failed at step " + std::to_string(step_) + ": " +
+                           status.message());
+  }
+}
+
+template <linalg::Real T>
 void StepDriver<T>::release_layer(std::size_t l) {
+  wait_host_updates(l);  // the block's state may move only once its update has ended
   for (std::size_t bi : layers_[l].blocks) store_->release(blocks_[bi].store_id, /*dirty=*/true);
 }
 

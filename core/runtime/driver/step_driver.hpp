@@ -18,6 +18,8 @@
 //     submit L's optimizer work: `full` mode runs those hooks inside its body (real numerics on
 //       the device stream), `emulated` mode runs them on this thread with the device numerics
 //       switched off (ModelledBlock) and submits the work without a body (modelled time only).
+//     blocks the store updates on the host (host, nvme policies) are charged as urgent Work
+//     (one per block) on the host workers instead, waited for before their blocks are released;
 //   wait for the last optimizer work (the device stream is drained), release, on_step_end,
 //   store.end_step().
 //
@@ -105,6 +107,7 @@ class StepDriver {
   void add_shape_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp,
                         const std::vector<index>& shape, Layer& layer);
   void release_layer(std::size_t layer);
+  void wait_host_updates(std::size_t layer);
   void wait_in_flight() noexcept;
 
   platform::Platform& platform_;
@@ -117,6 +120,7 @@ class StepDriver {
   std::unique_ptr<PreconditionerService<T>> service_;
   std::unique_ptr<StateStore> store_;  // after the states and the service: destroyed first
   std::vector<platform::Pending> in_flight_;  // device work whose bodies may still run
+  std::vector<std::pair<std::size_t, platform::Pending>> host_updates_;  // (layer, its host-side update)
   std::exception_ptr body_error_;
   T shape_gradient_ = T(0);  // shapes mode: the stand-in gradient and weight the hooks pass
   T shape_weight_ = T(0);  // set by a device body, read after waiting for it

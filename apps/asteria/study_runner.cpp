@@ -1,0 +1,105 @@
+#include "apps/asteria/study_runner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+#include "apps/asteria/study_process.hpp"
+#include "core/common/error.hpp"
+#include "core/io/atomic_file.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+std::string progress_detail(const RunResult& result, const std::filesystem::path& log) {
+  if (result.failed()) return "FAILED: " + result.failure + "; log " + log.string();
+  if (!result.fits) return "does not fit: " + shortfall_text(result.shortfall);
+  char line[128];
+  std::snprintf(line, sizeof line, "fits, p50 %.3f ms, visible optimizer %.3f ms",
+                result[Metric::p50_step_s].value_or(0.0) * 1e3, result[Metric::visible_optimizer_s].value_or(0.0) * 1e3);
+  return line;
+}
+
+void prepare_run_dir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  // A summary left by an earlier study must never pass for this run's.
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir.string(), "directory", "could not be created: " + ec.message());
+}
+
+}  // namespace
+
+std::vector<std::string> run_command(const StudyPoint& point, const RunnerOptions& options) {
+  std::vector<std::string> command{options.asteria};
+  const std::vector<std::string> args = sim_arguments(point, options.out_dir / relative_run_dir(point));
+  command.insert(command.end(), args.begin(), args.end());
+  if (!options.traces) command.emplace_back("--no-trace");
+  return command;
+}
+
+std::string shell_line(const std::vector<std::string>& command) {
+  std::string line;
+  for (const std::string& word : command) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("-_./=:+,@").find(c) != std::string_view::npos;
+    });
+    if (!line.empty()) line += ' ';
+    if (plain) {
+      line += word;
+      continue;
+    }
+    line += '\'';
+    for (char c : word) {
+      if (c == '\'') line += "'\\''";  // close, escaped quote, reopen
+      else line += c;
+    }
+    line += '\'';
+  }
+  return line;
+}
+
+std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress) {
+  std::vector<Job> jobs;
+  for (const StudyPoint& point : spec.points) {
+    const std::filesystem::path dir = options.out_dir / relative_run_dir(point);
+    prepare_run_dir(dir);
+    std::vector<std::string> command = run_command(point, options);
+    const std::string program = command.front();
+    command.erase(command.begin());
+    jobs.push_back(Job{program, std::move(command), dir / "log.txt"});
+  }
+  std::vector<RunResult> results(spec.points.size());
+  std::size_t finished = 0;
+  const std::string total = std::to_string(spec.points.size());
+  run_jobs(jobs, options.jobs, [&](std::size_t index, const JobEnd& end) {
+    const std::filesystem::path dir = options.out_dir / relative_run_dir(spec.points[index]);
+    results[index] = read_run_result(dir, end.succeeded() ? std::string() : end.describe());
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f s", end.seconds);
+    progress << '[' << ++finished << '/' << total << "] " << spec.points[index].slug << ": "
+             << progress_detail(results[index], jobs[index].log) << " (" << seconds << ")" << std::endl;
+  });
+  io::write_file_atomically(options.out_dir / "table.csv", table_csv(spec, results));
+  io::write_file_atomically(options.out_dir / "table.md", table_markdown(spec, results));
+  return results;
+}
+
+PlotOutcome render_plots(const std::string& python, const std::filesystem::path& script,
+                         const std::filesystem::path& out_dir) {
+  const std::filesystem::path log = out_dir / "plots.log";
+  const JobEnd end = run_job(Job{python, {script.string(), out_dir.string()}, log});
+  PlotOutcome outcome;
+  // The script prints the path of each PNG it wrote, one a line, among its notes.
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const bool png = line.size() > 4 && line.compare(line.size() - 4, 4, ".png") == 0;
+    if (png && std::filesystem::is_regular_file(line)) outcome.paths.push_back(line);
+  }
+  if (!end.succeeded()) outcome.problem = python + " " + script.string() + ": " + end.describe() + "; see " + log.string();
+  return outcome;
+}
+
+}  // namespace asteria::cli::study

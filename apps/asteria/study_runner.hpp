@@ -1,0 +1,41 @@
+#pragma once
+// Running a study: every point as an `asteria sim` child process, their summaries gathered into
+// DIR/table.csv and DIR/table.md, then the plots.
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/study_table.hpp"
+
+namespace asteria::cli::study {
+
+struct RunnerOptions {
+  std::filesystem::path out_dir;  // DIR: runs/<slug>/ per point, table.csv, table.md
+  std::string asteria;            // the program run as `<asteria> sim ...`
+  int jobs = 1;                   // runs at once
+  bool traces = false;            // keep each run's trace.json (otherwise --no-trace)
+};
+
+// The full command line of one point's run: program, "sim", options.
+std::vector<std::string> run_command(const StudyPoint& point, const RunnerOptions& options);
+
+// One command line as a shell would read it (arguments quoted where needed).
+std::string shell_line(const std::vector<std::string>& command);
+
+// Runs every point (at most `jobs` at once; each run directory is emptied first, its output
+// captured to runs/<slug>/log.txt), writes one progress line per finished run on `progress`,
+// then writes table.csv and table.md atomically. Results are in the study's order.
+std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress);
+
+struct PlotOutcome {
+  std::vector<std::string> paths;  // the PNG files written
+  std::string problem;             // non-empty when the plotting script failed
+};
+
+// Runs `python script DIR` (the study plots), its output captured to DIR/plots.log.
+PlotOutcome render_plots(const std::string& python, const std::filesystem::path& script,
+                         const std::filesystem::path& out_dir);
+
+}  // namespace asteria::cli::study

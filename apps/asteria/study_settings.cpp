@@ -1,0 +1,149 @@
+// The settings a study can give a run: their YAML keys, sim options, value checks and slug tags.
+#include "apps/asteria/study_settings.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "core/common/error.hpp"
+#include "core/optim/hyperparameters.hpp"
+#include "core/runtime/store/store_options.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+enum class Kind { name_or_path, optimizer, placement, mode, count_or_zero, count };
+
+struct SettingInfo {
+  Setting setting;
+  std::string_view key;
+  std::string_view option;
+  Kind kind;
+  std::string_view slug_tag;  // prefix of the value in a run's slug ("" for the core settings)
+};
+
+constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
+    {Setting::hw, "hw", "--hw", Kind::name_or_path, ""},
+    {Setting::model, "model", "--model", Kind::name_or_path, ""},
+    {Setting::optimizer, "optimizer", "--optimizer", Kind::optimizer, ""},
+    {Setting::placement, "placement", "--placement", Kind::placement, ""},
+    {Setting::staleness, "staleness", "--staleness", Kind::count_or_zero, "s"},
+    {Setting::steps, "steps", "--steps", Kind::count, "steps"},
+    {Setting::warmup_steps, "warmup_steps", "--warmup-steps", Kind::count_or_zero, "warmup"},
+    {Setting::mode, "mode", "--mode", Kind::mode, ""},
+    {Setting::precondition_frequency, "precondition_frequency", "--precondition-frequency", Kind::count, "freq"},
+    {Setting::max_precond_dim, "max_precond_dim", "--max-precond-dim", Kind::count, "dim"},
+    {Setting::units, "units", "--units", Kind::count, "units"},
+    {Setting::nodes, "nodes", "--nodes", Kind::count, "nodes"},
+}};
+
+// The table is indexed by Setting: every entry must sit at its own enumerator's place.
+constexpr bool table_in_setting_order() {
+  for (std::size_t i = 0; i < kSettings.size(); ++i)
+    if (static_cast<std::size_t>(kSettings[i].setting) != i || kSettings[i].key.empty()) return false;
+  return true;
+}
+static_assert(table_in_setting_order(), "kSettings must list every Setting in enum order");
+
+const SettingInfo& info(Setting s) { return kSettings[static_cast<std::size_t>(s)]; }
+
+// A value that names a file rather than a shipped profile or model: it has a directory part or
+// a YAML extension.
+bool looks_like_path(const std::string& value) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return value.size() >= suffix.size() && value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return value.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
+}
+
+std::string whole_number(const std::string& text, long long minimum, const std::string& source,
+                         const std::string& field, const std::string& where) {
+  const std::string expectation = minimum == 0 ? "expected a whole number >= 0" : "expected a whole number >= 1";
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty() || value > std::numeric_limits<int>::max())
+    throw InputError(source, field, expectation + ", found '" + text + "'" + where);
+  if (value < minimum) throw InputError(source, field, expectation + ", found " + text + where);
+  return std::to_string(value);
+}
+
+}  // namespace
+
+std::string_view key_of(Setting setting) noexcept { return info(setting).key; }
+std::string_view option_of(Setting setting) noexcept { return info(setting).option; }
+
+std::optional<Setting> setting_named(std::string_view key) noexcept {
+  for (const SettingInfo& s : kSettings)
+    if (s.key == key) return s.setting;
+  return std::nullopt;
+}
+
+std::string known_settings_list() {
+  std::string list;
+  for (const SettingInfo& s : kSettings) {
+    if (!list.empty()) list += ", ";
+    list += s.key;
+  }
+  return list;
+}
+
+std::string line_suffix(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.line >= 0 ? " (line " + std::to_string(mark.line + 1) + ")" : "";
+}
+
+std::string parse_setting_value(const YAML::Node& node, Setting setting, const ValueContext& context) {
+  const std::string where = line_suffix(node);
+  const std::string& field = context.field;
+  if (!node.IsScalar() || node.Scalar().empty()) {
+    const std::string found = node.IsMap() ? "a mapping" : node.IsSequence() ? "a list" : "nothing";
+    throw InputError(context.source, field, "expected a single value, found " + found + where);
+  }
+  const std::string text = node.Scalar();
+  switch (info(setting).kind) {
+    case Kind::name_or_path: {
+      if (!looks_like_path(text)) return text;
+      const std::filesystem::path path(text);
+      return path.is_absolute() ? path.lexically_normal().string() : (context.base_dir / path).lexically_normal().string();
+    }
+    case Kind::optimizer:
+      try {
+        return std::string(optim::to_string(optim::parse_optimizer_kind(text, context.source)));
+      } catch (const InputError&) {
+        throw InputError(context.source, field,
+                         "expected one of adamw, shampoo, soap, kl-shampoo, muon; found '" + text + "'" + where);
+      }
+    case Kind::placement:
+      try {
+        return std::string(runtime::to_string(runtime::parse_placement_policy(text, context.source)));
+      } catch (const InputError&) {
+        throw InputError(context.source, field, "expected one of device, host, tiered, nvme; found '" + text + "'" + where);
+      }
+    case Kind::mode:
+      if (text == "data-free" || text == "data-true") return text;
+      throw InputError(context.source, field, "expected data-free or data-true, found '" + text + "'" + where);
+    case Kind::count_or_zero: return whole_number(text, 0, context.source, field, where);
+    case Kind::count: return whole_number(text, 1, context.source, field, where);
+  }
+  return text;
+}
+
+std::string slug_part(Setting setting, const std::string& value) {
+  std::string part = value;
+  if (info(setting).kind == Kind::name_or_path && looks_like_path(value))
+    part = std::filesystem::path(value).stem().string();
+  part = std::string(info(setting).slug_tag) + part;
+  // Keep directory names portable and free of separators.
+  std::replace_if(
+      part.begin(), part.end(),
+      [](char c) {
+        const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                          c == '.';
+        return !safe;
+      },
+      '-');
+  return part;
+}
+
+}  // namespace asteria::cli::study

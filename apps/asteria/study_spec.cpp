@@ -1,0 +1,236 @@
+// Study files: validation, grid expansion, run slugs and the sim command line of a run.
+#include "apps/asteria/study_spec.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "apps/asteria/study_settings.hpp"
+#include "core/common/error.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+using Values = std::array<std::optional<std::string>, kSettingCount>;
+
+struct Axis {
+  Setting setting;
+  std::vector<std::string> values;
+};
+
+constexpr std::array<std::string_view, 4> kTopKeys = {"name", "description", "defaults", "grid"};
+
+std::string found_kind(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  return "nothing";
+}
+
+std::string key_text(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : std::string("?"); }
+
+// A run's directory name must not escape the results directory: letters, digits, '.', '-', '_'.
+bool safe_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+Setting known_setting(const YAML::Node& key, const std::string& source, const std::string& parent) {
+  const std::string name = key_text(key);
+  const std::optional<Setting> setting = setting_named(name);
+  const std::string field = parent.empty() ? name : parent + "." + name;
+  if (!setting)
+    throw InputError(source, field, "unknown setting; expected one of " + known_settings_list() + line_suffix(key));
+  return *setting;
+}
+
+Values parse_defaults(const YAML::Node& node, const std::string& source, const std::filesystem::path& base_dir) {
+  Values defaults;
+  if (!node.IsMap())
+    throw InputError(source, "defaults", "expected a mapping of setting: value, found " + found_kind(node) +
+                                             line_suffix(node));
+  for (const auto& entry : node) {
+    const Setting setting = known_setting(entry.first, source, "defaults");
+    const std::string field = "defaults." + std::string(key_of(setting));
+    if (entry.second.IsSequence())
+      throw InputError(source, field, "expected a single value (lists of values go under grid)" +
+                                          line_suffix(entry.second));
+    defaults[static_cast<std::size_t>(setting)] = parse_setting_value(entry.second, setting, {source, field, base_dir});
+  }
+  return defaults;
+}
+
+std::vector<Axis> parse_subgrid(const YAML::Node& node, const std::string& field, const std::string& source,
+                                const std::filesystem::path& base_dir) {
+  if (!node.IsMap() || node.size() == 0)
+    throw InputError(source, field, "expected a mapping of axis: [values], found " + found_kind(node) +
+                                        line_suffix(node));
+  std::vector<Axis> axes;
+  for (const auto& entry : node) {
+    const Setting setting = known_setting(entry.first, source, field);
+    const std::string axis_field = field + "." + std::string(key_of(setting));
+    const bool repeated =
+        std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
+    if (repeated) throw InputError(source, axis_field, "given twice in one sub-grid" + line_suffix(entry.first));
+    Axis axis{setting, {}};
+    const YAML::Node& list = entry.second;
+    if (list.IsSequence()) {
+      if (list.size() == 0)
+        throw InputError(source, axis_field, "expected a non-empty list of values" + line_suffix(list));
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string item_field = axis_field + "[" + std::to_string(i) + "]";
+        axis.values.push_back(parse_setting_value(list[i], setting, {source, item_field, base_dir}));
+      }
+    } else {
+      // A single value is a one-point axis.
+      axis.values.push_back(parse_setting_value(list, setting, {source, axis_field, base_dir}));
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+void require_core_settings(const std::vector<Axis>& axes, const Values& defaults, const YAML::Node& node,
+                           const std::string& field, const std::string& source) {
+  for (std::size_t i = 0; i < kCoreSettingCount; ++i) {
+    const auto setting = static_cast<Setting>(i);
+    const bool on_axis = std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
+    if (!on_axis && !defaults[i])
+      throw InputError(source, field,
+                       "missing axis '" + std::string(key_of(setting)) +
+                           "' (give it in this sub-grid or under defaults)" + line_suffix(node));
+  }
+}
+
+// The cartesian product of `axes` over `defaults`: the first axis varies slowest.
+void expand(const std::vector<Axis>& axes, const Values& defaults, std::vector<Values>& out) {
+  std::vector<std::size_t> index(axes.size(), 0);
+  while (true) {
+    Values point = defaults;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      point[static_cast<std::size_t>(axes[a].setting)] = axes[a].values[index[a]];
+    // A point reached by two sub-grids runs once, at its first place.
+    if (std::find(out.begin(), out.end(), point) == out.end()) out.push_back(std::move(point));
+    std::size_t a = axes.size();
+    while (a > 0) {
+      --a;
+      if (++index[a] < axes[a].values.size()) break;
+      index[a] = 0;
+      if (a == 0) return;
+    }
+    if (axes.empty()) return;
+  }
+}
+
+std::string slug_of(const Values& values, const std::vector<Setting>& extra_axes) {
+  std::string slug;
+  auto add = [&](Setting s) {
+    const auto& value = values[static_cast<std::size_t>(s)];
+    if (!value) return;
+    if (!slug.empty()) slug += '_';
+    slug += slug_part(s, *value);
+  };
+  for (std::size_t i = 0; i < kCoreSettingCount; ++i) add(static_cast<Setting>(i));
+  for (Setting s : extra_axes) add(s);
+  return slug;
+}
+
+void name_points(StudySpec& spec, std::vector<Values> points) {
+  std::set<std::string> used;
+  for (Values& values : points) {
+    const std::string base = slug_of(values, spec.extra_axes);
+    // Different paths with one file stem would share a slug: number the later ones.
+    std::string slug = base;
+    for (int n = 2; used.count(slug) != 0; ++n) {
+      slug = base;
+      slug += '-';
+      slug += std::to_string(n);
+    }
+    used.insert(slug);
+    spec.points.push_back(StudyPoint{std::move(values), std::move(slug)});
+  }
+}
+
+std::string optional_text(const YAML::Node& root, const char* key, const std::string& source) {
+  const YAML::Node node = root[key];
+  if (!node.IsDefined() || node.IsNull()) return {};
+  if (!node.IsScalar()) throw InputError(source, key, "expected text, found " + found_kind(node) + line_suffix(node));
+  return node.Scalar();
+}
+
+}  // namespace
+
+StudySpec parse_study(std::string_view yaml_text, const std::string& source, const std::filesystem::path& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::ParserException& e) {
+    throw InputError(source, "yaml", "syntax error at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(source, "yaml", "expected a mapping with keys name and grid at the top level");
+  for (const auto& entry : root) {
+    const std::string key = key_text(entry.first);
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
+      throw InputError(source, key, "unknown key; expected one of name, description, defaults, grid" +
+                                        line_suffix(entry.first));
+  }
+  const YAML::Node const_root = root;  // const lookups never insert
+  StudySpec spec;
+  spec.source = source;
+  spec.name = optional_text(const_root, "name", source);
+  if (!const_root["name"].IsDefined()) throw InputError(source, "name", "missing; expected the study's name");
+  if (!safe_name(spec.name))
+    throw InputError(source, "name",
+                     "expected a name of letters, digits, '.', '-' and '_' (it names the results directory), found '" +
+                         spec.name + "'" + line_suffix(const_root["name"]));
+  spec.description = optional_text(const_root, "description", source);
+
+  Values defaults;
+  if (const YAML::Node node = const_root["defaults"]; node.IsDefined() && !node.IsNull())
+    defaults = parse_defaults(node, source, base_dir);
+
+  const YAML::Node grid = const_root["grid"];
+  if (!grid.IsDefined()) throw InputError(source, "grid", "missing; expected a list of sub-grids");
+  if (!grid.IsSequence() || grid.size() == 0)
+    throw InputError(source, "grid", "expected a non-empty list of sub-grids, found " + found_kind(grid) +
+                                         line_suffix(grid));
+  std::vector<Values> points;
+  for (std::size_t g = 0; g < grid.size(); ++g) {
+    const std::string field = "grid[" + std::to_string(g) + "]";
+    const std::vector<Axis> axes = parse_subgrid(grid[g], field, source, base_dir);
+    require_core_settings(axes, defaults, grid[g], field, source);
+    for (const Axis& axis : axes)
+      if (static_cast<std::size_t>(axis.setting) >= kCoreSettingCount) spec.extra_axes.push_back(axis.setting);
+    expand(axes, defaults, points);
+  }
+  std::sort(spec.extra_axes.begin(), spec.extra_axes.end());
+  spec.extra_axes.erase(std::unique(spec.extra_axes.begin(), spec.extra_axes.end()), spec.extra_axes.end());
+  name_points(spec, std::move(points));
+  return spec;
+}
+
+StudySpec load_study(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string(), "file", "expected a readable study file (YAML)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::filesystem::path dir = std::filesystem::absolute(file).parent_path();
+  return parse_study(text.str(), file.string(), dir);
+}
+
+std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir) {
+  std::vector<std::string> args{"sim"};
+  for (std::size_t i = 0; i < kSettingCount; ++i) {
+    if (!point.values[i]) continue;
+    args.emplace_back(option_of(static_cast<Setting>(i)));
+    args.push_back(*point.values[i]);
+  }
+  args.insert(args.end(), {"--out", run_dir.string(), "--no-progress"});
+  return args;
+}
+
+}  // namespace asteria::cli::study

@@ -1,0 +1,75 @@
+#pragma once
+// A study's results: each run's summary.json read back, and the study table built from them
+// (table.csv in SI units for scripts and plots, table.md in ms and GiB for people).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apps/asteria/study_spec.hpp"
+
+namespace asteria::cli::study {
+
+// The per-run numbers the table shows, in column order.
+enum class Metric : std::size_t {
+  p50_step_s,
+  p99_step_s,
+  p99_over_p50,
+  mean_step_s,
+  compute_s,
+  visible_optimizer_s,
+  refresh_wait_s,
+  state_move_wait_s,
+  max_staleness,
+  peak_device_bytes,
+  peak_host_bytes,
+  peak_nvme_bytes,
+};
+inline constexpr std::size_t kMetricCount = 12;
+
+std::string_view key_of(Metric metric) noexcept;  // the summary.json key and table.csv column
+
+// One tier the model did not fit in.
+struct Shortfall {
+  std::string tier;
+  double needed_bytes = 0.0;
+  double free_bytes = 0.0;
+  double capacity_bytes = 0.0;
+};
+
+struct RunResult {
+  std::string failure;  // why the run gave no result ("exit code 1", "summary.json: fits: ..."); empty if none
+  bool fits = false;
+  std::array<std::optional<double>, kMetricCount> metrics;  // all present when fits
+  std::vector<Shortfall> shortfall;                          // the tiers short, when !fits
+
+  bool failed() const { return !failure.empty(); }
+  const std::optional<double>& operator[](Metric m) const { return metrics[static_cast<std::size_t>(m)]; }
+};
+
+// The run directory of a point, relative to the study directory: "runs/<slug>".
+std::filesystem::path relative_run_dir(const StudyPoint& point);
+
+// Reads run_dir/summary.json. `process_failure` (empty when the run exited with 0) makes the
+// result a failure outright. A missing or malformed summary is a failure naming the file, the
+// key and what was expected; every metric must be a number when fits is true.
+RunResult read_run_result(const std::filesystem::path& run_dir, const std::string& process_failure);
+
+// "device 12.3 GiB short; host 1.0 GiB short" (needed minus free, GiB = 2^30 bytes).
+std::string shortfall_text(std::span<const Shortfall> shortfall);
+
+// table.csv: config, hw, model, optimizer, placement, staleness, fits, the metrics, shortfall,
+// run_dir, then one column per extra axis. SI units; empty cells for what a run did not report.
+// A failed run has fits=false and its failure in the shortfall column.
+std::string table_csv(const StudySpec& spec, std::span<const RunResult> results);
+
+// table.md: the same columns with times in ms (3 decimals), bytes in GiB (2 decimals), fits as
+// yes / no / failed.
+std::string table_markdown(const StudySpec& spec, std::span<const RunResult> results);
+
+}  // namespace asteria::cli::study

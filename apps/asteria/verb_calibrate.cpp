@@ -1,0 +1,78 @@
+// asteria calibrate: measure this machine and write a hardware profile.
+#include <ostream>
+#include <string>
+
+#include "apps/asteria/options.hpp"
+#include "apps/asteria/synth_parse.hpp"
+#include "apps/asteria/verbs.hpp"
+#include "core/common/error.hpp"
+#include "hwmodels/calibrate/calibration.hpp"
+
+namespace asteria::cli {
+namespace {
+
+namespace cal = hw::calibrate;
+
+constexpr std::string_view kAbout =
+    "Measures this machine and writes a hardware profile (format: hwmodels/README.md):\n"
+    "  CPU      OpenBLAS SGEMM FLOP/s on 1 thread and on all cores; LAPACK ssyevd (eigh) and sgeqrf+sorgqr\n"
+    "           (QR) on 1 thread at several n, c of t = c·n³ fitted by least squares on the larger sizes;\n"
+    "           memcpy bandwidth on 1 thread and all cores; core count and memory size from the OS\n"
+    "  files    sequential write (fsync included) and read bandwidth, 4 KiB random-read latency, in --scratch\n"
+    "           (O_DIRECT where the file system allows it): the NVMe tier's figures\n"
+    "  GPU      (device 0, when CUDA finds one) cuBLAS SGEMM and BF16 GEMM, cuSOLVER syevd and QR c·n³,\n"
+    "           pinned host<->device bandwidth and latency, device memory size and copy bandwidth, launch latency\n"
+    "Every measured field is marked 'measured' and its source names the measurement, host and date. What cannot\n"
+    "be measured (peaks, node layout, NIC, NVMe capacity, and with no GPU the whole GPU section and the host\n"
+    "links) is copied from --base, each such source saying 'not measured: copied from <base>'. Without a GPU\n"
+    "the default base h100-pcie-host stands in for the GPU section (the format requires one). With several\n"
+    "GPUs, host figures (cores, memory, memory bandwidth) are divided among them: a profile describes one GPU\n"
+    "with its share of the host. The profile is written atomically, then re-loaded to prove it valid.";
+
+constexpr std::string_view kDetails =
+    "Effort: --quick takes seconds (small sizes, rough numbers: tests, CI); the default about half a minute on\n"
+    "a small machine; --thorough adds n = 1536, 2048 to the factorizations and repeats more.\n"
+    "Sizes accept B, KB, MB, GB (powers of 1000) and KiB, MiB, GiB (powers of 1024): --io-bytes 4GiB.\n";
+
+po::options_description calibrate_options() {
+  po::options_description o("Options");
+  o.add_options()
+      ("out", po::value<std::string>()->required()->value_name("FILE"), "the profile to write (YAML)")
+      ("base", po::value<std::string>()->default_value(cal::kDefaultBase)->value_name("NAME|PATH"),
+       "profile that supplies the fields not measured (a shipped name or a file)")
+      ("scratch", po::value<std::string>()->value_name("DIR"),
+       "directory for the file measurements (default: a temporary directory beside --out)")
+      ("io-bytes", po::value<std::string>()->value_name("SIZE"), "file size for the file measurements "
+       "(default 1GiB, 32MiB with --quick)")
+      ("quick", "small sizes: a few seconds, rough numbers")
+      ("thorough", "larger sizes and more repetitions")
+      ("name", po::value<std::string>()->value_name("NAME"), "the profile's name (default: --out's file name stem)");
+  return o;
+}
+
+cal::CalibrateOptions options_from(const po::variables_map& v) {
+  cal::CalibrateOptions o;
+  o.out = v["out"].as<std::string>();
+  o.base = v["base"].as<std::string>();
+  if (v.count("scratch") != 0) o.scratch = v["scratch"].as<std::string>();
+  if (v.count("io-bytes") != 0) o.io_bytes = parse_size(v["io-bytes"].as<std::string>(), "--io-bytes");
+  const bool quick = v.count("quick") != 0;
+  const bool thorough = v.count("thorough") != 0;
+  if (quick && thorough) throw InputError("--quick, --thorough", "effort", "expected at most one of the two");
+  o.effort = quick ? cal::Effort::quick : thorough ? cal::Effort::thorough : cal::Effort::standard;
+  if (v.count("name") != 0) o.name = v["name"].as<std::string>();
+  return o;
+}
+
+}  // namespace
+
+int calibrate_main(const Args& args, std::ostream& out, std::ostream& err) {
+  int exit_code = 0;
+  const auto values = parse_verb_options({"calibrate", "--out FILE [options]", kAbout, kDetails},
+                                         calibrate_options(), args, out, err, exit_code);
+  if (!values) return exit_code;
+  cal::calibrate_to_file(options_from(*values), out, err);
+  return 0;
+}
+
+}  // namespace asteria::cli

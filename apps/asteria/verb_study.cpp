@@ -1,0 +1,163 @@
+// asteria study: a what-if grid of `asteria sim` runs, gathered into one table and plots.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "apps/asteria/options.hpp"
+#include "apps/asteria/study_runner.hpp"
+#include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/verbs.hpp"
+#include "core/common/error.hpp"
+#include "core/io/atomic_file.hpp"
+
+#ifndef ASTERIA_SOURCE_DIR
+#error "ASTERIA_SOURCE_DIR must name the source tree (it holds plots/study_plots.py)"
+#endif
+
+namespace asteria::cli {
+namespace {
+
+// Debian's interpreter, where python3-matplotlib is installed; never a python3 found in PATH
+// (a virtual environment there may lack matplotlib).
+constexpr const char* kPython = "/usr/bin/python3";
+
+constexpr std::string_view kSynopsis = "FILE.yaml [--out DIR] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
+
+constexpr std::string_view kAbout =
+    "Runs a what-if study: the study file names a grid over hardware, model, optimizer, placement and\n"
+    "staleness (and optionally other sim settings); every point of it runs as its own `asteria sim`\n"
+    "process, --jobs at a time. A run that fails is reported with its log and the study goes on.\n"
+    "The study format is described in experiments/README.md; experiments/studies/ holds examples.\n"
+    "\n"
+    "Exit code 0 when every run produced a summary (a model that does not fit is a result), 1 when\n"
+    "some run did not or the study file is invalid.";
+
+constexpr std::string_view kDetails =
+    "Files written in DIR:\n"
+    "  runs/<config>/   one run: summary.json, steps.csv (when it fits), log.txt (its output)\n"
+    "  table.csv        one row per run, SI units: config, hw, model, optimizer, placement, staleness,\n"
+    "                   fits, p50_step_s, p99_step_s, p99_over_p50, mean_step_s, compute_s,\n"
+    "                   visible_optimizer_s, refresh_wait_s, state_move_wait_s, max_staleness,\n"
+    "                   peak_<tier>_bytes, shortfall, run_dir, then any extra axis\n"
+    "  table.md         the same in ms and GiB\n"
+    "  study.yaml       a copy of the study file\n"
+    "  plots/*.png      step breakdown, tier occupancy, staleness histogram, drawn by\n"
+    "                   /usr/bin/python3 plots/study_plots.py (plots.log: its notes)\n";
+
+po::options_description study_options() {
+  po::options_description o("Options");
+  o.add_options()
+      ("out", po::value<std::string>()->value_name("DIR"), "results directory (default results/<study name>)")
+      ("jobs", po::value<int>()->value_name("N"), "runs at once (default: the number of cores)")
+      ("asteria", po::value<std::string>()->default_value("/proc/self/exe")->value_name("PATH"),
+       "the asteria binary that runs each point")
+      ("no-plots", "write the tables only")
+      ("dry-run", "print the runs' command lines and stop")
+      ("traces", "keep each run's trace.json (runs get --no-trace otherwise)");
+  return o;
+}
+
+// Like parse_verb_options, with the study file as the one positional argument.
+std::optional<po::variables_map> parse_study_options(const Args& args, std::ostream& out, std::ostream& err,
+                                                     int& exit_code) {
+  po::options_description visible = study_options();
+  visible.add_options()("help,h", "print this help and exit");
+  po::options_description all = visible;
+  all.add_options()("study", po::value<std::string>(), "the study file");
+  po::positional_options_description positional;
+  positional.add("study", 1);
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
+    if (values.count("help") != 0) {
+      out << "usage: asteria study " << kSynopsis << "\n\n" << kAbout << "\n\n" << visible << '\n' << kDetails;
+      exit_code = 0;
+      return std::nullopt;
+    }
+    po::notify(values);
+    if (values.count("study") == 0) throw po::error("the study file (FILE.yaml) is required");
+  } catch (const po::error& e) {
+    err << "asteria study: " << e.what() << "\n(see asteria study --help)\n";
+    exit_code = 2;
+    return std::nullopt;
+  }
+  return values;
+}
+
+int default_jobs() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(cores);
+}
+
+std::string asteria_program(const po::variables_map& v) {
+  std::string program = v["asteria"].as<std::string>();
+  if (program == "/proc/self/exe") {
+    // Name the binary itself, so that the runs and the printed commands do not depend on /proc.
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink(program, ec);
+    if (!ec) program = self.string();
+  }
+  if (program.find('/') != std::string::npos && ::access(program.c_str(), X_OK) != 0)
+    throw InputError("--asteria", "asteria", "expected an executable file, found '" + program + "'");
+  return program;
+}
+
+}  // namespace
+
+int study_main(const Args& args, std::ostream& out, std::ostream& err) {
+  int exit_code = 0;
+  const auto values = parse_study_options(args, out, err, exit_code);
+  if (!values) return exit_code;
+  const po::variables_map& v = *values;
+  const std::filesystem::path file = v["study"].as<std::string>();
+  const study::StudySpec spec = study::load_study(file);
+
+  study::RunnerOptions options;
+  options.out_dir = v.count("out") != 0 ? std::filesystem::path(v["out"].as<std::string>())
+                                        : std::filesystem::path("results") / spec.name;
+  options.jobs = v.count("jobs") != 0 ? v["jobs"].as<int>() : default_jobs();
+  if (options.jobs < 1) throw InputError("--jobs", "jobs", "expected a whole number >= 1");
+  options.traces = v.count("traces") != 0;
+  options.asteria = asteria_program(v);
+
+  if (v.count("dry-run") != 0) {
+    out << "# study " << spec.name << ": " << spec.points.size() << " runs\n";
+    for (const study::StudyPoint& point : spec.points) out << study::shell_line(study::run_command(point, options)) << '\n';
+    return 0;
+  }
+
+  err << "study " << spec.name << ": " << spec.points.size() << " runs, " << options.jobs << " at once, into "
+      << options.out_dir.string() << std::endl;
+  const std::vector<study::RunResult> results = study::run_study(spec, options, err);
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    io::write_file_atomically(options.out_dir / "study.yaml", text.str());
+  }
+
+  out << study::table_markdown(spec, results) << '\n';
+  out << "wrote " << (options.out_dir / "table.csv").string() << ", " << (options.out_dir / "table.md").string()
+      << '\n';
+  if (v.count("no-plots") == 0) {
+    const study::PlotOutcome plots = study::render_plots(
+        kPython, std::filesystem::path(ASTERIA_SOURCE_DIR) / "plots" / "study_plots.py", options.out_dir);
+    for (const std::string& path : plots.paths) out << "plot: " << path << '\n';
+    if (!plots.problem.empty()) err << "asteria study: plots failed: " << plots.problem << '\n';
+  }
+  std::size_t failed = 0;
+  for (const study::RunResult& r : results) failed += r.failed() ? 1 : 0;
+  if (failed != 0) {
+    err << "asteria study: " << failed << " of " << results.size() << " runs failed (see the table's shortfall "
+        << "column and their log.txt)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace asteria::cli

@@ -1,0 +1,82 @@
+#include "sim/actor_pool_executor.hpp"
+
+#include <exception>
+#include <stdexcept>
+
+#include <simgrid/Exception.hpp>
+
+#include "sim/topology.hpp"
+
+namespace asteria::sim {
+
+namespace sg4 = simgrid::s4u;
+
+Status run_body(const platform::Work& work) {
+  if (!work.body) return Status::success();
+  try {
+    return work.body();
+  } catch (const simgrid::ForcefulKillException&) {
+    throw;  // the simulation is ending: let the actor unwind
+  } catch (const std::exception& e) {
+    return {StatusCode::failed, work.label + ": " + e.what()};
+  } catch (...) {
+    return {StatusCode::failed, work.label + ": unknown exception"};
+  }
+}
+
+ActorPoolExecutor::ActorPoolExecutor(ActorPoolSpec spec, platform::CompletionBoard& board, Recorder& recorder)
+    : spec_(std::move(spec)), board_(board), recorder_(recorder), queued_(sg4::Semaphore::create(0)) {
+  if (spec_.tracks.empty()) throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs an actor");
+}
+
+platform::Pending ActorPoolExecutor::submit(platform::Work work) {
+  auto [promise, pending] = board_.make();
+  if (work.urgent) {  // ahead of the plain items, behind earlier urgent ones
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_queued_),
+                  Item{std::move(work), std::move(promise)});
+    ++urgent_queued_;
+  } else {
+    queue_.push_back({std::move(work), std::move(promise)});
+  }
+  queued_->release();
+  return pending;
+}
+
+void ActorPoolExecutor::start() {
+  if (started_) return;
+  started_ = true;
+  for (std::size_t lane = 0; lane < spec_.tracks.size(); ++lane) {
+    sg4::Actor::create(spec_.tracks[lane], spec_.host, [this, lane] {
+      sg4::Actor::self()->daemonize();  // a service: stopped when every main has returned
+      serve(lane);
+    });
+  }
+}
+
+void ActorPoolExecutor::serve(std::size_t lane) {
+  for (;;) {
+    queued_->acquire();
+    // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front
+
+    const double start = sg4::Engine::get_clock();
+    const double amount = spec_.seconds(item.work.cost) * kSpeed;
+    if (amount > 0.0) {
+      sg4::ExecPtr exec = sg4::this_actor::exec_init(amount);
+      if (spec_.threads_per_item > 1) exec->set_thread_count(spec_.threads_per_item);
+      exec->start();
+      exec->wait();
+      ++recorder_.counts().executions;
+    }
+    Status status = spec_.run_bodies ? run_body(item.work) : Status::success();
+    const double end = sg4::Engine::get_clock();
+    if (recorder_.enabled())
+      recorder_.slice(spec_.tracks[lane], item.work.label, spec_.category(item.work), start, end);
+    item.work.body = nullptr;  // drop what the body captured before waiters see the completion
+    item.promise.fulfil(std::move(status));
+  }
+}
+
+}  // namespace asteria::sim

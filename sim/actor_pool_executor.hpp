@@ -1,0 +1,64 @@
+#pragma once
+// An executor served by daemon actors on one simulated host: the device stream (one actor on
+// the GPU host: in order) and the host worker pool (N actors on the CPU host, one FIFO). Each
+// work item becomes an execution of its modelled duration on the host (shared with whatever else
+// runs there: N workers on fewer cores share them), then, in data-true mode, its body runs, so
+// results appear when the simulated work ends. An exception from a body becomes a failed Status.
+// Items may be submitted before Simulation::run (they start when it does); the actors start in
+// start() and are daemons, killed when every unit's main has returned.
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "core/platform/executor.hpp"
+#include "sim/recorder.hpp"
+
+namespace asteria::sim {
+
+struct ActorPoolSpec {
+  std::string name;                 // the executor's name: "gpu0 stream", "cpu0 workers"
+  std::vector<std::string> tracks;  // one per actor (its size is the concurrency)
+  simgrid::s4u::Host* host = nullptr;
+  int threads_per_item = 1;         // cores one item occupies (a refresh worker's BLAS threads)
+  std::function<double(const platform::Cost&)> seconds;  // modelled duration of an item alone
+  std::function<std::string(const platform::Work&)> category;  // for the timeline
+  bool run_bodies = true;
+};
+
+// Runs the body, turning an escaping exception into a failed Status ("label: what"); lets
+// SimGrid's actor-kill unwinding through.
+Status run_body(const platform::Work& work);
+
+class ActorPoolExecutor final : public platform::Executor {
+ public:
+  ActorPoolExecutor(ActorPoolSpec spec, platform::CompletionBoard& board, Recorder& recorder);
+  ActorPoolExecutor(const ActorPoolExecutor&) = delete;
+  ActorPoolExecutor& operator=(const ActorPoolExecutor&) = delete;
+
+  std::string_view name() const noexcept override { return spec_.name; }
+  int concurrency() const noexcept override { return static_cast<int>(spec_.tracks.size()); }
+  platform::Pending submit(platform::Work work) override;
+
+  void start();  // spawns the serving actors (once)
+
+ private:
+  struct Item {
+    platform::Work work;
+    platform::Promise promise;
+  };
+  void serve(std::size_t lane);
+
+  ActorPoolSpec spec_;
+  platform::CompletionBoard& board_;
+  Recorder& recorder_;
+  std::deque<Item> queue_;  // urgent items first, each part in submission order
+  std::size_t urgent_queued_ = 0;
+  simgrid::s4u::SemaphorePtr queued_;  // counts the items in queue_
+  bool started_ = false;
+};
+
+}  // namespace asteria::sim

@@ -1,0 +1,175 @@
+#include "sim/sim_memory.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+namespace asteria::sim {
+
+namespace sg4 = simgrid::s4u;
+using platform::Region;
+using platform::Tier;
+
+namespace {
+std::size_t index_of(Tier tier) noexcept { return static_cast<std::size_t>(tier); }
+}  // namespace
+
+// Budgets and residency of the three tiers. Outlives the SimMemory when a storage held by a
+// copy actor is freed late (actors are destroyed with the engine): then it only counts.
+struct SimMemory::Accounts {
+  std::array<platform::TierUsage, platform::kTierCount> tiers{};
+  std::size_t unified = 0;
+  Recorder* recorder = nullptr;  // null once the SimMemory is gone
+  std::array<std::string, platform::kTierCount> counter_names;
+
+  bool try_reserve(Tier tier, std::size_t bytes) {
+    platform::TierUsage& t = tiers[index_of(tier)];
+    if (bytes > t.capacity - t.resident) return false;  // resident <= capacity always holds
+    if (unified != 0 && tier != Tier::nvme) {
+      const std::size_t shared = tiers[index_of(Tier::device)].resident + tiers[index_of(Tier::host)].resident;
+      if (bytes > unified - shared) return false;
+    }
+    t.resident += bytes;
+    t.peak_resident = std::max(t.peak_resident, t.resident);
+    sample(tier);
+    return true;
+  }
+  void give_back(Tier tier, std::size_t bytes) {
+    tiers[index_of(tier)].resident -= bytes;
+    sample(tier);
+  }
+  void sample(Tier tier) {
+    if (recorder != nullptr && recorder->enabled())
+      recorder->counter(counter_names[index_of(tier)], sg4::Engine::get_clock(),
+                        static_cast<double>(tiers[index_of(tier)].resident));
+  }
+};
+
+struct SimMemory::Storage {
+  std::shared_ptr<Accounts> accounts;
+  Tier tier = Tier::host;
+  std::uint64_t id = 0;
+  std::size_t bytes = 0;
+  std::string label;
+  std::vector<std::byte> data;  // data-true only
+
+  Storage(std::shared_ptr<Accounts> a, Tier t, std::uint64_t i, std::size_t b, std::string l)
+      : accounts(std::move(a)), tier(t), id(i), bytes(b), label(std::move(l)) {}
+  ~Storage() { accounts->give_back(tier, bytes); }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+
+SimMemory::SimMemory(MemorySpec spec, platform::CompletionBoard& board, Recorder& recorder)
+    : spec_(std::move(spec)), board_(board), recorder_(recorder),
+      disk_track_("disk nvme" + std::to_string(spec_.resources.unit)), accounts_(std::make_shared<Accounts>()) {
+  accounts_->tiers[index_of(Tier::device)].capacity = spec_.budgets.device;
+  accounts_->tiers[index_of(Tier::host)].capacity = spec_.budgets.host;
+  accounts_->tiers[index_of(Tier::nvme)].capacity = spec_.budgets.nvme;
+  accounts_->unified = spec_.budgets.unified;
+  accounts_->recorder = &recorder_;
+  for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
+    accounts_->counter_names[index_of(tier)] = "gpu" + std::to_string(spec_.resources.unit) + " resident " +
+                                               std::string(platform::to_string(tier)) + " bytes";
+}
+
+SimMemory::~SimMemory() {
+  regions_.clear();
+  accounts_->recorder = nullptr;
+}
+
+platform::TierUsage SimMemory::usage(Tier tier) const { return accounts_->tiers[index_of(tier)]; }
+
+std::optional<Region> SimMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
+  if (!accounts_->try_reserve(tier, bytes)) return std::nullopt;
+  auto storage = std::make_shared<Storage>(accounts_, tier, next_id_++, bytes, label);  // owns the reservation
+  if (spec_.holds_data) {
+    try {
+      storage->data.resize(bytes);
+    } catch (const std::bad_alloc&) {  // the machine ran out before the budget did: as full as a full budget
+      return std::nullopt;
+    }
+  }
+  Region region{tier, storage->id, bytes, std::move(label)};
+  regions_.emplace(region.id, std::move(storage));
+  return region;
+}
+
+void SimMemory::release(Region& region) {
+  if (!region.valid()) return;
+  auto it = regions_.find(region.id);
+  if (it == regions_.end()) throw std::logic_error("SimMemory::release: unknown region '" + region.label + "'");
+  regions_.erase(it);
+  region = {};
+}
+
+SimMemory::StoragePtr SimMemory::find(std::uint64_t id) const {
+  auto it = regions_.find(id);
+  return it == regions_.end() ? nullptr : it->second;
+}
+
+std::byte* SimMemory::host_address(const Region& region) {
+  if (!spec_.holds_data || region.tier == Tier::nvme) return nullptr;
+  StoragePtr storage = find(region.id);
+  return storage ? storage->data.data() : nullptr;
+}
+
+platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
+  StoragePtr s = find(src.id);
+  StoragePtr d = find(dst.id);
+  if (!s || !d) throw std::logic_error("SimMemory::copy: unknown region '" + (s ? dst.label : src.label) + "'");
+  const std::size_t bytes = std::min(s->bytes, d->bytes);
+  if (s == d || bytes == 0) return platform::Pending::ready();
+  auto [promise, pending] = board_.make();
+  // SimGrid copies an actor's code and destroys the copies lazily after the actor ends: keep the
+  // regions in one shared job that the copy empties before waiters see the end, so a region
+  // released during the copy is given back at its end.
+  auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise)});
+  job->name = job->src->label + " -> " + job->dst->label;
+  sg4::Actor::create(
+      "copy " + std::string(platform::to_string(src.tier)) + "->" + std::string(platform::to_string(dst.tier)),
+      spec_.resources.cpu, [this, job] {
+        sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
+        {
+          const StoragePtr from = std::move(job->src);
+          const StoragePtr to = std::move(job->dst);
+          move(*from, *to, job->bytes, job->name);
+        }
+        job->promise.fulfil();
+      });
+  return pending;
+}
+
+void SimMemory::move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name) {
+  const UnitResources& r = spec_.resources;
+  const Tier from = src.tier;
+  const Tier to = dst.tier;
+  if (from == Tier::nvme) disk_io(false, bytes, name);
+  if (from == Tier::device && to == Tier::device) transfer(r.gpu, r.gpu, *r.device_memory, bytes, name);
+  if (from == Tier::host && to == Tier::host) transfer(r.cpu, r.cpu, *r.host_memory, bytes, name);
+  if (from == Tier::device && to != Tier::device) transfer(r.gpu, r.cpu, *r.d2h, bytes, name);
+  if (from != Tier::device && to == Tier::device) transfer(r.cpu, r.gpu, *r.h2d, bytes, name);
+  if (to == Tier::nvme) disk_io(true, bytes, name);
+  if (spec_.holds_data) std::memcpy(dst.data.data(), src.data.data(), bytes);
+}
+
+void SimMemory::transfer(sg4::Host* from, sg4::Host* to, const sg4::Link& link, std::size_t bytes,
+                         const std::string& name) {
+  const double start = sg4::Engine::get_clock();
+  sg4::Comm::sendto(from, to, bytes);
+  ++recorder_.counts().communications;
+  if (recorder_.enabled()) recorder_.slice("link " + link.get_name(), name, "transfer", start, sg4::Engine::get_clock());
+}
+
+void SimMemory::disk_io(bool write, std::size_t bytes, const std::string& name) {
+  const double start = sg4::Engine::get_clock();
+  if (spec_.nvme_latency > 0.0) sg4::this_actor::sleep_for(spec_.nvme_latency);
+  if (write) spec_.resources.nvme->write(bytes);
+  else spec_.resources.nvme->read(bytes);
+  ++recorder_.counts().ios;
+  if (recorder_.enabled()) recorder_.slice(disk_track_, name, "io", start, sg4::Engine::get_clock());
+}
+
+}  // namespace asteria::sim

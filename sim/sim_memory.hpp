@@ -1,0 +1,80 @@
+#pragma once
+// Memory tiers of one simulated unit. Budgets as in the real backend: allocate never
+// over-commits, usage keeps the high-water mark; with unified memory device + host also stay
+// within one pool. In data-true mode every region (NVMe included) is backed by zero-filled host
+// RAM, so device and host regions have a host address and copies move real bytes (when the
+// simulated copy ends); NVMe regions have no host address. In data-free mode regions are sizes
+// only and copies only take time.
+//
+// A copy runs in a daemon actor on the unit's CPU host, as the activities of its path:
+//   host -> device   the h2d link          device -> host   the d2h link
+//   device -> device the hbm link          host -> host     the dram link
+//   host -> nvme     a disk write          nvme -> host     a disk read
+//   device -> nvme   d2h, then disk write  nvme -> device   disk read, then h2d
+//   nvme -> nvme     disk read, then disk write
+// Concurrent activities share their link or disk; a disk request first waits nvme.latency.
+// A region released while a copy uses it stays allocated (and counted) until the copy ends.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "core/platform/memory.hpp"
+#include "sim/recorder.hpp"
+#include "sim/simulation_options.hpp"
+#include "sim/topology.hpp"
+
+namespace asteria::sim {
+
+struct MemorySpec {
+  UnitResources resources;
+  TierBudgets budgets;
+  bool holds_data = true;
+  double nvme_latency = 0.0;
+};
+
+class SimMemory final : public platform::Memory {
+ public:
+  SimMemory(MemorySpec spec, platform::CompletionBoard& board, Recorder& recorder);
+  ~SimMemory() override;
+  SimMemory(const SimMemory&) = delete;
+  SimMemory& operator=(const SimMemory&) = delete;
+
+  platform::TierUsage usage(platform::Tier tier) const override;
+  std::optional<platform::Region> allocate(platform::Tier tier, std::size_t bytes, std::string label) override;
+  // Throws std::logic_error for a region this memory does not hold.
+  void release(platform::Region& region) override;
+  std::byte* host_address(const platform::Region& region) override;
+  bool holds_data() const override { return spec_.holds_data; }
+  // Throws std::logic_error for unknown regions.
+  platform::Pending copy(const platform::Region& src, const platform::Region& dst) override;
+
+ private:
+  struct Accounts;
+  struct Storage;
+  using StoragePtr = std::shared_ptr<Storage>;
+  struct CopyJob {
+    StoragePtr src;
+    StoragePtr dst;
+    std::size_t bytes = 0;
+    std::string name;
+    platform::Promise promise;
+  };
+
+  StoragePtr find(std::uint64_t id) const;
+  void move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name);
+  void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, const simgrid::s4u::Link& link, std::size_t bytes,
+                const std::string& name);
+  void disk_io(bool write, std::size_t bytes, const std::string& name);
+
+  MemorySpec spec_;
+  platform::CompletionBoard& board_;
+  Recorder& recorder_;
+  std::string disk_track_;
+  std::shared_ptr<Accounts> accounts_;  // shared with storages that copies still hold
+  std::unordered_map<std::uint64_t, StoragePtr> regions_;
+  std::uint64_t next_id_ = 1;
+};
+
+}  // namespace asteria::sim

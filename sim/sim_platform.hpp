@@ -1,0 +1,52 @@
+#pragma once
+// The Platform of one simulated unit (one rank): simulated clock, s4u synchronization, the
+// unit's device stream and refresh workers, its memory tiers. Owned by a Simulation.
+//
+// Device stream: every work is one execution on the GPU host, in submission order, lasting
+//   CostModel::gpu_step_seconds for the training step's matmuls (Cost::reduced_precision: at
+//   SimulationOptions::gemm_precision, timeline category "compute") and
+//   CostModel::gpu_optimizer_seconds for everything else (fp32, category "optimizer").
+// Host workers: N actors on the CPU host; every work is an execution of
+//   CostModel::cpu_worker_seconds on cpu.threads_per_worker cores (category "refresh").
+// Timeline tracks: "gpu<u> stream", "cpu<u> worker <k>", "link <name>", "disk nvme<u>";
+// counters "gpu<u> resident <tier> bytes".
+#include <memory>
+
+#include "core/platform/platform.hpp"
+#include "hwmodels/cost_model.hpp"
+#include "sim/actor_pool_executor.hpp"
+#include "sim/sim_memory.hpp"
+#include "sim/sim_sync.hpp"
+
+namespace asteria::sim {
+
+class SimPlatform final : public platform::Platform {
+ public:
+  SimPlatform(const SimulationOptions& options, const UnitResources& resources, const hw::CostModel& costs,
+              Recorder& recorder);
+  ~SimPlatform() override;
+  SimPlatform(const SimPlatform&) = delete;
+  SimPlatform& operator=(const SimPlatform&) = delete;
+
+  std::string_view backend() const noexcept override { return "sim"; }
+  platform::Clock& clock() override { return clock_; }
+  platform::SyncFactory& sync() override { return sync_; }
+  platform::CompletionBoard& completions() override { return board_; }
+  platform::Executor& device_stream() override { return *device_; }
+  platform::Executor& host_workers() override { return *host_; }
+  platform::Memory& memory() override { return *memory_; }
+
+  int unit() const noexcept { return unit_; }
+  void start_services();  // spawns the executors' actors (Simulation::run does, once)
+
+ private:
+  int unit_;
+  SimClock clock_;
+  SimSyncFactory sync_;
+  platform::CompletionBoard board_;  // before the executors and memory: their Pendings point into it
+  std::unique_ptr<SimMemory> memory_;
+  std::unique_ptr<ActorPoolExecutor> host_;
+  std::unique_ptr<ActorPoolExecutor> device_;
+};
+
+}  // namespace asteria::sim

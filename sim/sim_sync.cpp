@@ -1,0 +1,64 @@
+#include "sim/sim_sync.hpp"
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace asteria::sim {
+
+namespace sg4 = simgrid::s4u;
+
+bool in_actor() noexcept { return !sg4::this_actor::is_maestro(); }
+
+platform::Seconds SimClock::now() const { return sg4::Engine::get_clock(); }
+
+void SimClock::sleep_until(platform::Seconds t) {
+  if (t <= now()) return;
+  if (!in_actor())
+    throw std::logic_error("SimClock::sleep_until(" + std::to_string(t) +
+                           "): simulated time passes only inside Simulation::run (in an actor)");
+  sg4::this_actor::sleep_until(t);
+}
+
+void SimMutex::lock() {
+  if (!in_actor()) return;
+  native_->lock();
+  owner_ = sg4::Actor::self();
+}
+
+void SimMutex::unlock() {
+  if (!in_actor()) return;
+  if (owner_ != sg4::Actor::self()) return;
+  owner_ = nullptr;
+  native_->unlock();
+}
+
+void SimConditionVariable::wait(platform::Mutex& locked) {
+  auto* mutex = dynamic_cast<SimMutex*>(&locked);
+  if (mutex == nullptr) throw std::invalid_argument("SimConditionVariable::wait: the mutex is not a SimMutex");
+  if (!in_actor())
+    throw std::logic_error(
+        "SimConditionVariable::wait: nothing can wake a wait outside Simulation::run (outside any actor)");
+  // The caller holds the s4u mutex: lend it to the wait, which releases and re-acquires it, and
+  // never let the unique_lock unlock it (not even when the actor is killed mid-wait).
+  mutex->owner_ = nullptr;
+  std::unique_lock<sg4::Mutex> lock(*mutex->native_, std::adopt_lock);
+  try {
+    native_->wait(lock);
+  } catch (...) {
+    lock.release();
+    throw;
+  }
+  lock.release();
+  mutex->owner_ = sg4::Actor::self();
+}
+
+void SimConditionVariable::notify_one() {
+  if (in_actor()) native_->notify_one();
+}
+
+void SimConditionVariable::notify_all() {
+  if (in_actor()) native_->notify_all();
+}
+
+}  // namespace asteria::sim

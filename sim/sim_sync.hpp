@@ -1,0 +1,60 @@
+#pragma once
+// Time and synchronization inside the simulation: the clock is SimGrid's simulated clock, the
+// mutex and condition variable are s4u ones. Every actor runs on one OS thread, one at a time,
+// switching only inside SimGrid calls; code outside any actor (before or after
+// Simulation::run) is the only thing running, so there locking is a no-op, notifying wakes
+// nobody, and a wait or sleep that would block forever throws std::logic_error instead.
+#include <memory>
+
+#include <simgrid/s4u.hpp>
+
+#include "core/platform/clock.hpp"
+#include "core/platform/sync.hpp"
+
+namespace asteria::sim {
+
+class SimClock final : public platform::Clock {
+ public:
+  platform::Seconds now() const override;
+  void sleep_until(platform::Seconds t) override;
+};
+
+class SimMutex final : public platform::Mutex {
+ public:
+  SimMutex() : native_(simgrid::s4u::Mutex::create()) {}
+  void lock() override;
+  // Unlocking a mutex the calling actor does not hold is ignored: it happens only when an actor
+  // is killed at the end of the simulation while waiting on a condition variable, and the
+  // unwinding releases its lock guard.
+  void unlock() override;
+
+ private:
+  friend class SimConditionVariable;
+  simgrid::s4u::MutexPtr native_;
+  simgrid::s4u::Actor* owner_ = nullptr;
+};
+
+class SimConditionVariable final : public platform::ConditionVariable {
+ public:
+  SimConditionVariable() : native_(simgrid::s4u::ConditionVariable::create()) {}
+  // `locked` must be a SimMutex held by the caller (std::invalid_argument otherwise).
+  void wait(platform::Mutex& locked) override;
+  void notify_one() override;
+  void notify_all() override;
+
+ private:
+  simgrid::s4u::ConditionVariablePtr native_;
+};
+
+class SimSyncFactory final : public platform::SyncFactory {
+ public:
+  std::unique_ptr<platform::Mutex> make_mutex() override { return std::make_unique<SimMutex>(); }
+  std::unique_ptr<platform::ConditionVariable> make_condition_variable() override {
+    return std::make_unique<SimConditionVariable>();
+  }
+};
+
+// True inside a simulated actor (where blocking calls are allowed).
+bool in_actor() noexcept;
+
+}  // namespace asteria::sim

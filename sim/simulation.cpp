@@ -1,0 +1,143 @@
+#include "sim/simulation.hpp"
+
+#include <atomic>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "sim/sim_platform.hpp"
+#include "sim/topology.hpp"
+
+namespace asteria::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// The engine is a process-wide singleton (see simulation.hpp): remember that one was made.
+void claim_the_engine() {
+  static std::atomic<bool> claimed{false};
+  if (claimed.exchange(true))
+    throw std::logic_error(
+        "asteria::sim::Simulation: one simulation per process (SimGrid's engine cannot be reset); "
+        "run further simulations in child processes (sim/child_process.hpp)");
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kUnderAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kUnderAddressSanitizer = true;
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+#else
+constexpr bool kUnderAddressSanitizer = false;
+#endif
+
+std::unique_ptr<sg4::Engine> make_engine() {
+  char program[] = "asteria-sim";
+  char quiet[] = "--log=root.thres:critical";
+  // SimGrid's default actor contexts switch stacks in assembly, which AddressSanitizer cannot
+  // follow (false reports when an actor throws); under it, each actor gets a thread instead
+  // (still one running at a time).
+  char threads[] = "--cfg=contexts/factory:thread";
+  char* argv[] = {program, quiet, kUnderAddressSanitizer ? threads : nullptr, nullptr};
+  int argc = kUnderAddressSanitizer ? 3 : 2;
+  auto engine = std::make_unique<sg4::Engine>(&argc, argv);
+  // The default LV08 network model caps a flow by TCP window (gamma) over latency and scales
+  // bandwidth and latency by factors fitted for Ethernet: NVLink or C2C links would not get
+  // their bandwidth. CM02 with no cross traffic gives latency + bytes/bandwidth and fair sharing.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e15");
+  return engine;
+}
+
+}  // namespace
+
+struct Simulation::Impl {
+  SimulationOptions options;
+  hw::CostModel costs;
+  Recorder recorder;
+  std::unique_ptr<sg4::Engine> engine;  // destroyed after the platforms (declared before them)
+  Topology topology;
+  std::vector<std::unique_ptr<SimPlatform>> platforms;
+  bool ran = false;
+  std::exception_ptr first_error;
+  std::vector<bool> finished;
+
+  explicit Impl(SimulationOptions o)
+      : options(std::move(o)), costs(options.profile, options.gemm_precision), recorder(options.record_timeline) {}
+
+  void unit_main(int unit, const UnitMain& main) {
+    try {
+      main(unit, *platforms[static_cast<std::size_t>(unit)]);
+      finished[static_cast<std::size_t>(unit)] = true;
+    } catch (const simgrid::ForcefulKillException&) {
+      throw;  // stopped because another main failed
+    } catch (...) {
+      finished[static_cast<std::size_t>(unit)] = true;
+      if (!first_error) first_error = std::current_exception();
+      sg4::Actor::kill_all();  // the other mains may wait for this one forever
+    }
+  }
+};
+
+Simulation::Simulation(SimulationOptions options) {
+  validate(options);
+  claim_the_engine();
+  impl_ = std::make_unique<Impl>(std::move(options));
+  impl_->engine = make_engine();
+  impl_->topology = build_topology(impl_->options);
+  for (const UnitResources& r : impl_->topology.units)
+    impl_->platforms.push_back(std::make_unique<SimPlatform>(impl_->options, r, impl_->costs, impl_->recorder));
+}
+
+Simulation::~Simulation() {
+  if (!impl_) return;
+  impl_->platforms.clear();  // before the engine: they hold s4u mutexes and semaphores
+  impl_->engine.reset();
+}
+
+int Simulation::units() const noexcept { return static_cast<int>(impl_->platforms.size()); }
+int Simulation::nodes() const noexcept { return impl_->topology.nodes; }
+
+platform::Platform& Simulation::platform(int unit) {
+  if (unit < 0 || unit >= units())
+    throw std::out_of_range("Simulation::platform(" + std::to_string(unit) + "): the simulation has " +
+                            std::to_string(units()) + " units");
+  return *impl_->platforms[static_cast<std::size_t>(unit)];
+}
+
+void Simulation::run(const UnitMain& main_per_unit) {
+  Impl& s = *impl_;
+  if (s.ran) throw std::logic_error("Simulation::run: a simulation runs once");
+  s.ran = true;
+  s.finished.assign(s.platforms.size(), false);
+  for (const auto& p : s.platforms) p->start_services();
+  for (int u = 0; u < units(); ++u) {
+    sg4::Actor::create("main" + std::to_string(u), s.topology.units[static_cast<std::size_t>(u)].cpu,
+                       [&s, u, &main_per_unit] { s.unit_main(u, main_per_unit); });
+  }
+  s.engine->run();
+  if (s.first_error) std::rethrow_exception(s.first_error);
+  std::string stuck;
+  for (std::size_t u = 0; u < s.finished.size(); ++u)
+    if (!s.finished[u]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(u);
+  if (!stuck.empty())
+    throw std::runtime_error("simulation deadlock at t = " + std::to_string(now()) + " s: the main of unit(s) " +
+                             stuck + " waits for something that never happens");
+}
+
+double Simulation::now() const { return sg4::Engine::get_clock(); }
+const traces::Timeline& Simulation::timeline() const noexcept { return impl_->recorder.timeline(); }
+ActivityCounts Simulation::activity_counts() const noexcept { return impl_->recorder.counts(); }
+const SimulationOptions& Simulation::options() const noexcept { return impl_->options; }
+const hw::CostModel& Simulation::cost_model() const noexcept { return impl_->costs; }
+
+}  // namespace asteria::sim

@@ -1,0 +1,110 @@
+#include "sim/simulation_options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/common/error.hpp"
+
+namespace asteria::sim {
+
+namespace {
+
+std::size_t bytes_of(double value) {
+  if (!(value > 0.0)) return 0;
+  return static_cast<std::size_t>(std::floor(value));
+}
+
+std::string source_of(const hw::HardwareProfile& profile) {
+  if (!profile.origin.empty()) return profile.origin;
+  return "profile '" + profile.name + "'";
+}
+
+class Checker {
+ public:
+  explicit Checker(const hw::HardwareProfile& profile) : source_(source_of(profile)) {}
+
+  void positive(const hw::Quantity& q, const char* field) const {
+    if (!(q.value > 0.0) || !std::isfinite(q.value))
+      throw InputError(source_, field, "expected a positive finite number, found " + std::to_string(q.value));
+  }
+  void non_negative(const hw::Quantity& q, const char* field) const {
+    if (!(q.value >= 0.0) || !std::isfinite(q.value))
+      throw InputError(source_, field, "expected a finite number >= 0, found " + std::to_string(q.value));
+  }
+  void whole_at_least_one(const hw::Quantity& q, const char* field) const {
+    if (!(q.value >= 1.0) || q.value != std::floor(q.value))
+      throw InputError(source_, field, "expected a whole number >= 1, found " + std::to_string(q.value));
+  }
+  void link(const hw::LinkSpec& l, const char* bandwidth_field, const char* latency_field) const {
+    positive(l.bandwidth, bandwidth_field);
+    non_negative(l.latency, latency_field);
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+TierBudgets budgets_from(const hw::HardwareProfile& profile) {
+  TierBudgets b;
+  const double host = profile.host_memory.bytes.value * profile.host_memory.usable_fraction.value;
+  b.device = bytes_of(profile.gpu.memory_bytes.value);
+  b.host = bytes_of(host);
+  b.nvme = bytes_of(profile.nvme.bytes.value);
+  if (profile.host_memory.unified) {
+    b.unified = b.host;
+    b.device = std::min(b.device, b.unified);
+  }
+  return b;
+}
+
+int default_host_workers(const hw::HardwareProfile& profile) {
+  const int cores = static_cast<int>(profile.cpu.cores.value);
+  const int threads = std::max(1, static_cast<int>(profile.cpu.threads_per_worker.value));
+  return std::max(1, (cores - 1) / threads);
+}
+
+void validate(const SimulationOptions& options) {
+  const hw::HardwareProfile& p = options.profile;
+  const Checker check(p);
+  if (options.units < 1)
+    throw InputError("simulation options", "units", "expected at least 1 unit, found " + std::to_string(options.units));
+  if (options.host_workers_per_unit < 0)
+    throw InputError("simulation options", "host_workers_per_unit",
+                     "expected 0 (the default) or more, found " + std::to_string(options.host_workers_per_unit));
+
+  check.positive(p.gpu.fp32_flops, "gpu.fp32_flops");
+  check.positive(p.gpu.bf16_flops, "gpu.bf16_flops");
+  check.positive(p.gpu.gemm_efficiency, "gpu.gemm_efficiency");
+  check.positive(p.gpu.memory_bandwidth, "gpu.memory_bandwidth");
+  check.non_negative(p.gpu.launch_latency, "gpu.launch_latency");
+  check.non_negative(p.gpu.eigh_seconds_per_n3, "gpu.eigh_seconds_per_n3");
+  check.non_negative(p.gpu.qr_seconds_per_n3, "gpu.qr_seconds_per_n3");
+
+  check.whole_at_least_one(p.cpu.cores, "cpu.cores");
+  check.whole_at_least_one(p.cpu.threads_per_worker, "cpu.threads_per_worker");
+  if (p.cpu.threads_per_worker.value > p.cpu.cores.value)
+    throw InputError(source_of(p), "cpu.threads_per_worker", "expected at most cpu.cores threads per worker");
+  check.positive(p.cpu.gemm_flops_per_core, "cpu.gemm_flops_per_core");
+  check.positive(p.cpu.memory_bandwidth, "cpu.memory_bandwidth");
+  check.non_negative(p.cpu.eigh_seconds_per_n3, "cpu.eigh_seconds_per_n3");
+  check.non_negative(p.cpu.qr_seconds_per_n3, "cpu.qr_seconds_per_n3");
+
+  check.link(p.host_to_device, "host_to_device.bandwidth", "host_to_device.latency");
+  check.link(p.device_to_host, "device_to_host.bandwidth", "device_to_host.latency");
+  check.positive(p.nvme.read_bandwidth, "nvme.read_bandwidth");
+  check.positive(p.nvme.write_bandwidth, "nvme.write_bandwidth");
+  check.non_negative(p.nvme.latency, "nvme.latency");
+
+  check.whole_at_least_one(p.node.units_per_node, "node.units_per_node");
+  if (options.units > p.units_per_node()) {  // several nodes: they talk through NICs
+    check.whole_at_least_one(p.node.nics_per_node, "node.nics_per_node");
+    check.link(p.node.nic, "node.nic.bandwidth", "node.nic.latency");
+  }
+  if (std::min(options.units, p.units_per_node()) > 1)
+    check.link(p.node.gpu_link, "node.gpu_link.bandwidth", "node.gpu_link.latency");
+}
+
+}  // namespace asteria::sim

@@ -1,0 +1,53 @@
+#pragma once
+// What a simulation simulates: the hardware profile of one unit (a GPU with its CPU cores, host
+// memory, host links and NVMe), how many units, how many refresh workers each unit runs, whether
+// work bodies run, and the memory budget of each tier.
+#include <cstddef>
+#include <optional>
+
+#include "hwmodels/cost_model.hpp"
+#include "hwmodels/profile.hpp"
+
+namespace asteria::sim {
+
+enum class DataMode {
+  data_true,  // work bodies run and regions hold bytes; time still comes from the model
+  data_free,  // bodies are skipped, regions are sizes only (host_address is null, copies move nothing)
+};
+
+// Budgets of one unit's tiers, in bytes. `unified`, when non-zero, also bounds device + host
+// together (GB10-style memory that the GPU and the CPU allocate from one pool).
+struct TierBudgets {
+  std::size_t device = 0;
+  std::size_t host = 0;
+  std::size_t nvme = 0;
+  std::size_t unified = 0;  // 0: device and host are separate memories
+};
+
+// The budgets a profile implies: device = gpu.memory_bytes (the profile states what the GPU may
+// use), host = host_memory.bytes · usable_fraction, nvme = nvme.bytes; for unified memory,
+// unified = host_memory.bytes · usable_fraction as well, so device + host stay within the pool.
+TierBudgets budgets_from(const hw::HardwareProfile& profile);
+
+// Refresh workers per unit when none are asked for: the unit's cores but one (the training
+// loop's) divided among workers of cpu.threads_per_worker threads each, at least one.
+int default_host_workers(const hw::HardwareProfile& profile);
+
+struct SimulationOptions {
+  hw::HardwareProfile profile;
+  // GPUs simulated; each is one unit (one rank, one Platform). Units fill nodes in order,
+  // profile.units_per_node() per node, so nodes = ceil(units / units_per_node); the profile's
+  // node.nodes is not used.
+  int units = 1;
+  int host_workers_per_unit = 0;  // 0: default_host_workers(profile)
+  DataMode data = DataMode::data_true;
+  std::optional<TierBudgets> budgets;  // per unit; empty: budgets_from(profile)
+  hw::Precision gemm_precision = hw::Precision::bf16;  // the training step's GEMM peak
+  bool record_timeline = true;
+};
+
+// Throws asteria::InputError (naming the profile, the field and what was expected) for options
+// or profile values the simulated platform cannot be built from.
+void validate(const SimulationOptions& options);
+
+}  // namespace asteria::sim

@@ -1,0 +1,48 @@
+#pragma once
+// The simulated machine, built in C++ from a hardware profile (no platform XML). Per unit u:
+//   host  gpu<u>   one core; runs the device stream
+//   host  cpu<u>   cpu.cores cores; runs the unit's main actor, refresh workers, copy actors
+//   disk  nvme<u>  on cpu<u>; read/write bandwidths of the profile (reads and writes share the
+//                  larger of the two, SimGrid's default for a disk)
+//   link  h2d<u>   cpu<u> -> gpu<u>, one way; d2h<u> the other way (their bandwidths differ)
+//   link  hbm<u>   gpu<u> -> gpu<u>: device-to-device copies, gpu.memory_bandwidth / 2 (a copy
+//                  reads and writes every byte)
+//   link  dram<u>  cpu<u> -> cpu<u>: host-to-host copies, cpu.memory_bandwidth / 2
+// Per node k (units k·upn ... k·upn + upn - 1, in a zone "node<k>" with a gateway router):
+//   link  nvlink<i>-<j>  gpu<i> -> gpu<j> for units i != j of the node (one per ordered pair)
+//   link  nic-up<k>, nic-down<k>  the node's NICs (nics_per_node · nic bandwidth) towards and
+//                  from the backbone; every host of the node reaches other nodes through them
+//   link  backbone  between node gateways, non-blocking (a fat pipe that never limits a flow)
+// Every host runs at kSpeed "flops" per second per core, so an execution of `seconds` of
+// modelled time has the amount seconds · kSpeed.
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "sim/simulation_options.hpp"
+
+namespace asteria::sim {
+
+inline constexpr double kSpeed = 1e9;
+
+struct UnitResources {
+  int unit = 0;
+  int node = 0;
+  simgrid::s4u::Host* gpu = nullptr;
+  simgrid::s4u::Host* cpu = nullptr;
+  simgrid::s4u::Disk* nvme = nullptr;
+  simgrid::s4u::Link* h2d = nullptr;
+  simgrid::s4u::Link* d2h = nullptr;
+  simgrid::s4u::Link* device_memory = nullptr;  // hbm<u>
+  simgrid::s4u::Link* host_memory = nullptr;    // dram<u>
+};
+
+struct Topology {
+  std::vector<UnitResources> units;
+  int nodes = 0;
+};
+
+// Builds the platform into the (already created and configured) engine and seals it.
+Topology build_topology(const SimulationOptions& options);
+
+}  // namespace asteria::sim

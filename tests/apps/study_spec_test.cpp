@@ -1,0 +1,327 @@
+// Study files: grid expansion (order, product sizes, union, defaults), run names, the sim
+// command line of a run, every class of invalid input, and the shipped studies.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/study_spec.hpp"
+#include "core/common/error.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+const std::filesystem::path kBase = "/studies";
+
+StudySpec parse(const std::string& yaml) { return parse_study(yaml, "s.yaml", kBase); }
+
+std::vector<std::string> slugs(const StudySpec& spec) {
+  std::vector<std::string> out;
+  for (const StudyPoint& p : spec.points) out.push_back(p.slug);
+  return out;
+}
+
+// The InputError a study raises: its field and message.
+struct Failure {
+  std::string field;
+  std::string message;
+};
+
+Failure failure_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "s.yaml");
+    return {e.field(), e.what()};
+  }
+  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
+  return {};
+}
+
+constexpr const char* kCore = "    hw: [gb10]\n    model: [m]\n    optimizer: [soap]\n";
+
+TEST(StudySpec, ExpandsASubGridWithTheFirstAxisSlowest) {
+  const StudySpec spec = parse(
+      "name: order\n"
+      "grid:\n"
+      "  - placement: [device, host]\n"
+      "    hw: [gb10, gh200]\n"
+      "    staleness: [0, 3]\n"
+      "    model: [m]\n"
+      "    optimizer: [soap]\n");
+  EXPECT_EQ(spec.name, "order");
+  EXPECT_TRUE(spec.extra_axes.empty());
+  // 2 x 2 x 2 x 1 x 1 = 8 points; staleness (written third among the multi-valued) varies fastest.
+  const std::vector<std::string> expected = {
+      "gb10_m_soap_device_s0",  "gb10_m_soap_device_s3",  "gh200_m_soap_device_s0",  "gh200_m_soap_device_s3",
+      "gb10_m_soap_host_s0",    "gb10_m_soap_host_s3",    "gh200_m_soap_host_s0",    "gh200_m_soap_host_s3",
+  };
+  EXPECT_EQ(slugs(spec), expected);
+  const StudyPoint& p = spec.points[5];
+  EXPECT_EQ(p.hw(), "gb10");
+  EXPECT_EQ(p.model(), "m");
+  EXPECT_EQ(p.optimizer(), "soap");
+  EXPECT_EQ(p.placement(), "host");
+  EXPECT_EQ(p.staleness(), 3);
+}
+
+TEST(StudySpec, TheStudyIsTheUnionOfItsSubGridsInOrder) {
+  const StudySpec spec = parse(std::string("name: union\ngrid:\n") +
+                               "  - hw: [gb10]\n    model: [a, b, c]\n    optimizer: [soap, kl-shampoo]\n"
+                               "    placement: [device]\n    staleness: [1]\n"
+                               "  - hw: [gh200]\n    model: [a]\n    optimizer: [soap]\n"
+                               "    placement: [tiered]\n    staleness: [0, 1, 5]\n");
+  ASSERT_EQ(spec.points.size(), 3U * 2U + 3U);
+  EXPECT_EQ(spec.points[0].slug, "gb10_a_soap_device_s1");
+  EXPECT_EQ(spec.points[1].slug, "gb10_a_kl-shampoo_device_s1");
+  EXPECT_EQ(spec.points[5].slug, "gb10_c_kl-shampoo_device_s1");
+  EXPECT_EQ(spec.points[6].slug, "gh200_a_soap_tiered_s0");
+  EXPECT_EQ(spec.points[8].slug, "gh200_a_soap_tiered_s5");
+}
+
+TEST(StudySpec, APointInTwoSubGridsRunsOnceAtItsFirstPlace) {
+  const StudySpec spec = parse(std::string("name: dup\ngrid:\n") + "  -\n" + kCore +
+                               "    placement: [device, host]\n    staleness: [1]\n" + "  -\n" + kCore +
+                               "    placement: [host, nvme]\n    staleness: [1]\n");
+  const std::vector<std::string> expected = {"gb10_m_soap_device_s1", "gb10_m_soap_host_s1", "gb10_m_soap_nvme_s1"};
+  EXPECT_EQ(slugs(spec), expected);
+}
+
+TEST(StudySpec, DefaultsFillEveryPointAndADefaultKeyCanBeAnAxis) {
+  const StudySpec spec = parse(std::string("name: axes\n") +
+                               "defaults:\n  steps: 30\n  mode: data-free\n  precondition_frequency: 10\n"
+                               "  staleness: 1\n"
+                               "grid:\n"
+                               "  -\n" + kCore + "    placement: [device]\n    steps: [10, 20]\n"
+                               "  -\n" + kCore + "    placement: [host]\n    staleness: [4]\n");
+  ASSERT_EQ(spec.extra_axes, std::vector<Setting>{Setting::steps});
+  ASSERT_EQ(spec.points.size(), 3U);
+  EXPECT_EQ(spec.points[0].slug, "gb10_m_soap_device_s1_steps10");
+  EXPECT_EQ(spec.points[1].slug, "gb10_m_soap_device_s1_steps20");
+  EXPECT_EQ(spec.points[2].slug, "gb10_m_soap_host_s4_steps30");  // the default, shown since steps varies
+  EXPECT_EQ(*spec.points[1][Setting::steps], "20");
+  EXPECT_EQ(*spec.points[2][Setting::steps], "30");
+  for (const StudyPoint& p : spec.points) {
+    EXPECT_EQ(*p[Setting::mode], "data-free");
+    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
+    EXPECT_FALSE(p[Setting::units].has_value());
+  }
+}
+
+TEST(StudySpec, ValuesAreNormalizedAndAScalarIsAOnePointAxis) {
+  const StudySpec spec = parse(
+      "name: norm\n"
+      "grid:\n"
+      "  - hw: gb10\n    model: m\n    optimizer: [kl_shampoo]\n    placement: tiered\n    staleness: [007]\n");
+  ASSERT_EQ(spec.points.size(), 1U);
+  EXPECT_EQ(spec.points[0].optimizer(), "kl-shampoo");
+  EXPECT_EQ(*spec.points[0][Setting::staleness], "7");
+  EXPECT_EQ(spec.points[0].slug, "gb10_m_kl-shampoo_tiered_s7");
+}
+
+TEST(StudySpec, PathsResolveAgainstTheStudyDirectoryAndNameRunsByTheirStem) {
+  const StudySpec spec = parse(
+      "name: paths\n"
+      "grid:\n"
+      "  - hw: [profiles/my_box.yaml, /abs/other.yaml]\n    model: [../models/m.yaml]\n"
+      "    optimizer: [soap]\n    placement: [device]\n    staleness: [0]\n");
+  ASSERT_EQ(spec.points.size(), 2U);
+  EXPECT_EQ(spec.points[0].hw(), "/studies/profiles/my_box.yaml");
+  EXPECT_EQ(spec.points[0].model(), "/models/m.yaml");
+  EXPECT_EQ(spec.points[1].hw(), "/abs/other.yaml");
+  // '_' separates the parts of a slug, so it is replaced inside one.
+  EXPECT_EQ(spec.points[0].slug, "my-box_m_soap_device_s0");
+  EXPECT_EQ(spec.points[1].slug, "other_m_soap_device_s0");
+}
+
+TEST(StudySpec, PointsThatWouldShareADirectoryAreNumbered) {
+  const StudySpec spec = parse(
+      "name: stems\n"
+      "grid:\n"
+      "  - hw: [a/box.yaml, b/box.yaml]\n    model: [m]\n    optimizer: [soap]\n    placement: [device]\n"
+      "    staleness: [0]\n");
+  EXPECT_EQ(slugs(spec), (std::vector<std::string>{"box_m_soap_device_s0", "box_m_soap_device_s0-2"}));
+}
+
+TEST(StudySpec, SimArgumentsCarryEveryGivenSetting) {
+  const StudySpec spec = parse(std::string("name: args\ndefaults:\n  steps: 30\n  max_precond_dim: 2048\n"
+                                           "  warmup_steps: 0\n  units: 4\n  nodes: 2\n") +
+                               "grid:\n  -\n" + kCore + "    placement: [nvme]\n    staleness: [2]\n");
+  const std::vector<std::string> expected = {
+      "sim",    "--hw",           "gb10", "--model",           "m",    "--optimizer", "soap", "--placement",
+      "nvme",   "--staleness",    "2",    "--steps",           "30",   "--warmup-steps", "0", "--max-precond-dim",
+      "2048",   "--units",        "4",    "--nodes",           "2",    "--out",       "/r/x", "--no-progress"};
+  EXPECT_EQ(sim_arguments(spec.points[0], "/r/x"), expected);
+}
+
+TEST(StudySpecErrors, YamlSyntaxNamesTheLine) {
+  const Failure f = failure_of("name: bad\ngrid:\n  - hw: [gb10\n    model: m\n");
+  EXPECT_EQ(f.field, "yaml");
+  EXPECT_NE(f.message.find("syntax error at line"), std::string::npos) << f.message;
+}
+
+TEST(StudySpecErrors, TopLevelKeysAndName) {
+  EXPECT_EQ(failure_of("- a\n- b\n").field, "yaml");
+  const Failure unknown = failure_of(std::string("name: x\ngrdi: []\n"));
+  EXPECT_EQ(unknown.field, "grdi");
+  EXPECT_NE(unknown.message.find("unknown key"), std::string::npos) << unknown.message;
+  EXPECT_NE(unknown.message.find("(line 2)"), std::string::npos) << unknown.message;
+  EXPECT_EQ(failure_of(std::string("grid:\n  -\n") + kCore + "    placement: [device]\n    staleness: [0]\n").field,
+            "name");
+  const Failure slash = failure_of(std::string("name: a/b\ngrid:\n  -\n") + kCore +
+                                   "    placement: [device]\n    staleness: [0]\n");
+  EXPECT_EQ(slash.field, "name");
+  EXPECT_NE(slash.message.find("found 'a/b'"), std::string::npos) << slash.message;
+  EXPECT_EQ(failure_of("name: x\ndescription: [a]\ngrid: []\n").field, "description");
+}
+
+TEST(StudySpecErrors, GridShape) {
+  EXPECT_EQ(failure_of("name: x\n").field, "grid");
+  EXPECT_EQ(failure_of("name: x\ngrid: []\n").field, "grid");
+  EXPECT_EQ(failure_of("name: x\ngrid: {hw: gb10}\n").field, "grid");
+  const Failure scalar = failure_of("name: x\ngrid:\n  - gb10\n");
+  EXPECT_EQ(scalar.field, "grid[0]");
+  EXPECT_NE(scalar.message.find("expected a mapping"), std::string::npos) << scalar.message;
+}
+
+TEST(StudySpecErrors, UnknownAxisNamesItsSubGrid) {
+  const Failure f = failure_of(std::string("name: x\ngrid:\n  -\n") + kCore +
+                               "    placement: [device]\n    staleness: [0]\n  -\n" + kCore +
+                               "    placement: [device]\n    staleness: [0]\n    colour: [red]\n");
+  EXPECT_EQ(f.field, "grid[1].colour");
+  EXPECT_NE(f.message.find("unknown setting"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("line 15"), std::string::npos) << f.message;
+}
+
+TEST(StudySpecErrors, EmptyListsAndWrongTypes) {
+  const std::string head = std::string("name: x\ngrid:\n  -\n") + kCore;
+  const Failure empty = failure_of(head + "    placement: []\n    staleness: [0]\n");
+  EXPECT_EQ(empty.field, "grid[0].placement");
+  EXPECT_NE(empty.message.find("non-empty list"), std::string::npos) << empty.message;
+  const Failure mapping = failure_of(head + "    placement: [device, {a: 1}]\n    staleness: [0]\n");
+  EXPECT_EQ(mapping.field, "grid[0].placement[1]");
+  EXPECT_NE(mapping.message.find("found a mapping"), std::string::npos) << mapping.message;
+  const Failure nested = failure_of(head + "    placement: [device]\n    staleness: [[1]]\n");
+  EXPECT_EQ(nested.field, "grid[0].staleness[0]");
+  const Failure word = failure_of(head + "    placement: [device]\n    staleness: [0, two]\n");
+  EXPECT_EQ(word.field, "grid[0].staleness[1]");
+  EXPECT_NE(word.message.find("whole number >= 0, found 'two'"), std::string::npos) << word.message;
+  const Failure fraction = failure_of(head + "    placement: [device]\n    staleness: [1.5]\n");
+  EXPECT_EQ(fraction.field, "grid[0].staleness[0]");
+  const Failure nothing = failure_of(head + "    placement: [device]\n    staleness:\n");
+  EXPECT_EQ(nothing.field, "grid[0].staleness");
+  EXPECT_NE(nothing.message.find("found nothing"), std::string::npos) << nothing.message;
+}
+
+TEST(StudySpecErrors, UnknownOptimizerAndPlacementNames) {
+  const Failure optimizer = failure_of(
+      "name: x\ngrid:\n  - hw: [gb10]\n    model: [m]\n    optimizer: [soap, lion]\n"
+      "    placement: [device]\n    staleness: [0]\n");
+  EXPECT_EQ(optimizer.field, "grid[0].optimizer[1]");
+  EXPECT_NE(optimizer.message.find("expected one of adamw, shampoo, soap, kl-shampoo, muon; found 'lion'"),
+            std::string::npos)
+      << optimizer.message;
+  const Failure placement = failure_of(std::string("name: x\ngrid:\n  -\n") + kCore +
+                                       "    placement: [device]\n    staleness: [0]\n  -\n" + kCore +
+                                       "    placement: [device, host, gpu]\n    staleness: [0]\n");
+  EXPECT_EQ(placement.field, "grid[1].placement[2]");
+  EXPECT_NE(placement.message.find("found 'gpu' (line 13)"), std::string::npos) << placement.message;
+}
+
+TEST(StudySpecErrors, NegativeStalenessAndNonPositiveCounts) {
+  const std::string head = std::string("name: x\ngrid:\n  -\n") + kCore + "    placement: [device]\n";
+  const Failure negative = failure_of(head + "    staleness: [0, -1]\n");
+  EXPECT_EQ(negative.field, "grid[0].staleness[1]");
+  EXPECT_NE(negative.message.find("expected a whole number >= 0, found -1"), std::string::npos) << negative.message;
+  const Failure steps = failure_of(head + "    staleness: [0]\n    steps: [0]\n");
+  EXPECT_EQ(steps.field, "grid[0].steps[0]");
+  EXPECT_NE(steps.message.find("whole number >= 1"), std::string::npos) << steps.message;
+}
+
+TEST(StudySpecErrors, MissingCoreAxis) {
+  const Failure f = failure_of(std::string("name: x\ngrid:\n  -\n") + kCore + "    placement: [device]\n");
+  EXPECT_EQ(f.field, "grid[0]");
+  EXPECT_NE(f.message.find("missing axis 'staleness'"), std::string::npos) << f.message;
+}
+
+TEST(StudySpecErrors, Defaults) {
+  const std::string grid = std::string("grid:\n  -\n") + kCore + "    placement: [device]\n    staleness: [0]\n";
+  EXPECT_EQ(failure_of("name: x\ndefaults: [1]\n" + grid).field, "defaults");
+  const Failure unknown = failure_of("name: x\ndefaults:\n  stepz: 3\n" + grid);
+  EXPECT_EQ(unknown.field, "defaults.stepz");
+  EXPECT_NE(unknown.message.find("unknown setting"), std::string::npos) << unknown.message;
+  const Failure list = failure_of("name: x\ndefaults:\n  steps: [3, 4]\n" + grid);
+  EXPECT_EQ(list.field, "defaults.steps");
+  EXPECT_NE(list.message.find("single value"), std::string::npos) << list.message;
+  const Failure mode = failure_of("name: x\ndefaults:\n  mode: exact\n" + grid);
+  EXPECT_EQ(mode.field, "defaults.mode");
+  EXPECT_NE(mode.message.find("expected data-free or data-true, found 'exact'"), std::string::npos) << mode.message;
+}
+
+TEST(StudySpecErrors, AnAxisGivenTwiceInOneSubGrid) {
+  try {
+    parse(std::string("name: x\ngrid:\n  -\n") + kCore + "    placement: [device]\n    staleness: [0]\n" +
+          "    placement: [host]\n");
+    FAIL() << "a repeated axis must be rejected";
+  } catch (const InputError& e) {
+    // yaml-cpp may reject the duplicate key itself; either way the field is named.
+    EXPECT_NE(std::string(e.what()).find("placement"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StudySpecErrors, AMissingFileIsNamed) {
+  try {
+    load_study("/nonexistent/study.yaml");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "/nonexistent/study.yaml");
+    EXPECT_EQ(e.field(), "file");
+  }
+}
+
+// The shipped studies parse, expand to the documented runs and name shipped profiles and models.
+std::filesystem::path repo_root() { return std::filesystem::path(ASTERIA_TEST_DATA_DIR).parent_path().parent_path(); }
+
+void expect_shipped_inputs(const StudySpec& spec) {
+  for (const StudyPoint& p : spec.points) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(repo_root() / "hwmodels/profiles" / (p.hw() + ".yaml"))) << p.hw();
+    EXPECT_TRUE(std::filesystem::is_regular_file(repo_root() / "experiments/models" / (p.model() + ".yaml")))
+        << p.model();
+  }
+}
+
+TEST(ShippedStudies, DefaultStudy) {
+  const StudySpec spec = load_study(repo_root() / "experiments/studies/default.yaml");
+  EXPECT_EQ(spec.name, "default");
+  // GB10: 2 optimizers x 4 placements at S = 1; GH200: SOAP tiered at S = 0, 1, 3, 5.
+  const std::vector<std::string> expected = {
+      "gb10_olmo-1b_soap_device_s1",       "gb10_olmo-1b_soap_host_s1",
+      "gb10_olmo-1b_soap_tiered_s1",       "gb10_olmo-1b_soap_nvme_s1",
+      "gb10_olmo-1b_kl-shampoo_device_s1", "gb10_olmo-1b_kl-shampoo_host_s1",
+      "gb10_olmo-1b_kl-shampoo_tiered_s1", "gb10_olmo-1b_kl-shampoo_nvme_s1",
+      "gh200_olmo2-7b_soap_tiered_s0",     "gh200_olmo2-7b_soap_tiered_s1",
+      "gh200_olmo2-7b_soap_tiered_s3",     "gh200_olmo2-7b_soap_tiered_s5",
+  };
+  EXPECT_EQ(slugs(spec), expected);
+  for (const StudyPoint& p : spec.points) {
+    EXPECT_EQ(*p[Setting::steps], "30");
+    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
+    EXPECT_EQ(*p[Setting::max_precond_dim], "2048");
+    EXPECT_EQ(*p[Setting::mode], "data-free");
+  }
+  expect_shipped_inputs(spec);
+}
+
+TEST(ShippedStudies, SmokeStudy) {
+  const StudySpec spec = load_study(repo_root() / "experiments/studies/smoke.yaml");
+  EXPECT_EQ(spec.name, "smoke");
+  ASSERT_EQ(spec.points.size(), 2U);
+  EXPECT_EQ(spec.points[0].model(), "tiny");
+  EXPECT_EQ(spec.points[0].staleness(), 0);
+  EXPECT_EQ(spec.points[1].staleness(), 1);
+  expect_shipped_inputs(spec);
+}
+
+}  // namespace
+}  // namespace asteria::cli::study

@@ -1,0 +1,179 @@
+// The study table from hand-written summary.json files: runs that fit, runs that do not, failed
+// runs and malformed summaries; table.csv in SI units and table.md in ms / GiB.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/study_table.hpp"
+#include "tests/io/temp_dir.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+using testing::TempDir;
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::string line;
+  for (char c : text) {
+    if (c == '\n') {
+      out.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+void write(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+const StudySpec& two_placements() {
+  static const StudySpec spec = parse_study(
+      "name: t\ngrid:\n  - hw: [gb10]\n    model: [m]\n    optimizer: [soap]\n    placement: [device, tiered]\n"
+      "    staleness: [1]\n",
+      "t.yaml", "/");
+  return spec;
+}
+
+// 20 GiB needed on the device, 8.268e9 bytes free: 13206836480 bytes = 12.2998 GiB short.
+constexpr const char* kDoesNotFit = R"({"verb": "sim", "fits": false, "p50_step_s": null, "peak_device_bytes": null,
+  "shortfall": [{"tier": "device", "needed_bytes": 21474836480, "free_bytes": 8268000000,
+                 "capacity_bytes": 137438953472}]})";
+
+constexpr const char* kFits = R"({"verb": "sim", "fits": true, "shortfall": [],
+  "p50_step_s": 0.0125, "p99_step_s": 0.025, "p99_over_p50": 2.0, "mean_step_s": 0.014, "compute_s": 0.01,
+  "visible_optimizer_s": 0.004, "refresh_wait_s": 0.003, "state_move_wait_s": 0.0005, "max_staleness": 1,
+  "peak_device_bytes": 3221225472, "peak_host_bytes": 1610612736, "peak_nvme_bytes": 0})";
+
+const std::string kHeader =
+    "config,hw,model,optimizer,placement,staleness,fits,p50_step_s,p99_step_s,p99_over_p50,mean_step_s,compute_s,"
+    "visible_optimizer_s,refresh_wait_s,state_move_wait_s,max_staleness,peak_device_bytes,peak_host_bytes,"
+    "peak_nvme_bytes,shortfall,run_dir";
+
+TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
+  TempDir dir;
+  const StudySpec& spec = two_placements();
+  write(dir.path() / "runs/gb10_m_soap_device_s1/summary.json", kDoesNotFit);
+  write(dir.path() / "runs/gb10_m_soap_tiered_s1/summary.json", kFits);
+  std::vector<RunResult> results;
+  for (const StudyPoint& p : spec.points) results.push_back(read_run_result(dir.path() / relative_run_dir(p), ""));
+  ASSERT_FALSE(results[0].failed()) << results[0].failure;
+  ASSERT_FALSE(results[1].failed()) << results[1].failure;
+  EXPECT_FALSE(results[0].fits);
+  EXPECT_TRUE(results[1].fits);
+  ASSERT_EQ(results[0].shortfall.size(), 1U);
+  EXPECT_EQ(results[0].shortfall[0].tier, "device");
+  EXPECT_EQ(results[0].shortfall[0].capacity_bytes, 137438953472.0);
+
+  const std::vector<std::string> csv = lines(table_csv(spec, results));
+  ASSERT_EQ(csv.size(), 3U);
+  EXPECT_EQ(csv[0], kHeader);
+  // Twelve empty metric cells between fits and shortfall.
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(13, ',') +
+                        "device 12.3 GiB short,runs/gb10_m_soap_device_s1");
+  EXPECT_EQ(csv[2],
+            "gb10_m_soap_tiered_s1,gb10,m,soap,tiered,1,true,0.0125,0.025,2,0.014,0.01,0.004,0.003,0.0005,1,"
+            "3221225472,1610612736,0,,runs/gb10_m_soap_tiered_s1");
+
+  const std::vector<std::string> md = lines(table_markdown(spec, results));
+  ASSERT_EQ(md.size(), 4U);
+  EXPECT_EQ(md[0],
+            "| config | hw | model | optimizer | placement | staleness | fits | p50 step (ms) | p99 step (ms) | "
+            "p99/p50 | mean step (ms) | compute (ms) | visible optimizer (ms) | refresh wait (ms) | "
+            "state-move wait (ms) | max staleness | peak device (GiB) | peak host (GiB) | peak NVMe (GiB) | "
+            "shortfall | run dir |");
+  EXPECT_EQ(md[1], "| --- | --- | --- | --- | --- | ---: | --- |" + [] {
+    std::string s;
+    for (int i = 0; i < 12; ++i) s += " ---: |";
+    return s;
+  }() + " --- | --- |");
+  std::string empty_metrics;
+  for (int i = 0; i < 12; ++i) empty_metrics += "  |";
+  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | gb10 | m | soap | device | 1 | no |" + empty_metrics +
+                       " device 12.3 GiB short | runs/gb10_m_soap_device_s1 |");
+  EXPECT_EQ(md[3],
+            "| gb10_m_soap_tiered_s1 | gb10 | m | soap | tiered | 1 | yes | 12.500 | 25.000 | 2.000 | 14.000 | "
+            "10.000 | 4.000 | 3.000 | 0.500 | 1 | 3.00 | 1.50 | 0.00 |  | runs/gb10_m_soap_tiered_s1 |");
+}
+
+TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
+  TempDir dir;
+  const StudySpec& spec = two_placements();
+  // Even a summary left in place does not count when the process failed.
+  write(dir.path() / "runs/gb10_m_soap_device_s1/summary.json", kFits);
+  write(dir.path() / "runs/gb10_m_soap_tiered_s1/summary.json", kFits);
+  const std::vector<RunResult> results = {
+      read_run_result(dir.path() / "runs/gb10_m_soap_device_s1", "exit code 1"),
+      read_run_result(dir.path() / "runs/gb10_m_soap_tiered_s1", ""),
+  };
+  ASSERT_TRUE(results[0].failed());
+  EXPECT_EQ(results[0].failure, "exit code 1");
+  EXPECT_FALSE(results[0][Metric::p50_step_s].has_value());
+  const std::vector<std::string> csv = lines(table_csv(spec, results));
+  ASSERT_EQ(csv.size(), 3U);
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(13, ',') +
+                        "run failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt),runs/gb10_m_soap_device_s1");
+  const std::vector<std::string> md = lines(table_markdown(spec, results));
+  EXPECT_NE(md[2].find("| device | 1 | failed |"), std::string::npos) << md[2];
+  EXPECT_NE(md[2].find("| exit code 1; see runs/gb10_m_soap_device_s1/log.txt |"), std::string::npos) << md[2];
+}
+
+struct Malformed {
+  const char* summary;  // nullptr: no file at all
+  const char* expected_in_failure;
+};
+
+TEST(StudyTable, MalformedSummariesAreFailuresNamingTheKey) {
+  const std::vector<Malformed> cases = {
+      {nullptr, "summary.json: file: missing"},
+      {"not json", "summary.json: json: expected a JSON object"},
+      {"[1, 2]", "summary.json: json: expected a JSON object"},
+      {R"({"fits": "yes"})", "summary.json: fits: expected true or false"},
+      {R"({"fits": true, "p50_step_s": 0.1})", "summary.json: p99_step_s: missing; expected a number"},
+      {R"({"fits": true, "p50_step_s": "fast"})", "summary.json: p50_step_s: expected a number, found \"fast\""},
+      {R"({"fits": false, "shortfall": [{"tier": "device"}]})", "summary.json: shortfall[0].needed_bytes: missing"},
+      {R"({"fits": false, "shortfall": {"tier": "device"}})", "summary.json: shortfall: expected a list"},
+  };
+  for (const Malformed& c : cases) {
+    TempDir dir;
+    if (c.summary != nullptr) write(dir.path() / "summary.json", c.summary);
+    const RunResult r = read_run_result(dir.path(), "");
+    ASSERT_TRUE(r.failed()) << (c.summary ? c.summary : "(no file)");
+    EXPECT_NE(r.failure.find(c.expected_in_failure), std::string::npos) << r.failure;
+  }
+}
+
+TEST(StudyTable, ExtraAxesAreColumnsAndCellsAreQuotedWhereNeeded) {
+  const StudySpec spec = parse_study(
+      "name: x\ngrid:\n  - hw: [gb10]\n    model: ['/data/a,b/m.yaml']\n    optimizer: [soap]\n"
+      "    placement: [host]\n    staleness: [0]\n    steps: [10, 20]\n",
+      "x.yaml", "/");
+  const std::vector<RunResult> results(2, RunResult{"exit code 2", false, {}, {}});
+  const std::vector<std::string> csv = lines(table_csv(spec, results));
+  ASSERT_EQ(csv.size(), 3U);
+  EXPECT_EQ(csv[0], kHeader + ",steps");
+  EXPECT_EQ(csv[1].rfind("gb10_m_soap_host_s0_steps10,gb10,\"/data/a,b/m.yaml\",soap,host,0,false,", 0), 0U) << csv[1];
+  EXPECT_EQ(csv[1].substr(csv[1].size() - 3), ",10");
+  EXPECT_EQ(csv[2].substr(csv[2].size() - 3), ",20");
+  const std::vector<std::string> md = lines(table_markdown(spec, results));
+  EXPECT_EQ(md[0].substr(md[0].size() - 19), "| run dir | steps |");
+}
+
+TEST(StudyTable, ShortfallTextListsEveryTierShort) {
+  // device: 2 GiB needed, 0.5 GiB free; host: 4 GiB needed, 3972844749 B free (0.29999999 GiB short).
+  const std::vector<Shortfall> tiers = {{"device", 2147483648.0, 536870912.0, 0.0},
+                                        {"host", 4294967296.0, 3972844749.0, 0.0}};
+  EXPECT_EQ(shortfall_text(tiers), "device 1.5 GiB short; host 0.3 GiB short");
+  EXPECT_EQ(shortfall_text({}), "");
+}
+
+}  // namespace
+}  // namespace asteria::cli::study

@@ -1,0 +1,187 @@
+// Profile assembly from hand-made measurements: which fields are measured, which are copied
+// from the base and how each says so.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "hwmodels/calibrate/calibration.hpp"
+#include "hwmodels/profile_loader.hpp"
+
+namespace asteria::hw::calibrate {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+CubicTimings timings(double c, const std::string& method) {
+  CubicTimings t;
+  t.timings = {{256, c * 256.0 * 256 * 256}, {512, c * 512.0 * 512 * 512}};
+  t.fit = {c, 0.0, 2};
+  t.method = method;
+  return t;
+}
+
+// A 16-core host with round numbers; no GPU unless a test adds one.
+Measurements round_measurements() {
+  Measurements m;
+  m.host = {"testhost", "2025-01-02", "Test CPU 9000", 16, 64e9};
+  m.sgemm_one_thread = {80e9, "sgemm-1"};
+  m.sgemm_all_threads = {1200e9, "sgemm-16"};
+  m.eigh = timings(6e-11, "eigh-method");
+  m.qr = timings(2e-11, "qr-method");
+  m.memcpy_one_thread = {12e9, "memcpy-1"};
+  m.memcpy_all_threads = {48e9, "memcpy-16"};
+  m.file.write = {1.5e9, "write-method"};
+  m.file.read = {2.5e9, "read-method"};
+  m.file.read_latency = {80e-6, "latency-method"};
+  m.file_directory = "/scratch/here";
+  m.gpu.presence.reason = "no CUDA device";
+  return m;
+}
+
+HardwareProfile base(const std::string& name) { return load_profile(find_profile(name)); }
+
+void expect_measured(const Quantity& q, double value, const std::string& method) {
+  EXPECT_EQ(q.value, value) << q.source;
+  EXPECT_EQ(q.provenance, Provenance::measured) << q.source;
+  EXPECT_TRUE(contains(q.source, "testhost")) << q.source;
+  EXPECT_TRUE(contains(q.source, "2025-01-02")) << q.source;
+  EXPECT_TRUE(contains(q.source, method)) << q.source;
+}
+
+void expect_copied(const Quantity& q, const Quantity& from_base, const std::string& base_label) {
+  EXPECT_EQ(q.value, from_base.value) << q.source;
+  EXPECT_EQ(q.provenance, from_base.provenance) << q.source;
+  EXPECT_EQ(q.source.rfind("not measured", 0), 0u) << q.source;
+  EXPECT_TRUE(contains(q.source, "copied from " + base_label)) << q.source;
+  EXPECT_TRUE(contains(q.source, from_base.source)) << q.source;
+}
+
+TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
+  const HardwareProfile h100 = base("h100-pcie-host");
+  const HardwareProfile p = assemble_profile(round_measurements(), h100, "h100-pcie-host", "mine");
+  EXPECT_EQ(p.name, "mine");
+  EXPECT_EQ(p.origin, "asteria calibrate on testhost");
+  EXPECT_EQ(p.cpu.model, "Test CPU 9000");
+  expect_measured(p.cpu.cores, 16, "hardware_concurrency");
+  expect_measured(p.cpu.gemm_flops_per_core, 80e9, "sgemm-1");
+  EXPECT_TRUE(contains(p.cpu.gemm_flops_per_core.source, "75 GFLOP/s per core")) << "1200 / 16 = 75";
+  expect_measured(p.cpu.memory_bandwidth, 48e9, "memcpy-16");
+  expect_measured(p.cpu.eigh_seconds_per_n3, 6e-11, "eigh-method");
+  expect_measured(p.cpu.qr_seconds_per_n3, 2e-11, "qr-method");
+  EXPECT_EQ(p.cpu.threads_per_worker.value, 1.0);
+  expect_measured(p.host_memory.bytes, 64e9, "sysconf");
+  expect_copied(p.host_memory.usable_fraction, h100.host_memory.usable_fraction, "h100-pcie-host");
+  expect_measured(p.nvme.write_bandwidth, 1.5e9, "write-method");
+  expect_measured(p.nvme.read_bandwidth, 2.5e9, "read-method");
+  expect_measured(p.nvme.latency, 80e-6, "latency-method");
+  EXPECT_TRUE(contains(p.nvme.read_bandwidth.source, "/scratch/here"));
+  expect_copied(p.nvme.bytes, h100.nvme.bytes, "h100-pcie-host");
+
+  // No GPU: the base's GPU section and host links, each saying why.
+  for (const auto& [got, want] : {std::pair{p.gpu.fp32_flops, h100.gpu.fp32_flops},
+                                  {p.gpu.bf16_flops, h100.gpu.bf16_flops},
+                                  {p.gpu.gemm_efficiency, h100.gpu.gemm_efficiency},
+                                  {p.gpu.memory_bytes, h100.gpu.memory_bytes},
+                                  {p.gpu.memory_bandwidth, h100.gpu.memory_bandwidth},
+                                  {p.gpu.launch_latency, h100.gpu.launch_latency},
+                                  {p.gpu.eigh_seconds_per_n3, h100.gpu.eigh_seconds_per_n3},
+                                  {p.gpu.qr_seconds_per_n3, h100.gpu.qr_seconds_per_n3},
+                                  {p.host_to_device.bandwidth, h100.host_to_device.bandwidth},
+                                  {p.device_to_host.latency, h100.device_to_host.latency}}) {
+    expect_copied(got, want, "h100-pcie-host");
+    EXPECT_TRUE(contains(got.source, "no CUDA device")) << got.source;
+  }
+  EXPECT_TRUE(contains(p.gpu.model, "not measured"));
+  expect_copied(p.node.units_per_node, h100.node.units_per_node, "h100-pcie-host");
+  expect_copied(p.node.nic.bandwidth, h100.node.nic.bandwidth, "h100-pcie-host");
+  EXPECT_TRUE(contains(p.description, "testhost"));
+
+  // What calibrate writes reads back as the same profile.
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+}
+
+TEST(CalibrateAssemble, MemoryBandwidthIsTheFasterOfOneAndAllThreads) {
+  Measurements m = round_measurements();
+  m.memcpy_all_threads.value = 10e9;  // slower than the 12 GB/s of one thread: a busy machine
+  const HardwareProfile p = assemble_profile(m, base("h100-pcie-host"), "h100-pcie-host", "mine");
+  expect_measured(p.cpu.memory_bandwidth, 12e9, "memcpy-1");
+  EXPECT_TRUE(contains(p.cpu.memory_bandwidth.source, "memcpy-16: 10 GB/s")) << p.cpu.memory_bandwidth.source;
+}
+
+TEST(CalibrateAssemble, MeasurementsKeepFourSignificantDigits) {
+  Measurements m = round_measurements();
+  m.sgemm_one_thread.value = 87654321098.0;   // 87.65 GFLOP/s
+  m.eigh.fit.c = 6.123456e-11;                 // 6.123e-11 s
+  const HardwareProfile p = assemble_profile(m, base("h100-pcie-host"), "h100-pcie-host", "mine");
+  EXPECT_DOUBLE_EQ(p.cpu.gemm_flops_per_core.value, 87.65e9);
+  EXPECT_DOUBLE_EQ(p.cpu.eigh_seconds_per_n3.value, 6.123e-11);
+}
+
+TEST(CalibrateAssemble, GpuHostMeasuresTheGpuAndSplitsTheHostAmongGpus) {
+  Measurements m = round_measurements();
+  GpuMeasurements& g = m.gpu;
+  g.presence = {2, "Test GPU", ""};
+  g.memory_bytes = {80e9, "props"};
+  g.sgemm_flops = {50e12, "sgemm-gpu"};
+  g.bf16_gemm_flops = {494.5e12, "bf16-gpu"};  // half of h100-pcie-host's 989 TFLOP/s peak
+  g.memory_bandwidth = {3e12, "d2d"};
+  g.host_to_device = {50e9, "h2d"};
+  g.device_to_host = {40e9, "d2h"};
+  g.host_to_device_latency = {9e-6, "h2d-lat"};
+  g.device_to_host_latency = {8e-6, "d2h-lat"};
+  g.launch_latency = {3e-6, "launch"};
+  g.eigh = timings(5e-12, "cusolver-eigh");
+  g.qr = timings(1e-12, "cusolver-qr");
+  const HardwareProfile h100 = base("h100-pcie-host");
+  const HardwareProfile p = assemble_profile(m, h100, "h100-pcie-host", "mine");
+
+  EXPECT_EQ(p.gpu.model, "Test GPU");
+  expect_copied(p.gpu.fp32_flops, h100.gpu.fp32_flops, "h100-pcie-host");  // peaks are never measured
+  EXPECT_EQ(p.gpu.gemm_efficiency.value, 0.5);
+  EXPECT_EQ(p.gpu.gemm_efficiency.provenance, Provenance::derived);
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.source, "bf16-gpu"));
+  expect_measured(p.gpu.memory_bytes, 80e9, "props");
+  expect_measured(p.gpu.memory_bandwidth, 3e12, "d2d");
+  expect_measured(p.gpu.launch_latency, 3e-6, "launch");
+  expect_measured(p.gpu.eigh_seconds_per_n3, 5e-12, "cusolver-eigh");
+  expect_measured(p.gpu.qr_seconds_per_n3, 1e-12, "cusolver-qr");
+  expect_measured(p.host_to_device.bandwidth, 50e9, "h2d");
+  expect_measured(p.host_to_device.latency, 9e-6, "h2d-lat");
+  expect_measured(p.device_to_host.bandwidth, 40e9, "d2h");
+  expect_measured(p.device_to_host.latency, 8e-6, "d2h-lat");
+  // Two GPUs: each unit gets half of the 16 cores, 64 GB and 48 GB/s.
+  expect_measured(p.cpu.cores, 8, "divided among the 2 GPUs");
+  expect_measured(p.host_memory.bytes, 32e9, "divided among the 2 GPUs");
+  expect_measured(p.cpu.memory_bandwidth, 24e9, "divided among the 2 GPUs");
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+}
+
+TEST(CalibrateAssemble, GemmFasterThanTheBasePeakKeepsTheBaseEfficiency) {
+  Measurements m = round_measurements();
+  m.gpu.presence = {1, "Faster GPU", ""};
+  m.gpu.bf16_gemm_flops = {2000e12, "bf16-gpu"};  // above the base's 989 TFLOP/s peak
+  m.gpu.sgemm_flops = {100e12, "sgemm-gpu"};
+  const HardwareProfile h100 = base("h100-pcie-host");
+  const HardwareProfile p = assemble_profile(m, h100, "h100-pcie-host", "mine");
+  EXPECT_EQ(p.gpu.gemm_efficiency.value, h100.gpu.gemm_efficiency.value);
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.source, "exceeds")) << p.gpu.gemm_efficiency.source;
+  // GPU fields this plan did not measure fall back to the base.
+  expect_copied(p.gpu.memory_bandwidth, h100.gpu.memory_bandwidth, "h100-pcie-host");
+}
+
+TEST(CalibrateAssemble, UnifiedBaseOnASmallerHostCapsTheGpuShare) {
+  // gb10's GPU may take ~120 GB of its unified pool; this host has 64 GB: the copied share
+  // must shrink to 64 GB x usable_fraction or the profile would not load.
+  const HardwareProfile gb10 = base("gb10");
+  ASSERT_TRUE(gb10.host_memory.unified);
+  const HardwareProfile p = assemble_profile(round_measurements(), gb10, "gb10", "mine");
+  const double pool = 64e9 * gb10.host_memory.usable_fraction.value;
+  EXPECT_LE(p.gpu.memory_bytes.value, pool);
+  EXPECT_GT(p.gpu.memory_bytes.value, pool * 0.999);
+  EXPECT_EQ(p.gpu.memory_bytes.provenance, Provenance::derived);
+  EXPECT_TRUE(contains(p.gpu.memory_bytes.source, "capped")) << p.gpu.memory_bytes.source;
+  EXPECT_NO_THROW(parse_profile(profile_to_yaml(p), "mine.yaml"));
+}
+
+}  // namespace
+}  // namespace asteria::hw::calibrate

@@ -1,0 +1,222 @@
+// Work on the device stream and on host workers takes the modelled time of its Cost (tiny
+// profile: GPU 1 TFLOP/s fp32, 4 TFLOP/s bf16, GEMMs at half of peak, 10 µs per launch, 200 GB/s,
+// eigh 1e-9·n³ s; a refresh worker's eigh 2e-9·n³ s; 2 cores).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "tests/sim/in_child.hpp"
+#include "tests/sim/tiny_profile.hpp"
+
+namespace asteria::sim {
+namespace {
+
+using platform::Cost;
+using platform::Pending;
+using platform::Platform;
+using platform::Work;
+using platform::WorkKind;
+using testing::q;
+using testing::run_in_child;
+using testing::tiny_options;
+using testing::tolerance;
+
+Work modelled(std::string label, Cost cost) {
+  Work w;
+  w.label = std::move(label);
+  w.cost = cost;
+  return w;
+}
+
+// A training-step matmul (reduced precision).
+Work gemm(double flops) { return modelled("gemm", {WorkKind::gemm, flops, 0.0, 0, true}); }
+Work refresh(std::int64_t n) { return modelled("refresh", {WorkKind::eigh, 0.0, 0.0, n}); }
+
+// Simulated seconds from now until `work` on `executor` completes.
+double time_of(Platform& p, platform::Executor& executor, Work work) {
+  const double start = p.clock().now();
+  EXPECT_TRUE(executor.submit(std::move(work)).status().ok());
+  return p.clock().now() - start;
+}
+
+TEST(SimExecutors, ALoneKernelTakesItsModelledTime) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      // 1 GFLOP at half of the bf16 peak (4 TFLOP/s), plus the launch.
+      EXPECT_NEAR(time_of(p, p.device_stream(), gemm(1e9)), 1e9 / 2e12 + 1e-5, tolerance(5.1e-4));
+      // Everything else runs in fp32: an optimizer GEMM or a Newton step of 1 GFLOP at half of
+      // 1 TFLOP/s.
+      EXPECT_NEAR(time_of(p, p.device_stream(), modelled("precondition", {WorkKind::gemm, 1e9, 0.0, 0})),
+                  1e9 / 5e11 + 1e-5, tolerance(2.01e-3));
+      EXPECT_NEAR(time_of(p, p.device_stream(), modelled("newton", {WorkKind::newton, 1e9, 0.0, 0})),
+                  1e9 / 5e11 + 1e-5, tolerance(2.01e-3));
+      // 20 MB over 200 GB/s, plus the launch.
+      EXPECT_NEAR(time_of(p, p.device_stream(), modelled("apply", {WorkKind::elementwise, 0.0, 2e7, 0})),
+                  1e-4 + 1e-5, tolerance(1.1e-4));
+      EXPECT_NEAR(time_of(p, p.device_stream(), modelled("eigh", {WorkKind::eigh, 0.0, 0.0, 100})), 1e-3,
+                  tolerance(1e-3));
+    });
+    EXPECT_EQ(sim.activity_counts().executions, 5u);
+  });
+}
+
+TEST(SimExecutors, TrainingGemmsFollowTheChosenPrecision) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(DataMode::data_free);
+    options.gemm_precision = hw::Precision::fp32;
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      EXPECT_NEAR(time_of(p, p.device_stream(), gemm(1e9)), 1e9 / 5e11 + 1e-5, tolerance(2.01e-3));
+    });
+  });
+}
+
+TEST(SimExecutors, ARefreshOnAHostWorkerTakesCTimesNCubed) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      EXPECT_NEAR(time_of(p, p.host_workers(), refresh(100)), 2e-9 * 1e6, tolerance(2e-3));
+      EXPECT_NEAR(time_of(p, p.host_workers(), refresh(200)), 2e-9 * 8e6, tolerance(1.6e-2));
+    });
+  });
+}
+
+// End times of refreshes of n = 100 (2 ms alone) submitted together.
+std::vector<double> ends_of_refreshes(Platform& p, int count) {
+  std::vector<Pending> pending;
+  for (int i = 0; i < count; ++i) pending.push_back(p.host_workers().submit(refresh(100)));
+  std::vector<double> ends;
+  for (const Pending& r : pending) {
+    r.wait();
+    ends.push_back(p.clock().now());
+  }
+  return ends;
+}
+
+TEST(SimExecutors, RefreshesOverlapWhenTheCoresAllow) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(DataMode::data_free);
+    options.host_workers_per_unit = 2;  // on 2 cores
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      ASSERT_EQ(p.host_workers().concurrency(), 2);
+      const std::vector<double> ends = ends_of_refreshes(p, 3);
+      EXPECT_NEAR(ends[0], 2e-3, tolerance(2e-3));
+      EXPECT_NEAR(ends[1], 2e-3, tolerance(2e-3));
+      EXPECT_NEAR(ends[2], 4e-3, tolerance(4e-3)) << "the third waits for a free worker";
+    });
+  });
+}
+
+TEST(SimExecutors, WorkersShareACoreWhenThereAreMoreWorkersThanCores) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(DataMode::data_free);
+    options.profile.cpu.cores = q(1);
+    options.host_workers_per_unit = 2;
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      const std::vector<double> ends = ends_of_refreshes(p, 2);
+      EXPECT_NEAR(ends[0], 4e-3, tolerance(4e-3));
+      EXPECT_NEAR(ends[1], 4e-3, tolerance(4e-3));
+    });
+  });
+}
+
+TEST(SimExecutors, AWorkerOccupiesItsThreadsCores) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(DataMode::data_free);
+    options.profile.cpu.cores = q(4);
+    options.profile.cpu.threads_per_worker = q(2);
+    options.host_workers_per_unit = 3;  // 6 threads on 4 cores
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      const std::vector<double> ends = ends_of_refreshes(p, 3);
+      for (double end : ends) EXPECT_NEAR(end, 2e-3 * 6.0 / 4.0, tolerance(3e-3));
+    });
+  });
+}
+
+TEST(SimExecutors, TheDeviceStreamRunsOneWorkAfterAnother) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_true));
+    sim.run([](int, Platform& p) {
+      std::vector<int> order;
+      std::vector<Pending> pending;
+      const std::vector<Cost> costs{{WorkKind::gemm, 1e9, 0.0, 0, true},  // 510 µs
+                                    {WorkKind::elementwise, 0.0, 2e7, 0},  // 110 µs
+                                    {WorkKind::eigh, 0.0, 0.0, 100}};      // 1 ms
+      for (int i = 0; i < 3; ++i) {
+        Work w = modelled("kernel " + std::to_string(i), costs[static_cast<std::size_t>(i)]);
+        w.body = [&order, i] {
+          order.push_back(i);
+          return Status::success();
+        };
+        pending.push_back(p.device_stream().submit(std::move(w)));
+      }
+      const std::vector<double> expected_ends{5.1e-4, 6.2e-4, 1.62e-3};
+      for (int i = 0; i < 3; ++i) {
+        const Pending& k = pending[static_cast<std::size_t>(i)];
+        k.wait();
+        EXPECT_NEAR(p.clock().now(), expected_ends[static_cast<std::size_t>(i)], 1e-12) << "kernel " << i;
+        if (i + 1 < 3) {
+          EXPECT_FALSE(pending[static_cast<std::size_t>(i + 1)].test()) << "kernel " << i + 1;
+        }
+      }
+      EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
+    });
+  });
+}
+
+TEST(SimExecutors, DataTrueRunsBodiesWhenTheirTimeIsUpAndDataFreeSkipsThem) {
+  for (DataMode mode : {DataMode::data_true, DataMode::data_free}) {
+    run_in_child([mode] {
+      Simulation sim(tiny_options(mode));
+      sim.run([mode](int, Platform& p) {
+        double ran_at = -1.0;
+        Work w = refresh(100);
+        w.body = [&] {
+          ran_at = p.clock().now();
+          return Status(StatusCode::no_convergence, "from the body");
+        };
+        const Status status = p.host_workers().submit(std::move(w)).status();
+        if (mode == DataMode::data_true) {
+          EXPECT_NEAR(ran_at, 2e-3, tolerance(2e-3)) << "the body runs once the modelled time has passed";
+          EXPECT_EQ(status.code(), StatusCode::no_convergence);
+        } else {
+          EXPECT_EQ(ran_at, -1.0) << "data-free skips bodies";
+          EXPECT_TRUE(status.ok());
+        }
+      });
+    });
+  }
+}
+
+TEST(SimExecutors, WorkSubmittedBeforeTheRunStartsWithIt) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    const Pending early = sim.platform(0).device_stream().submit(gemm(1e9));
+    EXPECT_FALSE(early.test());
+    sim.run([&](int, Platform& p) {
+      early.wait();
+      EXPECT_NEAR(p.clock().now(), 5.1e-4, tolerance(5.1e-4));
+    });
+    EXPECT_TRUE(early.test());
+  });
+}
+
+TEST(SimExecutors, DefaultWorkerCountLeavesACoreForTheTrainingLoop) {
+  hw::HardwareProfile p = testing::tiny_profile();
+  p.cpu.cores = q(72);
+  p.cpu.threads_per_worker = q(8);
+  EXPECT_EQ(default_host_workers(p), 8);  // 71 cores / 8 threads
+  p.cpu.cores = q(20);
+  p.cpu.threads_per_worker = q(1);
+  EXPECT_EQ(default_host_workers(p), 19);
+  p.cpu.cores = q(1);
+  EXPECT_EQ(default_host_workers(p), 1);  // at least one
+}
+
+}  // namespace
+}  // namespace asteria::sim

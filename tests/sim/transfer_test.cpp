@@ -1,0 +1,123 @@
+// Copies between tiers take the times of their links and disks (tiny profile: h2d 1 GB/s and
+// 1 µs, d2h 0.5 GB/s and 2 µs, NVMe write 1 GB/s, read 2 GB/s, 100 µs per request, device
+// memory 200 GB/s, host memory 50 GB/s; a copy reads and writes, so it gets half of those).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sim/simulation.hpp"
+#include "tests/sim/in_child.hpp"
+#include "tests/sim/tiny_profile.hpp"
+
+namespace asteria::sim {
+namespace {
+
+using platform::Memory;
+using platform::Pending;
+using platform::Platform;
+using platform::Region;
+using platform::Tier;
+using testing::run_in_child;
+using testing::tiny_options;
+using testing::tolerance;
+
+constexpr std::size_t kBytes = 400'000;
+
+Region must_allocate(Memory& m, Tier tier, std::size_t bytes, const std::string& label) {
+  std::optional<Region> r = m.allocate(tier, bytes, label);
+  if (!r) throw std::runtime_error("could not allocate " + label);
+  return *r;
+}
+
+// Simulated seconds one copy from a `from` region to a `to` region of kBytes takes alone.
+double time_one_copy(Platform& p, Tier from, Tier to) {
+  Region a = must_allocate(p.memory(), from, kBytes, "a");
+  Region b = must_allocate(p.memory(), to, kBytes, "b");
+  const double start = p.clock().now();
+  EXPECT_TRUE(p.memory().copy(a, b).status().ok());
+  const double seconds = p.clock().now() - start;
+  p.memory().release(a);
+  p.memory().release(b);
+  return seconds;
+}
+
+TEST(SimTransfers, OneCopyTakesLatencyPlusBytesOverBandwidth) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      EXPECT_NEAR(time_one_copy(p, Tier::host, Tier::device), 1e-6 + 4e-4, tolerance(4.01e-4)) << "h2d";
+      EXPECT_NEAR(time_one_copy(p, Tier::device, Tier::host), 2e-6 + 8e-4, tolerance(8.02e-4)) << "d2h";
+      EXPECT_NEAR(time_one_copy(p, Tier::device, Tier::device), 4e5 / 1e11, tolerance(4e-6)) << "device memory";
+      EXPECT_NEAR(time_one_copy(p, Tier::host, Tier::host), 4e5 / 2.5e10, tolerance(1.6e-5)) << "host memory";
+    });
+    EXPECT_EQ(sim.activity_counts().communications, 4u);
+    EXPECT_EQ(sim.activity_counts().executions, 0u);
+  });
+}
+
+TEST(SimTransfers, ConcurrentCopiesShareTheLinkFairly) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      Memory& m = p.memory();
+      std::vector<Region> regions;
+      for (const char* label : {"a", "b"}) regions.push_back(must_allocate(m, Tier::host, kBytes, label));
+      for (const char* label : {"a on device", "b on device"})
+        regions.push_back(must_allocate(m, Tier::device, kBytes, label));
+      const Pending first = m.copy(regions[0], regions[2]);
+      const Pending second = m.copy(regions[1], regions[3]);
+      std::vector<double> ends;
+      for (const Pending& copy : {first, second}) {
+        copy.wait();
+        ends.push_back(p.clock().now());
+      }
+      // Each gets half of 1 GB/s: 1 µs + 2 · 400 kB / (1 GB/s), and they end together.
+      EXPECT_NEAR(ends[0], 1e-6 + 8e-4, tolerance(8.01e-4));
+      EXPECT_NEAR(ends[1], 1e-6 + 8e-4, tolerance(8.01e-4));
+      // The other direction is its own link: a d2h copy beside an h2d copy is not slowed.
+      const double start = p.clock().now();
+      const Pending up = m.copy(regions[0], regions[2]);
+      const Pending down = m.copy(regions[3], regions[1]);
+      up.wait();
+      EXPECT_NEAR(p.clock().now() - start, 4.01e-4, tolerance(4.01e-4));
+      down.wait();
+      EXPECT_NEAR(p.clock().now() - start, 8.02e-4, tolerance(8.02e-4));
+      for (Region& r : regions) m.release(r);
+    });
+  });
+}
+
+TEST(SimTransfers, NvmeRequestsTakeLatencyPlusBytesOverTheirBandwidth) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      // Write 1 GB/s, read 2 GB/s, 100 µs per request.
+      EXPECT_NEAR(time_one_copy(p, Tier::host, Tier::nvme), 1e-4 + 4e-4, tolerance(5e-4)) << "write";
+      EXPECT_NEAR(time_one_copy(p, Tier::nvme, Tier::host), 1e-4 + 2e-4, tolerance(3e-4)) << "read";
+      // Through the host: d2h then a write; a read then h2d; a read then a write.
+      EXPECT_NEAR(time_one_copy(p, Tier::device, Tier::nvme), 8.02e-4 + 5e-4, tolerance(1.302e-3));
+      EXPECT_NEAR(time_one_copy(p, Tier::nvme, Tier::device), 3e-4 + 4.01e-4, tolerance(7.01e-4));
+      EXPECT_NEAR(time_one_copy(p, Tier::nvme, Tier::nvme), 3e-4 + 5e-4, tolerance(8e-4));
+    });
+    EXPECT_EQ(sim.activity_counts().ios, 6u);
+    EXPECT_EQ(sim.activity_counts().communications, 2u);
+  });
+}
+
+TEST(SimTransfers, CopiesMoveTheSmallerSizeOfTheTwoRegions) {
+  run_in_child([] {
+    Simulation sim(tiny_options(DataMode::data_free));
+    sim.run([](int, Platform& p) {
+      Region big = must_allocate(p.memory(), Tier::host, 2 * kBytes, "big");
+      Region small = must_allocate(p.memory(), Tier::device, kBytes, "small");
+      const double start = p.clock().now();
+      ASSERT_TRUE(p.memory().copy(big, small).status().ok());
+      EXPECT_NEAR(p.clock().now() - start, 4.01e-4, tolerance(4.01e-4));
+      p.memory().release(big);
+      p.memory().release(small);
+    });
+  });
+}
+
+}  // namespace
+}  // namespace asteria::sim
