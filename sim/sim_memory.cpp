@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace asteria::sim {
@@ -116,6 +118,11 @@ std::byte* SimMemory::host_address(const Region& region) {
   return storage ? storage->data.data() : nullptr;
 }
 
+struct SimMemory::CopyQueue {
+  std::deque<std::shared_ptr<CopyJob>> jobs;
+  sg4::SemaphorePtr ready = sg4::Semaphore::create(0);  // counts the jobs
+};
+
 platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
   StoragePtr s = find(src.id);
   StoragePtr d = find(dst.id);
@@ -123,23 +130,36 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
   const std::size_t bytes = std::min(s->bytes, d->bytes);
   if (s == d || bytes == 0) return platform::Pending::ready();
   auto [promise, pending] = board_.make();
-  // SimGrid copies an actor's code and destroys the copies lazily after the actor ends: keep the
-  // regions in one shared job that the copy empties before waiters see the end, so a region
-  // released during the copy is given back at its end.
+  // The job holds the regions until the copy ends, so a region released during the copy is
+  // given back at its end.
   auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise)});
   job->name = job->src->label + " -> " + job->dst->label;
-  sg4::Actor::create(
-      "copy " + std::string(platform::to_string(src.tier)) + "->" + std::string(platform::to_string(dst.tier)),
-      spec_.resources.cpu, [this, job] {
-        sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
+  start_copy_engines();
+  copies_->jobs.push_back(std::move(job));
+  copies_->ready->release();
+  return pending;
+}
+
+void SimMemory::start_copy_engines() {
+  if (copies_) return;
+  copies_ = std::make_shared<CopyQueue>();
+  for (int engine = 0; engine < kCopyEngines; ++engine) {
+    sg4::Actor::create("copy engine " + std::to_string(engine), spec_.resources.cpu, [this, queue = copies_] {
+      sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
+      for (;;) {
+        queue->ready->acquire();
+        // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
+        std::shared_ptr<CopyJob> job = std::move(queue->jobs.front());
+        queue->jobs.pop_front();
         {
           const StoragePtr from = std::move(job->src);
           const StoragePtr to = std::move(job->dst);
           move(*from, *to, job->bytes, job->name);
         }
         job->promise.fulfil();
-      });
-  return pending;
+      }
+    });
+  }
 }
 
 void SimMemory::move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name) {

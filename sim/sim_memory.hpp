@@ -6,7 +6,8 @@
 // simulated copy ends); NVMe regions have no host address. In data-free mode regions are sizes
 // only and copies only take time.
 //
-// A copy runs in a daemon actor on the unit's CPU host, as the activities of its path:
+// A copy runs in one of the unit's copy-engine actors (daemons on its CPU host; a copy waits
+// for a free one), as the activities of its path:
 //   host -> device   the h2d link          device -> host   the d2h link
 //   device -> device the hbm link          host -> host     the dram link
 //   host -> nvme     a disk write          nvme -> host     a disk read
@@ -61,6 +62,13 @@ class SimMemory final : public platform::Memory {
     std::string name;
     platform::Promise promise;
   };
+  // Copies wait here for one of the unit's copy engines: a fixed set of daemon actors, so a
+  // copy costs no actor creation (a fresh actor's stack is most of a copy's host cost) and at
+  // most kCopyEngines copies of a unit are in flight at once, as DMA engines and NVMe queues
+  // bound them on real machines.
+  struct CopyQueue;
+  static constexpr int kCopyEngines = 8;
+  void start_copy_engines();
 
   StoragePtr find(std::uint64_t id) const;
   void move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name);
@@ -75,6 +83,7 @@ class SimMemory final : public platform::Memory {
   std::shared_ptr<Accounts> accounts_;  // shared with storages that copies still hold
   std::unordered_map<std::uint64_t, StoragePtr> regions_;
   std::uint64_t next_id_ = 1;
+  std::shared_ptr<CopyQueue> copies_;  // shared with the copy engines, which the engine kills last
 };
 
 }  // namespace asteria::sim

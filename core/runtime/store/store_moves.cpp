@@ -76,20 +76,31 @@ bool StateStore::make_room(Tier tier, std::size_t bytes, std::size_t evict_farth
   std::size_t freeing = freeing_bytes(tier);
   if (free + freeing >= bytes) return false;  // enough is on its way out
 
+  // Belady: the block needed last goes first. Blocks outside the use order are needed last (in
+  // id order); then the use order read backwards from the cursor gives the others by decreasing
+  // distance, so no sort is needed: a 7B model has thousands of blocks and this runs per move.
+  // Collect only as many as the room needs; if even all of them cannot make it, keep what is
+  // there rather than move it for nothing.
   std::vector<BlockId> victims;
-  std::size_t evictable_bytes = 0;
-  for (BlockId id = 0; id < blocks_.size(); ++id) {
+  std::size_t collected = 0;
+  const auto consider = [&](BlockId id) {
     const Block& b = blocks_[id];
-    if (evictable(b, tier) && distance(b) > evict_farther_than) {
-      victims.push_back(id);
-      evictable_bytes += b.bytes;
+    if (!evictable(b, tier) || distance(b) <= evict_farther_than) return;
+    victims.push_back(id);
+    collected += b.bytes;
+  };
+  for (BlockId id = 0; id < blocks_.size() && free + freeing + collected < bytes; ++id)
+    if (blocks_[id].use_position < 0 || order_.empty()) consider(id);
+  if (!order_.empty()) {
+    const std::size_t n = order_.size();
+    const std::size_t start = cursor_ < 0 ? n - 1 : static_cast<std::size_t>(cursor_);
+    for (std::size_t k = 0; k < n && free + freeing + collected < bytes; ++k) {
+      const BlockId id = order_[(start + n - k) % n];
+      if (distance(blocks_[id]) <= evict_farther_than) break;  // all later ones are nearer
+      consider(id);
     }
   }
-  // Evicting cannot make enough room now: keep what is there rather than move it for nothing.
-  if (free + freeing + evictable_bytes < bytes) return false;
-  // Belady: the block needed last goes first.
-  std::stable_sort(victims.begin(), victims.end(),
-                   [&](BlockId x, BlockId y) { return distance(blocks_[x]) > distance(blocks_[y]); });
+  if (free + freeing + collected < bytes) return false;
   for (BlockId victim : victims) {
     if (free + freeing >= bytes) break;
     std::size_t freed_now = 0;
