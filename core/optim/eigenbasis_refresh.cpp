@@ -110,6 +110,18 @@ std::size_t EigenbasisRefreshJob<T>::bytes() const {
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot<T>& s,
+                                                        std::unique_ptr<RefreshJob<T>> spare) {
+  if (auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get())) {
+    job->refill(s.stats_step, s.from_version, s.left_stats, s.right_stats, s.left_basis, s.right_basis);
+    return spare;
+  }
+  return std::make_unique<EigenbasisRefreshJob<T>>(s.stats_step, s.from_version, s.left_stats, s.right_stats,
+                                                   s.left_basis, s.right_basis, s.ordering, s.method,
+                                                   s.compute_change_of_basis);
+}
+
+template <Real T>
 bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay) {
   const T keep = T(1) - decay;
   auto updated = [&](index i, index j) { return (weights(i, j) - step * direction(i, j)) * keep; };
@@ -124,6 +136,10 @@ bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixV
 
 template class EigenbasisRefreshJob<float>;
 template class EigenbasisRefreshJob<double>;
+template std::unique_ptr<RefreshJob<float>> take_eigenbasis_snapshot<float>(const EigenbasisSnapshot<float>&,
+                                                                            std::unique_ptr<RefreshJob<float>>);
+template std::unique_ptr<RefreshJob<double>> take_eigenbasis_snapshot<double>(const EigenbasisSnapshot<double>&,
+                                                                              std::unique_ptr<RefreshJob<double>>);
 template bool write_update_then_decay<float>(linalg::MatrixView<float>, linalg::ConstMatrixView<float>, float, float);
 template bool write_update_then_decay<double>(linalg::MatrixView<double>, linalg::ConstMatrixView<double>, double,
                                               double);

@@ -15,6 +15,7 @@
 // identity), so that publishing rotates the momentum with two products instead of four.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -74,6 +75,21 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   bool compute_change_of_basis_;
   std::array<Factor, 2> factors_;
 };
+
+// What SOAP and KL-Shampoo snapshot for a refresh, and how their jobs are set up.
+template <Real T>
+struct EigenbasisSnapshot {
+  Step stats_step = 0;
+  std::int64_t from_version = 0;
+  linalg::ConstMatrixView<T> left_stats, right_stats, left_basis, right_basis;
+  linalg::EigenvalueOrder ordering = linalg::EigenvalueOrder::descending;
+  linalg::Orthogonalization method = linalg::Orthogonalization::householder;
+  bool compute_change_of_basis = false;
+};
+// `spare` refilled when it is an eigenbasis job of the block (its buffers kept), a new job otherwise.
+template <Real T>
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot<T>& snapshot,
+                                                        std::unique_ptr<RefreshJob<T>> spare);
 
 // Decoupled weight decay after the step, as SOAP and KL-Shampoo do it:
 //   W ← (W − step·D)·(1 − lr·wd).

@@ -142,21 +142,16 @@ bool KlShampooBlock<T>::refresh_due(Step /*t*/) const {
 
 template <Real T>
 std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot(Step t) const {
-  const BlockState<T>& s = this->state_;
-  return std::make_unique<EigenbasisRefreshJob<T>>(t, s.counter(basis_version_), s.tensor(left_stats_),
-                                                   s.tensor(right_stats_), s.tensor(left_basis_),
-                                                   s.tensor(right_basis_), linalg::EigenvalueOrder::keep,
-                                                   hp_.basis_orthogonalization, /*compute_change_of_basis=*/false);
+  return snapshot_reusing(t, nullptr);
 }
 
 template <Real T>
 std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
-  auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get());
-  if (job == nullptr) return snapshot(t);
   const BlockState<T>& s = this->state_;
-  job->refill(t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_), s.tensor(left_basis_),
-              s.tensor(right_basis_));
-  return spare;
+  return take_eigenbasis_snapshot<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+                                      s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::keep,
+                                      hp_.basis_orthogonalization, /*compute_change_of_basis=*/false},
+                                     std::move(spare));
 }
 
 template <Real T>

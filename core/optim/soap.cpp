@@ -49,11 +49,16 @@ bool SoapBlock<T>::refresh_due(Step /*t*/) const {
 
 template <Real T>
 std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot(Step t) const {
+  return snapshot_reusing(t, nullptr);
+}
+
+template <Real T>
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
   const BlockState<T>& s = this->state_;
-  return std::make_unique<EigenbasisRefreshJob<T>>(
-      t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_), s.tensor(left_basis_),
-      s.tensor(right_basis_), linalg::EigenvalueOrder::descending, hp_.basis_orthogonalization,
-      /*compute_change_of_basis=*/true);
+  return take_eigenbasis_snapshot<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+                                      s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::descending,
+                                      hp_.basis_orthogonalization, /*compute_change_of_basis=*/true},
+                                     std::move(spare));
 }
 
 template <Real T>
@@ -72,16 +77,6 @@ void SoapBlock<T>::permute_second_moment(std::span<const index> left_order, std:
   for (index i = 0; i < v.rows(); ++i)
     for (index j = 0; j < v.cols(); ++j)
       v(i, j) = old(left_order[static_cast<std::size_t>(i)], right_order[static_cast<std::size_t>(j)]);
-}
-
-template <Real T>
-std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
-  auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get());
-  if (job == nullptr) return snapshot(t);
-  const BlockState<T>& s = this->state_;
-  job->refill(t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_), s.tensor(left_basis_),
-              s.tensor(right_basis_));
-  return spare;
 }
 
 template <Real T>
