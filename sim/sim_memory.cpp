@@ -133,7 +133,7 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
   // The job holds the regions until the copy ends, so a region released during the copy is
   // given back at its end.
   auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise)});
-  job->name = job->src->label + " -> " + job->dst->label;
+  if (recorder_.enabled()) job->name = job->src->label + " -> " + job->dst->label;  // only traces show it
   start_copy_engines();
   copies_->jobs.push_back(std::move(job));
   copies_->ready->release();
@@ -143,23 +143,30 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
 void SimMemory::start_copy_engines() {
   if (copies_) return;
   copies_ = std::make_shared<CopyQueue>();
-  for (int engine = 0; engine < kCopyEngines; ++engine) {
-    sg4::Actor::create("copy engine " + std::to_string(engine), spec_.resources.cpu, [this, queue = copies_] {
-      sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
-      for (;;) {
-        queue->ready->acquire();
-        // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
-        std::shared_ptr<CopyJob> job = std::move(queue->jobs.front());
-        queue->jobs.pop_front();
-        {
-          const StoragePtr from = std::move(job->src);
-          const StoragePtr to = std::move(job->dst);
-          move(*from, *to, job->bytes, job->name);
-        }
-        job->promise.fulfil();
+  for (int engine = 0; engine < kCopyEngines; ++engine) spawn_copy_engine(engine);
+}
+
+// SimGrid 3.32 keeps every Comm::sendto a copy engine issued in that actor's list of
+// activities, and walks the whole list each time one of them ends: per copy, work grows with
+// the copies the engine made before. So an engine retires after kCopiesPerEngine copies and
+// hands its place to a fresh actor, whose list starts empty (and the old comms are freed).
+void SimMemory::spawn_copy_engine(int engine) {
+  sg4::Actor::create("copy engine " + std::to_string(engine), spec_.resources.cpu, [this, engine, queue = copies_] {
+    sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
+    for (int done = 0; done < kCopiesPerEngine; ++done) {
+      queue->ready->acquire();
+      // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
+      std::shared_ptr<CopyJob> job = std::move(queue->jobs.front());
+      queue->jobs.pop_front();
+      {
+        const StoragePtr from = std::move(job->src);
+        const StoragePtr to = std::move(job->dst);
+        move(*from, *to, job->bytes, job->name);
       }
-    });
-  }
+      job->promise.fulfil();
+    }
+    spawn_copy_engine(engine);
+  });
 }
 
 void SimMemory::move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name) {

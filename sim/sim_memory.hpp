@@ -68,7 +68,9 @@ class SimMemory final : public platform::Memory {
   // bound them on real machines.
   struct CopyQueue;
   static constexpr int kCopyEngines = 8;
+  static constexpr int kCopiesPerEngine = 64;
   void start_copy_engines();
+  void spawn_copy_engine(int engine);
 
   StoragePtr find(std::uint64_t id) const;
   void move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name);

@@ -64,9 +64,12 @@ BlockId StateStore::add(Relocatable& state, std::string label, BlockOptions opti
       b.update = options.update_on_device ? Tier::device : options_.nvme_update_tier;
       break;
   }
+  const BlockId id = blocks_.size();
+  b.primary_slot = primary_on_[index(b.primary)].size();
+  primary_on_[index(b.primary)].push_back(id);
   blocks_.push_back(std::move(b));
   all_placed_ = false;
-  return blocks_.size() - 1;
+  return id;
 }
 
 void StateStore::set_use_order(std::vector<BlockId> order) {
@@ -82,6 +85,9 @@ void StateStore::set_use_order(std::vector<BlockId> order) {
   for (std::size_t id = 0; id < blocks_.size(); ++id) blocks_[id].use_position = position[id];
   order_ = std::move(order);
   cursor_ = -1;
+  wanted_.clear();  // keyed by use position: rebuild
+  for (const Block& b : blocks_)
+    if (b.wanted) wanted_.insert(wanted_key(b));
 }
 
 platform::Pending StateStore::prefetch(BlockId id) {
@@ -96,7 +102,7 @@ Seconds StateStore::acquire(BlockId id) {
   if (b.is_acquired) throw std::logic_error("StateStore::acquire: block '" + b.label + "' is already acquired");
   if (!all_placed_) place();
   if (b.use_position >= 0) cursor_ = b.use_position;
-  b.wanted = false;
+  set_wanted(b, false);
   const Seconds start = platform_.clock().now();
   for (;;) {
     complete_finished();
@@ -191,6 +197,33 @@ std::size_t StateStore::distance(const Block& b) const {
   std::ptrdiff_t d = b.use_position - cursor_;
   if (d <= 0) d += static_cast<std::ptrdiff_t>(order_.size());  // next step
   return static_cast<std::size_t>(d);
+}
+
+void StateStore::set_primary(Block& b, Tier tier) {
+  if (b.primary == tier) return;
+  const BlockId id = static_cast<BlockId>(&b - blocks_.data());
+  std::vector<BlockId>& from = primary_on_[index(b.primary)];
+  blocks_[from.back()].primary_slot = b.primary_slot;
+  from[b.primary_slot] = from.back();
+  from.pop_back();
+  std::vector<BlockId>& to = primary_on_[index(tier)];
+  b.primary_slot = to.size();
+  to.push_back(id);
+  b.primary = tier;
+}
+
+// Blocks never used sort after all others; among used ones, by use position.
+std::pair<std::size_t, BlockId> StateStore::wanted_key(const Block& b) const {
+  const BlockId id = static_cast<BlockId>(&b - blocks_.data());
+  if (b.use_position < 0 || order_.empty()) return {kNeverUsed, id};
+  return {static_cast<std::size_t>(b.use_position), id};
+}
+
+void StateStore::set_wanted(Block& b, bool wanted) {
+  if (b.wanted == wanted) return;
+  b.wanted = wanted;
+  if (wanted) wanted_.insert(wanted_key(b));
+  else wanted_.erase(wanted_key(b));
 }
 
 bool StateStore::ready_for_update(const Block& b) const {

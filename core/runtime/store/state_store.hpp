@@ -27,6 +27,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,7 @@ class StateStore {
     bool wanted = false;       // a prefetch waits for room
     std::ptrdiff_t use_position = -1;
     std::optional<Transfer> transfer;  // at most one move in flight per block
+    std::size_t primary_slot = 0;      // its index in primary_on_[primary]
   };
   static constexpr std::size_t kNeverUsed = static_cast<std::size_t>(-1);
 
@@ -130,6 +132,10 @@ class StateStore {
   std::size_t free_bytes(Tier tier) const;
   std::size_t distance(const Block& b) const;  // uses until the block's next use
   bool ready_for_update(const Block& b) const;
+  // The only writers of Block::primary and Block::wanted: they keep the indexes below in step.
+  void set_primary(Block& b, Tier tier);
+  void set_wanted(Block& b, bool wanted);
+  std::pair<std::size_t, BlockId> wanted_key(const Block& b) const;
 
   // Placement (store_placement.cpp).
   std::vector<BlockId> unplaced_by_next_use() const;
@@ -164,6 +170,10 @@ class StateStore {
   std::ptrdiff_t cursor_ = -1;  // use position of the last acquired block
   bool all_placed_ = true;
   std::vector<BlockId> moving_;  // blocks with a transfer in flight
+  // Indexes, so that a move decision costs what it concerns rather than a walk over every
+  // block (a 7B model has thousands, and decisions come per move):
+  std::array<std::vector<BlockId>, kTierCount> primary_on_;  // blocks by the tier of their primary copy
+  std::set<std::pair<std::size_t, BlockId>> wanted_;         // wanted blocks by (use position, id)
   MoveLedger ledger_;
 };
 

@@ -76,29 +76,28 @@ bool StateStore::make_room(Tier tier, std::size_t bytes, std::size_t evict_farth
   std::size_t freeing = freeing_bytes(tier);
   if (free + freeing >= bytes) return false;  // enough is on its way out
 
-  // Belady: the block needed last goes first. Blocks outside the use order are needed last (in
-  // id order); then the use order read backwards from the cursor gives the others by decreasing
-  // distance, so no sort is needed: a 7B model has thousands of blocks and this runs per move.
-  // Collect only as many as the room needs; if even all of them cannot make it, keep what is
-  // there rather than move it for nothing.
+  // Belady: the block needed last goes first; blocks outside the use order are needed last (in
+  // id order). Only copies primary on the tier can leave it; collect as many as the room needs.
+  // If even all of them cannot make it, keep what is there rather than move it for nothing.
+  std::vector<std::pair<std::size_t, BlockId>> candidates;  // (distance, id)
+  for (BlockId id : primary_on_[index(tier)]) {
+    const Block& b = blocks_[id];
+    if (!evictable(b, tier)) continue;
+    const std::size_t d = distance(b);
+    if (d > evict_farther_than) candidates.emplace_back(d, id);
+  }
+  // Farthest first (never-used blocks by id); a heap, as a few victims usually suffice.
+  const auto nearer = [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first : x.second > y.second;
+  };
+  std::make_heap(candidates.begin(), candidates.end(), nearer);
   std::vector<BlockId> victims;
   std::size_t collected = 0;
-  const auto consider = [&](BlockId id) {
-    const Block& b = blocks_[id];
-    if (!evictable(b, tier) || distance(b) <= evict_farther_than) return;
+  for (auto end = candidates.end(); end != candidates.begin() && free + freeing + collected < bytes; --end) {
+    std::pop_heap(candidates.begin(), end, nearer);
+    const BlockId id = (end - 1)->second;
     victims.push_back(id);
-    collected += b.bytes;
-  };
-  for (BlockId id = 0; id < blocks_.size() && free + freeing + collected < bytes; ++id)
-    if (blocks_[id].use_position < 0 || order_.empty()) consider(id);
-  if (!order_.empty()) {
-    const std::size_t n = order_.size();
-    const std::size_t start = cursor_ < 0 ? n - 1 : static_cast<std::size_t>(cursor_);
-    for (std::size_t k = 0; k < n && free + freeing + collected < bytes; ++k) {
-      const BlockId id = order_[(start + n - k) % n];
-      if (distance(blocks_[id]) <= evict_farther_than) break;  // all later ones are nearer
-      consider(id);
-    }
+    collected += blocks_[id].bytes;
   }
   if (free + freeing + collected < bytes) return false;
   for (BlockId victim : victims) {
@@ -144,7 +143,7 @@ void StateStore::finish_release(BlockId id) {
 void StateStore::drop_staged(Block& b) {
   const Tier staged = b.primary;
   attach_to(b, b.home);
-  b.primary = b.home;
+  set_primary(b, b.home);
   b.copies[index(staged)].reset();
   b.fresh[index(staged)] = false;
 }
@@ -167,7 +166,7 @@ void StateStore::complete(BlockId id) {
   switch (tr.reason) {
     case MoveReason::load:
       attach_to(b, tr.to);
-      b.primary = tr.to;
+      set_primary(b, tr.to);
       if (dynamic()) {  // the block moved: one copy only
         b.copies[index(tr.from)].reset();
         b.fresh[index(tr.from)] = false;
@@ -175,7 +174,7 @@ void StateStore::complete(BlockId id) {
       break;
     case MoveReason::eviction:
       attach_to(b, tr.to);
-      b.primary = tr.to;
+      set_primary(b, tr.to);
       b.copies[index(tr.from)].reset();
       b.fresh[index(tr.from)] = false;
       break;
@@ -213,19 +212,19 @@ platform::Pending StateStore::prefetch_within(BlockId id, std::size_t evict_fart
       case MoveReason::load:
         return b.transfer->done;
       default:
-        b.wanted = true;  // on its way down; comes back once there
+        set_wanted(b, true);  // on its way down; comes back once there
         return {};
     }
   }
   if (b.primary == b.update) {
-    b.wanted = false;
+    set_wanted(b, false);
     return platform::Pending::ready();
   }
   if (try_start_load(id, evict_farther_than)) {
-    b.wanted = false;
+    set_wanted(b, false);
     return b.transfer->done;
   }
-  b.wanted = true;
+  set_wanted(b, true);
   return {};
 }
 
@@ -241,17 +240,24 @@ void StateStore::refill_window() {
     Block& b = blocks_[id];
     if (b.is_acquired) continue;
     const bool started = prefetch_within(id, distance(b)).valid();
-    b.wanted = false;  // the window retries it anyway
+    set_wanted(b, false);  // the window retries it anyway
     if (!started) return;
   }
-  // Then explicit prefetches still waiting, soonest first.
-  std::vector<BlockId> wanted;
-  for (BlockId id = 0; id < blocks_.size(); ++id)
-    if (blocks_[id].wanted && !blocks_[id].is_acquired) wanted.push_back(id);
-  std::stable_sort(wanted.begin(), wanted.end(),
-                   [&](BlockId x, BlockId y) { return distance(blocks_[x]) < distance(blocks_[y]); });
-  for (BlockId id : wanted)
-    if (!prefetch_within(id, distance(blocks_[id])).valid()) return;
+  // Then explicit prefetches still waiting, soonest first: use positions after the cursor, then
+  // up to it (next step), then blocks never used. A prefetch may take its own block out of the
+  // set, so step past it first.
+  const std::size_t after = cursor_ < 0 ? 0 : static_cast<std::size_t>(cursor_) + 1;
+  const auto visit = [&](auto it, std::size_t below) {
+    while (it != wanted_.end() && it->first < below) {
+      const BlockId id = it->second;
+      ++it;
+      if (!blocks_[id].is_acquired && !prefetch_within(id, distance(blocks_[id])).valid()) return false;
+    }
+    return true;
+  };
+  if (!visit(wanted_.lower_bound({after, 0}), kNeverUsed)) return;
+  if (!visit(wanted_.begin(), after)) return;
+  visit(wanted_.lower_bound({kNeverUsed, 0}), kNeverUsed);
 }
 
 void StateStore::throw_no_room(const Block& b) const {

@@ -82,7 +82,7 @@ void StateStore::place() {
 
 void StateStore::place_block(Block& b, Tier tier) {
   if (b.bytes == 0) {  // nothing to hold: usable wherever the update runs
-    b.primary = b.update;
+    set_primary(b, b.update);
     b.is_placed = true;
     return;
   }
@@ -98,7 +98,7 @@ void StateStore::place_block(Block& b, Tier tier) {
   b.state->rebind(address);
   b.copies[index(tier)] = std::move(allocation);
   b.fresh[index(tier)] = true;
-  b.primary = tier;
+  set_primary(b, tier);
   b.is_placed = true;
 }
 
@@ -163,7 +163,7 @@ void StateStore::place_on_nvme(Block& b) {
   b.state->evict();
   b.copies[index(Tier::nvme)] = std::move(nvme);
   b.fresh[index(Tier::nvme)] = true;
-  b.primary = Tier::nvme;
+  set_primary(b, Tier::nvme);
   b.is_placed = true;
 }
 
@@ -203,7 +203,7 @@ void StateStore::unplace_block(Block& b) {
   b.is_placed = false;
   b.is_acquired = false;
   b.keep_staged = false;
-  b.wanted = false;
+  set_wanted(b, false);
 }
 
 }  // namespace asteria::runtime
