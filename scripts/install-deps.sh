@@ -8,7 +8,7 @@ packages=(
   libopenblas-dev liblapacke-dev
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev
+  libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev libjemalloc-dev
   python3 python3-numpy python3-matplotlib python3-yaml
   fio
 )

@@ -25,7 +25,7 @@ Status run_body(const platform::Work& work) {
 }
 
 ActorPoolExecutor::ActorPoolExecutor(ActorPoolSpec spec, platform::CompletionBoard& board, Recorder& recorder)
-    : spec_(std::move(spec)), board_(board), recorder_(recorder), queued_(sg4::Semaphore::create(0)) {
+    : spec_(std::move(spec)), board_(board), recorder_(recorder), wake_(sg4::Semaphore::create(0)) {
   if (spec_.tracks.empty()) throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs an actor");
 }
 
@@ -38,7 +38,10 @@ platform::Pending ActorPoolExecutor::submit(platform::Work work) {
   } else {
     queue_.push_back({std::move(work), std::move(promise)});
   }
-  queued_->release();
+  if (idle_ > 0) {
+    --idle_;
+    wake_->release();
+  }
   return pending;
 }
 
@@ -55,8 +58,11 @@ void ActorPoolExecutor::start() {
 
 void ActorPoolExecutor::serve(std::size_t lane) {
   for (;;) {
-    queued_->acquire();
-    // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
+    while (queue_.empty()) {  // a woken actor may find the item taken by a busy one: sleep again
+      ++idle_;
+      wake_->acquire();
+    }
+    // Actors switch only inside SimGrid calls: nothing runs between the check and the pop.
     Item item = std::move(queue_.front());
     queue_.pop_front();
     if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front

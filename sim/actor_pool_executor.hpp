@@ -57,7 +57,10 @@ class ActorPoolExecutor final : public platform::Executor {
   Recorder& recorder_;
   std::deque<Item> queue_;  // urgent items first, each part in submission order
   std::size_t urgent_queued_ = 0;
-  simgrid::s4u::SemaphorePtr queued_;  // counts the items in queue_
+  // Idle actors sleep on `wake_`; a submit wakes one only if one is idle, so an actor that finds
+  // work queued takes it without a SimGrid call (each call is a switch to the scheduler).
+  simgrid::s4u::SemaphorePtr wake_;
+  int idle_ = 0;
   bool started_ = false;
 };
 

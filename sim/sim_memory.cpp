@@ -120,7 +120,10 @@ std::byte* SimMemory::host_address(const Region& region) {
 
 struct SimMemory::CopyQueue {
   std::deque<std::shared_ptr<CopyJob>> jobs;
-  sg4::SemaphorePtr ready = sg4::Semaphore::create(0);  // counts the jobs
+  // Idle engines sleep on `wake`; a copy wakes one only if one is idle, so a busy engine takes
+  // the next queued copy without a SimGrid call.
+  sg4::SemaphorePtr wake = sg4::Semaphore::create(0);
+  int idle = 0;
 };
 
 platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
@@ -136,7 +139,10 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
   if (recorder_.enabled()) job->name = job->src->label + " -> " + job->dst->label;  // only traces show it
   start_copy_engines();
   copies_->jobs.push_back(std::move(job));
-  copies_->ready->release();
+  if (copies_->idle > 0) {
+    --copies_->idle;
+    copies_->wake->release();
+  }
   return pending;
 }
 
@@ -154,8 +160,11 @@ void SimMemory::spawn_copy_engine(int engine) {
   sg4::Actor::create("copy engine " + std::to_string(engine), spec_.resources.cpu, [this, engine, queue = copies_] {
     sg4::Actor::self()->daemonize();  // the simulation ends when the mains do, copies in flight or not
     for (int done = 0; done < kCopiesPerEngine; ++done) {
-      queue->ready->acquire();
-      // Actors switch only inside SimGrid calls: nothing runs between the acquire and the pop.
+      while (queue->jobs.empty()) {  // woken, but a busy engine may have taken it: sleep again
+        ++queue->idle;
+        queue->wake->acquire();
+      }
+      // Actors switch only inside SimGrid calls: nothing runs between the check and the pop.
       std::shared_ptr<CopyJob> job = std::move(queue->jobs.front());
       queue->jobs.pop_front();
       {

@@ -42,7 +42,8 @@ std::string sim_summary_json(const SimOutcome& o) {
   j["precondition_frequency"] = s.hp.precondition_frequency;
   j["max_precond_dim"] = s.hp.max_precond_dim;
   j["mode"] = to_string(s.mode);
-  j["units"] = s.units;
+  j["units"] = o.units;
+  j["nodes"] = o.nodes;
   j["steps"] = s.steps;
   j["warmup_steps"] = m.warmup_steps;
   j["parameters"] = o.parameters;
@@ -116,10 +117,11 @@ void write_sim(const SimOutcome& o, const std::filesystem::path& dir) {
 
 void print_sim(const SimOutcome& o, std::ostream& out) {
   const SimSettings& s = o.settings;
-  out << "sim: " << o.model_name << " (" << o.parameters << " parameters) on " << s.units << " x " << o.hw_name
-      << ", " << optim::to_string(s.optimizer) << ", placement " << runtime::to_string(s.placement) << ", S = "
-      << s.staleness << ", f = " << s.hp.precondition_frequency << ", max_precond_dim " << s.hp.max_precond_dim
-      << ", " << to_string(s.mode) << '\n';
+  out << "sim: " << o.model_name << " (" << o.parameters << " parameters) on " << o.units << " x " << o.hw_name
+      << " (" << o.nodes << (o.nodes == 1 ? " node" : " nodes") << "), " << optim::to_string(s.optimizer)
+      << ", placement " << runtime::to_string(s.placement) << ", S = " << s.staleness << ", f = "
+      << s.hp.precondition_frequency << ", max_precond_dim " << s.hp.max_precond_dim << ", " << to_string(s.mode)
+      << '\n';
   out << "optimizer state " << gib(o.state_bytes) << " in " << o.blocks << " blocks per unit; model on device "
       << gib(o.model_device_bytes) << "; budgets for the state: device " << gib(o.capacity_bytes[0]) << ", host "
       << gib(o.capacity_bytes[1]) << ", nvme " << gib(o.capacity_bytes[2]) << '\n';

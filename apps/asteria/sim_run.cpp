@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <ostream>
 
 #include "apps/asteria/sim_verb.hpp"
@@ -25,7 +26,8 @@ constexpr std::size_t kStateElementBytes = sizeof(float);  // optimizer state is
 void validate(const SimSettings& s) {
   if (s.steps < 1) throw InputError("asteria sim", "--steps", "expected an integer >= 1");
   if (s.staleness < 0) throw InputError("asteria sim", "--staleness", "expected an integer >= 0");
-  if (s.units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
+  if (s.units && *s.units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
+  if (s.nodes && *s.nodes < 1) throw InputError("asteria sim", "--nodes", "expected an integer >= 1");
   if (s.host_workers < 0) throw InputError("asteria sim", "--host-workers", "expected an integer >= 0");
   if (s.lookahead < 0) throw InputError("asteria sim", "--lookahead", "expected an integer >= 0");
   if (s.warmup_steps && *s.warmup_steps < 0)
@@ -79,6 +81,33 @@ class Progress {
 
 }  // namespace
 
+UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes, int units_per_node,
+                             const std::string& hw_name) {
+  if (units_per_node < 1)
+    throw InputError(hw_name, "node.units_per_node", "expected an integer >= 1");
+  if (units && *units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
+  if (nodes && *nodes < 1) throw InputError("asteria sim", "--nodes", "expected an integer >= 1");
+  if (!nodes) {
+    const int u = units.value_or(1);
+    return {u, (u + units_per_node - 1) / units_per_node};
+  }
+  // 64-bit: nodes x units_per_node may exceed an int.
+  const long long most = static_cast<long long>(*nodes) * units_per_node;
+  if (most > std::numeric_limits<int>::max())
+    throw InputError("asteria sim", "--nodes",
+                     "expected at most " + std::to_string(std::numeric_limits<int>::max() / units_per_node) +
+                         " nodes of " + hw_name + " (" + std::to_string(units_per_node) + " units per node)");
+  if (!units) return {static_cast<int>(most), *nodes};
+  const long long fewest = most - units_per_node + 1;
+  if (*units < fewest || *units > most)
+    throw InputError("asteria sim", "--nodes",
+                     "--nodes " + std::to_string(*nodes) + " of " + hw_name + " (" + std::to_string(units_per_node) +
+                         " units per node) holds " + std::to_string(fewest) + " to " + std::to_string(most) +
+                         " units, found --units " + std::to_string(*units) +
+                         "; give one of --nodes and --units, or make them agree");
+  return {*units, *nodes};
+}
+
 std::string_view to_string(SimDataMode mode) noexcept {
   return mode == SimDataMode::data_free ? "data-free" : "data-true";
 }
@@ -94,6 +123,9 @@ SimOutcome run_sim(const SimSettings& settings, std::ostream& progress_out) {
   const workload::WorkloadModel wl = workload::build_workload(config);
   out.hw_name = profile.name;
   out.model_name = config.name;
+  const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
+  out.units = count.units;
+  out.nodes = count.nodes;
   out.parameters = static_cast<std::size_t>(wl.totals.parameters);
   optim::validate(settings.hp, "asteria sim");
   const auto blocks = workload::optimizer_blocks(wl, settings.optimizer, settings.hp, kStateElementBytes);
@@ -105,7 +137,7 @@ SimOutcome run_sim(const SimSettings& settings, std::ostream& progress_out) {
 
   sim::SimulationOptions options;
   options.profile = profile;
-  options.units = settings.units;
+  options.units = out.units;
   options.host_workers_per_unit = settings.host_workers;
   options.data = settings.mode == SimDataMode::data_free ? sim::DataMode::data_free : sim::DataMode::data_true;
   options.record_timeline = settings.trace;

@@ -31,7 +31,10 @@ struct SimSettings {
   int steps = 30;
   std::optional<int> warmup_steps;  // default: until the first refresh is published
   SimDataMode mode = SimDataMode::data_free;
-  int units = 1;
+  // GPUs and whole nodes simulated; units fill nodes of profile.units_per_node() in order. Either
+  // or both may be given (both must agree); neither: one unit.
+  std::optional<int> units;
+  std::optional<int> nodes;
   int host_workers = 0;  // per unit; 0: the profile's default
   std::uint64_t seed = 1;
   bool progress = true;
@@ -42,6 +45,8 @@ struct SimOutcome {
   SimSettings settings;
   std::string hw_name;
   std::string model_name;
+  int units = 1;  // resolved from the settings and the profile
+  int nodes = 1;  // ceil(units / units_per_node)
   std::size_t parameters = 0;
   std::size_t blocks = 0;       // per unit
   std::size_t state_bytes = 0;  // optimizer state per unit
@@ -57,6 +62,17 @@ struct SimOutcome {
   sim::ActivityCounts activities;
   traces::Timeline timeline;
 };
+
+struct UnitCount {
+  int units = 1;
+  int nodes = 1;
+};
+
+// Units and nodes from --units and --nodes on a profile of `units_per_node` GPUs per node:
+// --nodes N alone is N whole nodes; --units U alone fills ceil(U / units_per_node) nodes; both
+// must agree ((N-1)·units_per_node < U <= N·units_per_node). Throws InputError naming the option.
+UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes, int units_per_node,
+                             const std::string& hw_name);
 
 // Throws InputError for settings out of their domain or for bad profile/model files.
 SimOutcome run_sim(const SimSettings& settings, std::ostream& progress);

@@ -18,8 +18,9 @@ int demo_main(const Args& args, std::ostream& out, std::ostream& err) {
        "Runs the default study, experiments/studies/default.yaml (see asteria study --help):\n"
        "  - the memory-constrained setting: an OLMo-1B-like model with SOAP and KL-Shampoo on one GB10\n"
        "    (DGX Spark): which optimizer-state placements fit, step time, visible optimizer time, p99/p50;\n"
-       "  - a 7B-class model (OLMo-2-7B-like) with SOAP on one GH200: synchronous refresh against\n"
-       "    asynchronous S = 1, 3, 5: visible optimizer time and spikes.\n"
+       "  - a 7B-class model (OLMo-2-7B-like) with SOAP on one GH200 with 480 GB of host memory (the\n"
+       "    state tiered between HBM and host memory): synchronous refresh against asynchronous\n"
+       "    S = 1, 3, 5: visible optimizer time and spikes.\n"
        "It prints the table and where the plots are. `asteria compare` is the optimizer comparison on a\n"
        "small ill-conditioned problem.",
        ""},

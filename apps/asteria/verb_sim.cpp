@@ -25,8 +25,10 @@ constexpr std::string_view kAbout =
     "activations; a configuration that fits no tier reports the shortfall per tier (exit code 0).";
 
 constexpr std::string_view kDetails =
-    "Profiles: hwmodels/profiles/*.yaml (gb10, gh200, gh200-alps, h100-pcie-host) or a path.\n"
+    "Profiles: hwmodels/profiles/*.yaml (gb10, gh200, gh200-480gb, gh200-alps,\n  h100-pcie-host) or a path.\n"
     "Models: experiments/models/*.yaml (tiny, olmo-1b, olmo2-7b) or a path.\n"
+    "Units and nodes: a profile's node holds node.units_per_node GPUs (gh200-alps: 4); --units N fills\n"
+    "  nodes in order, --nodes N simulates N whole nodes; summary.json records both.\n"
     "Files written with --out DIR:\n"
     "  steps.csv     unit 0, one row per step (warm-up flagged), SI units (absent when the state does not fit)\n"
     "  summary.json  settings, fits and shortfall per tier, p50/p99 step time, visible optimizer time,\n"
@@ -49,7 +51,10 @@ po::options_description sim_options() {
       ("warmup-steps", po::value<int>()->value_name("N"),
        "steps run first and left out of the summary (default: until the first refresh is published)")
       ("mode", po::value<std::string>()->default_value("data-free")->value_name("MODE"), "data-free | data-true")
-      ("units", po::value<int>()->default_value(1)->value_name("N"), "GPUs simulated (nodes fill up in order)")
+      ("units", po::value<int>()->value_name("N"),
+       "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)")
+      ("nodes", po::value<int>()->value_name("N"),
+       "whole nodes simulated: N x the profile's units per node (with --units, they must agree)")
       ("host-workers", po::value<int>()->default_value(0)->value_name("N"),
        "refresh workers per unit (0: the profile's cores but one, by threads per worker)")
       ("seed", po::value<std::uint64_t>()->default_value(1)->value_name("N"), "data-true: seed of weights, gradients")
@@ -78,7 +83,8 @@ SimSettings settings_from(const po::variables_map& v) {
   if (mode == "data-free") s.mode = SimDataMode::data_free;
   else if (mode == "data-true") s.mode = SimDataMode::data_true;
   else throw InputError("--mode", "mode", "expected data-free or data-true, found '" + mode + "'");
-  s.units = v["units"].as<int>();
+  if (v.count("units") != 0) s.units = v["units"].as<int>();
+  if (v.count("nodes") != 0) s.nodes = v["nodes"].as<int>();
   s.host_workers = v["host-workers"].as<int>();
   s.seed = v["seed"].as<std::uint64_t>();
   s.progress = v.count("no-progress") == 0;

@@ -3,7 +3,9 @@
 // CompletionBoard, hands the Pending to the caller and fulfils the Promise when the work ends.
 // All completions of one board share one mutex and condition variable, so waiting for any of
 // several is as simple as waiting for one; completions are coarse (a refresh, a tier move), so
-// the shared lock is not contended.
+// the shared lock is not contended. `done` is also an atomic, so that testing or waiting for a
+// finished work takes no lock (on the simulated backend a lock is a switch to the scheduler).
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -18,7 +20,7 @@ class CompletionBoard;
 namespace detail {
 struct CompletionState {
   CompletionBoard* board = nullptr;  // null for an already-complete Pending
-  bool done = false;
+  std::atomic<bool> done{false};  // set once, after status, with release order
   Status status;
 };
 }  // namespace detail

@@ -294,14 +294,14 @@ void expect_shipped_inputs(const StudySpec& spec) {
 TEST(ShippedStudies, DefaultStudy) {
   const StudySpec spec = load_study(repo_root() / "experiments/studies/default.yaml");
   EXPECT_EQ(spec.name, "default");
-  // GB10: 2 optimizers x 4 placements at S = 1; GH200: SOAP tiered at S = 0, 1, 3, 5.
+  // GB10: 2 optimizers x 4 placements at S = 1; GH200 (480 GB): SOAP tiered at S = 0, 1, 3, 5.
   const std::vector<std::string> expected = {
-      "gb10_olmo-1b_soap_device_s1",       "gb10_olmo-1b_soap_host_s1",
-      "gb10_olmo-1b_soap_tiered_s1",       "gb10_olmo-1b_soap_nvme_s1",
-      "gb10_olmo-1b_kl-shampoo_device_s1", "gb10_olmo-1b_kl-shampoo_host_s1",
-      "gb10_olmo-1b_kl-shampoo_tiered_s1", "gb10_olmo-1b_kl-shampoo_nvme_s1",
-      "gh200_olmo2-7b_soap_tiered_s0",     "gh200_olmo2-7b_soap_tiered_s1",
-      "gh200_olmo2-7b_soap_tiered_s3",     "gh200_olmo2-7b_soap_tiered_s5",
+      "gb10_olmo-1b_soap_device_s1",         "gb10_olmo-1b_soap_host_s1",
+      "gb10_olmo-1b_soap_tiered_s1",         "gb10_olmo-1b_soap_nvme_s1",
+      "gb10_olmo-1b_kl-shampoo_device_s1",   "gb10_olmo-1b_kl-shampoo_host_s1",
+      "gb10_olmo-1b_kl-shampoo_tiered_s1",   "gb10_olmo-1b_kl-shampoo_nvme_s1",
+      "gh200-480gb_olmo2-7b_soap_tiered_s0", "gh200-480gb_olmo2-7b_soap_tiered_s1",
+      "gh200-480gb_olmo2-7b_soap_tiered_s3", "gh200-480gb_olmo2-7b_soap_tiered_s5",
   };
   EXPECT_EQ(slugs(spec), expected);
   for (const StudyPoint& p : spec.points) {

@@ -52,7 +52,7 @@ class QuantityChecker {
   int count_ = 0;
 };
 
-const std::vector<std::string> kShipped = {"gb10", "gh200", "gh200-alps", "h100-pcie-host"};
+const std::vector<std::string> kShipped = {"gb10", "gh200", "gh200-480gb", "gh200-alps", "h100-pcie-host"};
 
 TEST(ShippedProfiles, AreListed) { EXPECT_EQ(shipped_profile_names(), kShipped); }
 
@@ -88,6 +88,24 @@ TEST(ShippedProfiles, CarryTheKeyFigures) {
   EXPECT_EQ(alps.gpu, gh200.gpu);  // the same superchip
   EXPECT_EQ(alps.cpu, gh200.cpu);
 
+  // The 480 GB LPDDR5X option: four times the host memory, slower (HARDWARE.md: 384 GB/s peak,
+  // STREAM 288-342 GB/s), everything else the same superchip.
+  const HardwareProfile big_host = load_profile(find_profile("gh200-480gb"));
+  EXPECT_EQ(big_host.host_memory.bytes.value, 480e9);
+  EXPECT_EQ(big_host.host_memory.bytes.provenance, Provenance::peak);
+  EXPECT_EQ(big_host.cpu.memory_bandwidth.value, 288e9);
+  EXPECT_EQ(big_host.cpu.memory_bandwidth.provenance, Provenance::measured);
+  EXPECT_NE(big_host.cpu.memory_bandwidth.source.find("288-342"), std::string::npos);
+  EXPECT_EQ(big_host.gpu, gh200.gpu);
+  EXPECT_EQ(big_host.host_to_device, gh200.host_to_device);
+  EXPECT_EQ(big_host.device_to_host, gh200.device_to_host);
+  EXPECT_EQ(big_host.nvme, gh200.nvme);
+  EXPECT_EQ(big_host.node, gh200.node);
+  EXPECT_EQ(big_host.host_memory.usable_fraction, gh200.host_memory.usable_fraction);
+  EXPECT_FALSE(big_host.host_memory.unified);
+  EXPECT_EQ(big_host.cpu.cores, gh200.cpu.cores);
+  EXPECT_EQ(big_host.cpu.eigh_seconds_per_n3, gh200.cpu.eigh_seconds_per_n3);
+
   const HardwareProfile gb10 = load_profile(find_profile("gb10"));
   EXPECT_TRUE(gb10.host_memory.unified);
   EXPECT_EQ(gb10.host_memory.bytes.value, 128.0 * 1024 * 1024 * 1024);
@@ -119,7 +137,7 @@ TEST(ShippedProfiles, FindProfileTakesPathsAndNames) {
     ADD_FAILURE() << "found a profile that does not exist";
   } catch (const InputError& e) {
     EXPECT_EQ(e.source(), "gh300");
-    EXPECT_NE(std::string(e.what()).find("gb10, gh200, gh200-alps, h100-pcie-host"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("gb10, gh200, gh200-480gb, gh200-alps, h100-pcie-host"), std::string::npos)
         << e.what();
   }
   EXPECT_THROW(find_profile("no/such/dir/gh200"), InputError);

@@ -1,0 +1,191 @@
+// `asteria sim --nodes/--units`: how whole nodes and GPU counts resolve against a profile's units
+// per node, what summary.json and the header report, the errors for counts that disagree, and a
+// study grid with a `nodes` axis handing its value to the run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/sim_verb.hpp"
+#include "apps/asteria/study_spec.hpp"
+#include "core/common/error.hpp"
+#include "sim/child_process.hpp"
+#include "tests/common/cli_harness.hpp"
+#include "tests/io/temp_dir.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using testing::CliOutcome;
+using testing::TempDir;
+
+// `asteria ARGS` in a forked child: a process hosts one SimGrid simulation, so each sim run gets
+// its own. The child sends "<exit code>\n<stdout>\x1f<stderr>".
+CliOutcome run_cli(const Args& args) {
+  const sim::ChildOutcome child = sim::run_in_child_process([&](sim::ChildReport& report) {
+    const CliOutcome run = testing::run_cli(args);
+    report.write(std::to_string(run.code) + '\n' + run.out + '\x1f' + run.err);
+  });
+  EXPECT_TRUE(child.succeeded()) << child.describe();
+  const std::size_t newline = child.report.find('\n');
+  const std::size_t separator = child.report.find('\x1f');
+  if (!child.succeeded() || newline == std::string::npos || separator == std::string::npos)
+    return {-1, "", child.report};
+  return {std::stoi(child.report.substr(0, newline)), child.report.substr(newline + 1, separator - newline - 1),
+          child.report.substr(separator + 1)};
+}
+
+nlohmann::json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+// A short data-free run of the toy model; gh200-alps has 4 units (GPUs) per node.
+Args tiny_sim(const std::filesystem::path& out, const std::vector<std::string>& counts) {
+  Args args = {"sim", "--hw", "gh200-alps", "--model", "tiny", "--steps", "2", "--no-trace", "--no-progress",
+               "--out", out.string()};
+  args.insert(args.end(), counts.begin(), counts.end());
+  return args;
+}
+
+// The InputError of resolve_unit_count, or a test failure when it does not throw.
+InputError unit_count_error(std::optional<int> units, std::optional<int> nodes, int per_node) {
+  try {
+    resolve_unit_count(units, nodes, per_node, "box");
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return InputError("", "", "");
+}
+
+TEST(SimUnitCount, NodesAloneAreWholeNodes) {
+  const UnitCount c = resolve_unit_count(std::nullopt, 3, 4, "box");
+  EXPECT_EQ(c.units, 12);
+  EXPECT_EQ(c.nodes, 3);
+  const UnitCount one_per_node = resolve_unit_count(std::nullopt, 5, 1, "box");
+  EXPECT_EQ(one_per_node.units, 5);
+  EXPECT_EQ(one_per_node.nodes, 5);
+}
+
+TEST(SimUnitCount, UnitsAloneFillNodesInOrder) {
+  EXPECT_EQ(resolve_unit_count(std::nullopt, std::nullopt, 4, "box").units, 1);  // the default: one GPU
+  EXPECT_EQ(resolve_unit_count(std::nullopt, std::nullopt, 4, "box").nodes, 1);
+  EXPECT_EQ(resolve_unit_count(4, std::nullopt, 4, "box").nodes, 1);
+  EXPECT_EQ(resolve_unit_count(5, std::nullopt, 4, "box").nodes, 2);  // a partly filled second node
+  EXPECT_EQ(resolve_unit_count(8, std::nullopt, 4, "box").nodes, 2);
+  EXPECT_EQ(resolve_unit_count(9, std::nullopt, 4, "box").nodes, 3);
+}
+
+TEST(SimUnitCount, BothGivenMustAgree) {
+  // --nodes 2 of 4 units per node holds 5 to 8 units: both ends are accepted.
+  EXPECT_EQ(resolve_unit_count(5, 2, 4, "box").units, 5);
+  EXPECT_EQ(resolve_unit_count(5, 2, 4, "box").nodes, 2);
+  EXPECT_EQ(resolve_unit_count(8, 2, 4, "box").units, 8);
+  for (const int units : {4, 9, 1}) {
+    SCOPED_TRACE(units);
+    const InputError e = unit_count_error(units, 2, 4);
+    EXPECT_EQ(e.field(), "--nodes");
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--units " + std::to_string(units)), std::string::npos) << message;
+    EXPECT_NE(message.find("5 to 8 units"), std::string::npos) << message;
+  }
+}
+
+TEST(SimUnitCount, CountsBelowOneAreRejected) {
+  EXPECT_EQ(unit_count_error(std::nullopt, 0, 4).field(), "--nodes");
+  EXPECT_EQ(unit_count_error(0, std::nullopt, 4).field(), "--units");
+  EXPECT_EQ(unit_count_error(-3, 1, 4).field(), "--units");
+  // nodes x units per node past an int is an error, not an overflow.
+  EXPECT_EQ(unit_count_error(std::nullopt, 1 << 30, 4).field(), "--nodes");
+}
+
+TEST(SimVerbNodes, TwoNodesOfAlpsAreEightUnits) {
+  const TempDir dir;
+  const auto run = run_cli(tiny_sim(dir.path() / "nodes", {"--nodes", "2"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("on 8 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
+  const nlohmann::json summary = read_json(dir.path() / "nodes" / "summary.json");
+  EXPECT_EQ(summary.at("units"), 8);
+  EXPECT_EQ(summary.at("nodes"), 2);
+
+  // The same simulation as --units 8, and larger than one unit's.
+  ASSERT_EQ(run_cli(tiny_sim(dir.path() / "units8", {"--units", "8"})).code, 0);
+  ASSERT_EQ(run_cli(tiny_sim(dir.path() / "units1", {"--units", "1"})).code, 0);
+  const nlohmann::json eight = read_json(dir.path() / "units8" / "summary.json");
+  const nlohmann::json one = read_json(dir.path() / "units1" / "summary.json");
+  EXPECT_EQ(eight.at("nodes"), 2);
+  EXPECT_EQ(summary.at("activities"), eight.at("activities"));
+  EXPECT_GT(summary.at("activities").get<long long>(), one.at("activities").get<long long>());
+}
+
+TEST(SimVerbNodes, UnitsAloneReportTheNodesTheyFill) {
+  const TempDir dir;
+  const auto run = run_cli(tiny_sim(dir.path(), {"--units", "5"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("on 5 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
+  const nlohmann::json summary = read_json(dir.path() / "summary.json");
+  EXPECT_EQ(summary.at("units"), 5);
+  EXPECT_EQ(summary.at("nodes"), 2);
+  // The default: one GPU on one node.
+  const auto single = run_cli(tiny_sim(dir.path(), {}));
+  ASSERT_EQ(single.code, 0) << single.err;
+  EXPECT_NE(single.out.find("on 1 x gh200-alps (1 node)"), std::string::npos) << single.out;
+  EXPECT_EQ(read_json(dir.path() / "summary.json").at("nodes"), 1);
+}
+
+TEST(SimVerbNodes, DisagreeingCountsAreAnErrorNamingBoth) {
+  const TempDir dir;
+  const auto run = run_cli(tiny_sim(dir.path(), {"--nodes", "2", "--units", "3"}));
+  EXPECT_EQ(run.code, 1);
+  EXPECT_NE(run.err.find("--nodes"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--units 3"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("5 to 8"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "summary.json"));
+
+  const auto zero = run_cli(tiny_sim(dir.path(), {"--nodes", "0"}));
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_NE(zero.err.find("--nodes: expected an integer >= 1"), std::string::npos) << zero.err;
+}
+
+TEST(SimVerbNodes, HelpDescribesNodes) {
+  const auto run = run_cli({"sim", "--help"});
+  EXPECT_EQ(run.code, 0);
+  EXPECT_NE(run.out.find("--nodes"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("gh200-480gb"), std::string::npos) << run.out;
+}
+
+// A study whose grid has a nodes axis: each run's sim command line carries --nodes, and running
+// that command line gives whole nodes of the profile.
+TEST(SimVerbNodes, StudyGridWithNodesRunsWholeNodes) {
+  const std::string yaml =
+      "name: nodes\n"
+      "defaults:\n  steps: 2\n  mode: data-free\n"
+      "grid:\n"
+      "  - hw: gh200-alps\n    model: tiny\n    optimizer: soap\n    placement: device\n    staleness: 0\n"
+      "    nodes: [1, 3]\n";
+  const study::StudySpec spec = study::parse_study(yaml, "nodes.yaml", "/studies");
+  ASSERT_EQ(spec.points.size(), 2U);
+  EXPECT_EQ(spec.points[0].slug, "gh200-alps_tiny_soap_device_s0_nodes1");
+  EXPECT_EQ(spec.points[1].slug, "gh200-alps_tiny_soap_device_s0_nodes3");
+  const TempDir dir;
+  const std::vector<int> expected_units = {4, 12};
+  for (std::size_t i = 0; i < spec.points.size(); ++i) {
+    SCOPED_TRACE(spec.points[i].slug);
+    const std::filesystem::path run_dir = dir.path() / spec.points[i].slug;
+    Args args = study::sim_arguments(spec.points[i], run_dir);
+    args.push_back("--no-trace");
+    const auto run = run_cli(args);
+    ASSERT_EQ(run.code, 0) << run.err;
+    const nlohmann::json summary = read_json(run_dir / "summary.json");
+    EXPECT_EQ(summary.at("units"), expected_units[i]);
+    EXPECT_EQ(summary.at("nodes"), i == 0 ? 1 : 3);
+  }
+}
+
+}  // namespace
+}  // namespace asteria::cli
