@@ -35,7 +35,7 @@ void validate(const DriverOptions& options, const std::string& source) {
 }
 
 template <linalg::Real T>
-StepDriver<T>::StepDriver(platform::Platform& platform, SyntheticModel<T>& model, optim::OptimizerKind kind,
+StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model, optim::OptimizerKind kind,
                           const optim::Hyperparameters& hp, DriverOptions options)
     : platform_(platform), model_(model), kind_(kind), options_(std::move(options)) {
   validate(options_, "step driver");

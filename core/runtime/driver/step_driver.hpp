@@ -1,7 +1,7 @@
 #pragma once
-// The synthetic training loop: runs a SyntheticModel's steps on a Platform with the tiered state
-// store and the preconditioner service in the loop, as a framework integration would, and
-// measures what the optimizer costs each step.
+// The training loop: runs a TrainingModel's steps (a SyntheticModel, or a real transformer) on a
+// Platform with the tiered state store and the preconditioner service in the loop, as a
+// framework integration would, and measures what the optimizer costs each step.
 //
 // One step t (all calls on the constructing thread):
 //   service.on_step_begin(t)
@@ -37,6 +37,7 @@
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/driver/modelled_block.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
+#include "core/runtime/driver/training_model.hpp"
 #include "core/runtime/service/preconditioner_service.hpp"
 #include "core/runtime/store/state_store.hpp"
 
@@ -47,7 +48,7 @@ class StepDriver {
  public:
   // `platform` and `model` must outlive the driver. Throws InputError for invalid options or
   // hyperparameters and PlacementError when the state does not fit the tier budgets.
-  StepDriver(platform::Platform& platform, SyntheticModel<T>& model, optim::OptimizerKind kind,
+  StepDriver(platform::Platform& platform, TrainingModel<T>& model, optim::OptimizerKind kind,
              const optim::Hyperparameters& hp, DriverOptions options);
   // Waits for device work still in flight (its bodies use the service and the model).
   ~StepDriver();
@@ -111,7 +112,7 @@ class StepDriver {
   void wait_in_flight() noexcept;
 
   platform::Platform& platform_;
-  SyntheticModel<T>& model_;
+  TrainingModel<T>& model_;
   optim::OptimizerKind kind_;
   DriverOptions options_;
   std::vector<Layer> layers_;

@@ -18,22 +18,9 @@
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/cost.hpp"
+#include "core/runtime/driver/training_model.hpp"
 
 namespace asteria::runtime {
-
-using linalg::index;
-using optim::Step;
-
-struct LayerSpec {
-  std::string name;          // "layer3"
-  index rows = 0;
-  index cols = 0;
-  platform::Cost forward;    // device work of the layer's forward pass (no numerics: modelled)
-  platform::Cost backward;   // and of its backward pass
-  // A 1-D parameter (a norm's scale, a bias) seen as 1 x cols: optimized by the AdamW fallback
-  // of tensors of order <= 1, as a framework integration would.
-  bool vector = false;
-};
 
 struct GradientSpec {
   std::uint64_t seed = 1;
@@ -76,14 +63,14 @@ class GradientGenerator {
 enum class ModelData { values, shapes };
 
 template <linalg::Real T>
-class SyntheticModel {
+class SyntheticModel final : public TrainingModel<T> {
  public:
   // Validates; weights start seeded.
   explicit SyntheticModel(SyntheticModelSpec spec, ModelData data = ModelData::values);
   ModelData data() const noexcept { return data_; }
 
-  std::size_t layer_count() const noexcept { return spec_.layers.size(); }
-  const LayerSpec& layer(std::size_t l) const { return spec_.layers.at(l); }
+  std::size_t layer_count() const noexcept override { return spec_.layers.size(); }
+  const LayerSpec& layer(std::size_t l) const override { return spec_.layers.at(l); }
   const SyntheticModelSpec& spec() const noexcept { return spec_; }
 
   // The layer's weights and gradient buffer, row-major rows x cols.
@@ -91,11 +78,11 @@ class SyntheticModel {
   std::span<const T> weights(std::size_t l) const { return weights_.at(l); }
   std::span<T> gradient(std::size_t l) { return gradients_.at(l); }
   std::span<const T> gradient(std::size_t l) const { return gradients_.at(l); }
-  linalg::MatrixView<T> weight_matrix(std::size_t l);
-  linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const;
+  linalg::MatrixView<T> weight_matrix(std::size_t l) override;
+  linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const override;
 
   // The backward numerics of layer l at step t: fills gradient(l) with G_t.
-  void compute_gradient(std::size_t l, Step t);
+  void compute_gradient(std::size_t l, Step t) override;
 
   std::size_t parameter_count() const noexcept;
 

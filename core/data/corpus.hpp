@@ -1,0 +1,63 @@
+#pragma once
+// A training corpus: documents (files) split into a training and a validation stream of bytes.
+//
+// Split: documents are shuffled with the seed, then assigned whole to validation until it holds
+// at least `validation_fraction` of the bytes (at least one document when there are two or
+// more; a single document is cut at that fraction instead); the rest is training. Each stream
+// is the concatenation of its documents, each followed by the end-of-document byte 0 (packing:
+// sequences cross document boundaries, as in GPT-style pretraining).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace asteria::data {
+
+inline constexpr std::uint8_t kEndOfDocument = 0;
+
+struct CorpusOptions {
+  double validation_fraction = 0.1;  // in [0, 1)
+  std::uint64_t seed = 1;
+  // Only files whose extension is listed (".py", ".txt"); empty: every regular file.
+  std::vector<std::string> extensions;
+  // Stop reading once this many bytes are in (0: no limit); files are read in a seeded order,
+  // so a limit gives a seeded subset.
+  std::size_t max_bytes = 0;
+};
+
+class Corpus {
+ public:
+  // Every regular file under `root` (recursively, symlinks not followed), sorted by path before
+  // the seeded shuffle. Unreadable files are skipped and counted. Throws InputError naming the
+  // directory for a missing or unreadable directory, no matching file, only empty files, or a
+  // validation_fraction outside [0, 1).
+  static Corpus from_directory(const std::filesystem::path& root, const CorpusOptions& options);
+  // Documents given in memory (tests).
+  static Corpus from_documents(std::vector<std::string> documents, const CorpusOptions& options);
+  // A seeded synthetic corpus of about `bytes` bytes with structure a small model learns within
+  // a few dozen steps (words from a small lexicon following a seeded Markov chain, sentences and
+  // lines), for tests: a pure function of (bytes, seed).
+  static Corpus synthetic(std::size_t bytes, std::uint64_t seed, const CorpusOptions& options = {});
+
+  const std::vector<std::uint8_t>& train() const noexcept { return train_; }
+  const std::vector<std::uint8_t>& validation() const noexcept { return validation_; }
+  std::size_t documents() const noexcept { return documents_; }
+  std::size_t skipped_files() const noexcept { return skipped_; }
+  std::string description() const { return description_; }  // "412 files under /usr/lib/python3.11 (5.1 MB)"
+
+ private:
+  std::vector<std::uint8_t> train_;
+  std::vector<std::uint8_t> validation_;
+  std::size_t documents_ = 0;
+  std::size_t skipped_ = 0;
+  std::string description_;
+};
+
+// The built-in corpus that exists on every Debian machine without downloads: the Python
+// standard library sources (the newest /usr/lib/python3.* with .py files). Throws InputError
+// when none is found, saying which directories were tried.
+std::filesystem::path default_corpus_dir();
+std::vector<std::string> default_corpus_extensions();  // {".py"}
+
+}  // namespace asteria::data

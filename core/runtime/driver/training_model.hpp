@@ -1,0 +1,47 @@
+#pragma once
+// What the step driver trains: a stack of driver layers, each one parameter tensor (a matrix, or
+// a vector seen as 1 x cols) with the modelled device cost of its forward and backward pass. A
+// framework integration implements it over its own model; SyntheticModel (seeded gradients) and
+// model::GptTrainingModel (a real transformer) are the two here.
+#include <cstddef>
+#include <string>
+
+#include "core/linalg/matrix.hpp"
+#include "core/optim/block_optimizer.hpp"
+#include "core/platform/cost.hpp"
+
+namespace asteria::runtime {
+
+using linalg::index;
+using optim::Step;
+
+struct LayerSpec {
+  std::string name;          // "layer3"
+  index rows = 0;
+  index cols = 0;
+  platform::Cost forward;    // device work of the layer's forward pass (no numerics: modelled)
+  platform::Cost backward;   // and of its backward pass
+  // A 1-D parameter (a norm's scale, a bias) seen as 1 x cols: optimized by the AdamW fallback
+  // of tensors of order <= 1, as a framework integration would.
+  bool vector = false;
+};
+
+template <linalg::Real T>
+class TrainingModel {
+ public:
+  virtual ~TrainingModel() = default;
+
+  virtual std::size_t layer_count() const = 0;
+  virtual const LayerSpec& layer(std::size_t l) const = 0;
+  // Layer l's parameters and gradient, rows x cols of layer(l).
+  virtual linalg::MatrixView<T> weight_matrix(std::size_t l) = 0;
+  virtual linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const = 0;
+  // The backward numerics of layer l at step t: afterwards gradient_matrix(l) holds its
+  // gradient. The driver calls it once per layer and step, last layer first, as the body of
+  // the layer's backward work (on the device stream), and updates layer l's parameters before
+  // calling it for layer l - 1: a model whose backward is not layer by layer computes every
+  // gradient at the first call of a step.
+  virtual void compute_gradient(std::size_t l, Step t) = 0;
+};
+
+}  // namespace asteria::runtime
