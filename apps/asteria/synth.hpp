@@ -47,6 +47,9 @@ struct SynthSettings {
   std::size_t nvme_budget = std::size_t{64} << 30;
   std::optional<std::filesystem::path> nvme_dir;
   real::DeviceModel device_model;   // paces the device stream (emulated kernels)
+  // emulated: device work lasts its modelled time; cpu: its body runs on a core for as long as it
+  // takes (asteria train's CPU model).
+  real::DeviceMode device_mode = real::DeviceMode::emulated;
   double fake_host_flops = 20e9;    // fake backend: refresh speed of one host worker
   runtime::GradientSpec gradients;
   bool progress = true;

@@ -105,7 +105,7 @@ struct SynthPlatform::Nvme {
 
 SynthPlatform::SynthPlatform(const SynthSettings& s) {
   const real::DeviceModel model = s.device_model;
-  const std::string device = "emulated device kernels (" + format("%.4g", model.flops_per_second / 1e12) +
+  std::string device = "emulated device kernels (" + format("%.4g", model.flops_per_second / 1e12) +
                              " TFLOP/s, " + format("%.4g", model.bytes_per_second / 1e12) + " TB/s, " +
                              format("%.3g", model.launch_latency * 1e6) + " us per launch)";
   if (s.backend == SynthBackend::fake) {
@@ -129,7 +129,7 @@ SynthPlatform::SynthPlatform(const SynthSettings& s) {
   o.memory.budgets.nvme = s.nvme_budget;
   host_threads_ = s.host_threads > 0 ? s.host_threads : real::default_host_threads();
   o.host_threads = host_threads_;
-  o.device_mode = real::DeviceMode::emulated;
+  o.device_mode = s.device_mode;
   o.device_model = model;
   o.gpu = real::GpuUse::never;
   o.record_trace = false;
@@ -142,6 +142,7 @@ SynthPlatform::SynthPlatform(const SynthSettings& s) {
   }
 #endif
   platform_ = std::make_unique<real::RealPlatform>(o);
+  if (s.device_mode == real::DeviceMode::cpu) device = "device stream on a CPU thread (no emulated kernel time)";
   description_ = "real backend (wall clock): " + device + ", " + std::to_string(host_threads_) +
                  " host worker thread(s), device tier in host RAM, " + nvme;
 }

@@ -21,9 +21,16 @@ class BatchLoader {
   void next(std::vector<TokenId>& out);
   // Every full window of the stream, in order, batch by batch (validation): returns false when
   // the stream is exhausted; `out` then holds the remaining whole windows (maybe none), and
-  // `sequences` how many.
+  // `sequences` how many. Window i starts at i * sequence_length (neighbours share one byte), so
+  // every byte after the first is a target exactly once. `out` is resized to sequences x
+  // (sequence_length + 1); a call that fills a whole batch returns true, even when it took the
+  // last windows (the next call then returns false with none). Does not affect next().
   bool next_in_order(std::vector<TokenId>& out, int& sequences);
   void rewind_in_order() noexcept { cursor_ = 0; }
+
+  // How many batches next() has drawn; seek(k) makes the next call return batch k (resuming).
+  std::uint64_t batches_drawn() const noexcept { return drawn_; }
+  void seek(std::uint64_t batch_index) noexcept { drawn_ = batch_index; }
 
   int batch() const noexcept { return batch_; }
   int sequence_length() const noexcept { return sequence_length_; }

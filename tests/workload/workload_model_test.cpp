@@ -98,7 +98,7 @@ TEST(Workload, TinyLayerCostsByHand) {
 }
 
 TEST(Workload, EveryWeightIsOwnedByExactlyOneLayer) {
-  for (const char* name : {"tiny", "olmo-1b", "olmo2-7b"}) {
+  for (const char* name : {"tiny", "olmo-1b", "olmo2-7b", "gpt-mini"}) {
     const WorkloadModel w = build_workload(find_model_config(name));
     std::multiset<std::size_t> owned;
     for (const LayerWork& layer : w.layers)

@@ -1,0 +1,117 @@
+// `asteria train` end to end on a small corpus: the files it writes, the checkpoint it leaves,
+// and the errors it gives for unusable input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/data/corpus.hpp"
+#include "core/io/npy.hpp"
+#include "core/model/gpt.hpp"
+#include "core/workload/model_config.hpp"
+#include "tests/common/cli_harness.hpp"
+#include "tests/io/temp_dir.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using testing::TempDir;
+
+// Two text files of synthetic prose (the structure a small model learns quickly).
+void write_corpus(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir / "sub");
+  const data::Corpus corpus = data::Corpus::synthetic(60'000, 4);
+  const auto& bytes = corpus.train();
+  const std::size_t half = bytes.size() / 2;
+  std::ofstream(dir / "a.txt", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(half));
+  std::ofstream(dir / "sub" / "b.txt", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data() + half), static_cast<std::streamsize>(bytes.size() - half));
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST(TrainVerb, WritesStepsSummaryAndACheckpointThatMatchesTheModel) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  const std::filesystem::path out = dir.path() / "run";
+  const auto run = testing::run_cli({"train", "--model-config", "tiny", "--data", (dir.path() / "corpus").string(),
+                                     "--optimizer", "soap", "--lr", "0.003", "--staleness", "1", "--steps", "4",
+                                     "--eval-every", "2", "--eval-sequences", "4", "--blas-threads", "1",
+                                     "--no-progress", "--out", out.string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("train: tiny"), std::string::npos) << run.out;
+
+  const auto rows = csv_rows(out / "steps.csv");
+  ASSERT_EQ(rows.size(), 5u);  // header + 4 steps
+  ASSERT_EQ(rows[0][0], "step");
+  ASSERT_EQ(rows[0][1], "loss");
+  ASSERT_EQ(rows[0][2], "validation_loss");
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    EXPECT_EQ(rows[r][0], std::to_string(r));
+    EXPECT_GT(std::stod(rows[r][1]), 0.0);
+    EXPECT_EQ(rows[r][2].empty(), r % 2 == 1) << "validation on steps 2 and 4 only, row " << r;
+  }
+
+  std::ifstream summary_file(out / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  EXPECT_EQ(summary.at("optimizer"), "soap");
+  EXPECT_EQ(summary.at("staleness"), 1);
+  EXPECT_EQ(summary.at("steps"), 4);
+  const double final_validation = summary.at("final_validation_loss").get<double>();
+  EXPECT_NEAR(final_validation, std::stod(rows[4][2]), 1e-8 * final_validation);  // the CSV keeps 9 digits
+  EXPECT_LE(summary.at("max_staleness").get<int>(), 1);
+
+  // The checkpoint lists every tensor of the model with its shape, and each file holds it.
+  std::ifstream manifest_file(out / "checkpoint" / "manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+  const model::Gpt<float> reference(workload::find_model_config("tiny"), 1);
+  ASSERT_EQ(manifest.at("tensors").size(), reference.tensor_count());
+  EXPECT_EQ(summary.at("parameters").get<std::size_t>(), reference.parameter_count());
+  for (std::size_t i = 0; i < reference.tensor_count(); ++i) {
+    const nlohmann::json& t = manifest.at("tensors")[i];
+    EXPECT_EQ(t.at("name"), reference.tensor(i).name);
+    const io::NpyArray array = io::read_npy(out / "checkpoint" / t.at("file").get<std::string>());
+    EXPECT_EQ(array.size(), reference.parameter(i).size()) << reference.tensor(i).name;
+    EXPECT_EQ(array.dtype(), io::DType::float32);
+  }
+}
+
+TEST(TrainVerb, AnEmptyCorpusDirectoryIsAnErrorNamingIt) {
+  const TempDir dir;
+  std::filesystem::create_directories(dir.path() / "empty");
+  const auto run = testing::run_cli({"train", "--model-config", "tiny", "--data", (dir.path() / "empty").string(),
+                                     "--steps", "1", "--no-progress"});
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find((dir.path() / "empty").string()), std::string::npos) << run.err;
+}
+
+TEST(TrainVerb, UnsupportedDeviceAndModelAreErrorsNamingTheOption) {
+  const TempDir dir;
+  write_corpus(dir.path());
+  const auto cuda = testing::run_cli(
+      {"train", "--model-config", "tiny", "--data", dir.path().string(), "--device", "cuda", "--steps", "1"});
+  EXPECT_NE(cuda.code, 0);
+  EXPECT_NE(cuda.err.find("--device"), std::string::npos) << cuda.err;
+  // olmo2-7b uses grouped-query attention and QK-norm, which the CPU transformer does not implement.
+  const auto gqa = testing::run_cli(
+      {"train", "--model-config", "olmo2-7b", "--data", dir.path().string(), "--steps", "1", "--no-progress"});
+  EXPECT_NE(gqa.code, 0);
+  EXPECT_NE(gqa.err.find("olmo2-7b"), std::string::npos) << gqa.err;
+}
+
+}  // namespace
+}  // namespace asteria::cli
