@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""Convergence study: a small byte-level GPT trained on the built-in corpus with AdamW, Shampoo,
+SOAP and KL-Shampoo (each at the best learning rate of a small sweep), then SOAP at staleness
+S = 0, 1 and 5, all on the same token budget (same steps, batch and batch order).
+
+Writes under --out: one `asteria train` run per directory, table.md / table.csv, summary.json
+(steps for SOAP to reach AdamW's final validation loss, final-loss difference S = 5 vs S = 0),
+and plots/validation_loss.png (against steps and against wall-clock).
+
+Usage: convergence.py [--asteria PATH] [--out DIR] [--steps N] [--batch B] [--eval-every N]
+                      [--lrs adamw=3e-3,1e-2 ...] [--quick]
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+DEFAULT_LRS = {
+    "adamw": [1e-3, 3e-3, 1e-2],
+    "shampoo": [1e-3, 3e-3, 1e-2],
+    "soap": [1e-3, 3e-3, 1e-2],
+    "kl-shampoo": [1e-3, 3e-3, 1e-2],
+}
+
+
+def parse_lrs(items):
+    lrs = dict(DEFAULT_LRS)
+    for item in items or []:
+        name, _, values = item.partition("=")
+        if name not in lrs or not values:
+            raise SystemExit(f"error: --lrs {item}: expected OPTIMIZER=LR[,LR...] with OPTIMIZER in {sorted(lrs)}")
+        lrs[name] = [float(v) for v in values.split(",")]
+    return lrs
+
+
+def run(args, name, optimizer, lr, staleness):
+    out = os.path.join(args.out, name)
+    summary_file = os.path.join(out, "summary.json")
+    if os.path.exists(summary_file) and not args.rerun:
+        return load(out)
+    command = [args.asteria, "train", "--model-config", args.model, "--optimizer", optimizer, "--lr", str(lr),
+               "--staleness", str(staleness), "--steps", str(args.steps), "--batch", str(args.batch),
+               "--eval-every", str(args.eval_every), "--eval-sequences", str(args.eval_sequences),
+               "--seed", str(args.seed), "--precondition-frequency", str(args.frequency),
+               "--host-workers", "1", "--no-progress", "--out", out]
+    if args.max_corpus_bytes:
+        command += ["--max-corpus-bytes", args.max_corpus_bytes]
+    start = time.time()
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"  {name}: failed ({result.returncode}): {result.stderr.strip()[-400:]}", file=sys.stderr)
+        return None
+    r = load(out)
+    print(f"  {name}: final validation loss {r['final']:.4f} ({time.time() - start:.0f} s)", file=sys.stderr)
+    return r
+
+
+def load(out):
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        summary = json.load(f)
+    steps, wall, loss = [], [], []
+    elapsed = 0.0
+    with open(os.path.join(out, "steps.csv"), encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            elapsed += float(row["step_time_s"])
+            if row["validation_loss"]:
+                steps.append(int(row["step"]))
+                wall.append(elapsed)
+                loss.append(float(row["validation_loss"]))
+    return {"dir": out, "summary": summary, "steps": steps, "wall": wall, "loss": loss,
+            "final": summary["final_validation_loss"]}
+
+
+def steps_to_reach(r, target):
+    """First step (linearly interpolated between evaluations) at which the validation loss is <= target."""
+    previous = None
+    for step, loss in zip(r["steps"], r["loss"]):
+        if loss <= target:
+            if previous is None:
+                return float(step)
+            (s0, l0) = previous
+            return s0 + (step - s0) * (l0 - target) / (l0 - loss) if l0 != loss else float(step)
+        previous = (step, loss)
+    return None
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (by_step, by_wall) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for label, r in results:
+        by_step.plot(r["steps"], r["loss"], marker=".", label=label)
+        by_wall.plot(r["wall"], r["loss"], marker=".", label=label)
+    by_step.set_xlabel("step")
+    by_wall.set_xlabel("training wall-clock (s, sum of step times)")
+    for ax in (by_step, by_wall):
+        ax.set_ylabel("validation loss (nats per byte)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--asteria", default="build/release/apps/asteria/asteria")
+    p.add_argument("--out", default="results/convergence")
+    p.add_argument("--model", default="gpt-mini")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--eval-every", type=int, default=25)
+    p.add_argument("--eval-sequences", type=int, default=64)
+    p.add_argument("--frequency", type=int, default=10, help="precondition frequency")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-corpus-bytes", default="")
+    p.add_argument("--lrs", nargs="*", help="OPTIMIZER=LR[,LR...] overrides of the sweep")
+    p.add_argument("--rerun", action="store_true", help="rerun runs whose results exist")
+    args = p.parse_args()
+    if not os.access(args.asteria, os.X_OK):
+        raise SystemExit(f"error: {args.asteria}: not an executable (build the asteria target first)")
+    os.makedirs(args.out, exist_ok=True)
+    lrs = parse_lrs(args.lrs)
+
+    best = {}
+    sweep_rows = []
+    for optimizer, values in lrs.items():
+        for lr in values:
+            r = run(args, f"{optimizer}_lr{lr:g}", optimizer, lr, 0)
+            if r is None:
+                continue
+            sweep_rows.append((optimizer, lr, 0, r))
+            if optimizer not in best or r["final"] < best[optimizer][1]["final"]:
+                best[optimizer] = (lr, r)
+    if "soap" not in best or "adamw" not in best:
+        raise SystemExit("error: the study needs at least one successful AdamW and SOAP run")
+    soap_lr = best["soap"][0]
+    stale = {0: best["soap"][1]}
+    for s in (1, 5):
+        r = run(args, f"soap_lr{soap_lr:g}_S{s}", "soap", soap_lr, s)
+        if r is not None:
+            stale[s] = r
+            sweep_rows.append(("soap", soap_lr, s, r))
+
+    adamw_final = best["adamw"][1]["final"]
+    soap_steps = steps_to_reach(best["soap"][1], adamw_final)
+    summary = {
+        "model": args.model, "steps": args.steps, "batch": args.batch, "precondition_frequency": args.frequency,
+        "best_lr": {k: v[0] for k, v in best.items()},
+        "final_validation_loss": {k: v[1]["final"] for k, v in best.items()},
+        "adamw_final_validation_loss": adamw_final,
+        "soap_steps_to_adamw_final": soap_steps,
+        "soap_fewer_steps_fraction": None if soap_steps is None else 1.0 - soap_steps / args.steps,
+        "soap_final_by_staleness": {str(s): r["final"] for s, r in stale.items()},
+        "soap_final_difference_s5_minus_s0": (stale[5]["final"] - stale[0]["final"]) if 5 in stale else None,
+    }
+    with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=2)
+    with open(os.path.join(args.out, "table.csv"), "w", encoding="utf-8") as f:
+        f.write("optimizer,lr,staleness,final_validation_loss,mean_step_s,p99_over_p50,mean_visible_optimizer_s\n")
+        for optimizer, lr, s, r in sweep_rows:
+            m = r["summary"]
+            f.write(f"{optimizer},{lr:g},{s},{r['final']:.6f},{m['mean_step_s']:.6f},{m['p99_over_p50']:.4f},"
+                    f"{m['mean_visible_optimizer_s']:.6f}\n")
+    lines = ["| optimizer | lr | S | final validation loss | mean step ms | p99/p50 | visible optimizer ms |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for optimizer, lr, s, r in sweep_rows:
+        m = r["summary"]
+        mark = " (best)" if s == 0 and best.get(optimizer, (None,))[0] == lr else ""
+        lines.append(f"| {optimizer}{mark} | {lr:g} | {s} | {r['final']:.4f} | {m['mean_step_s'] * 1e3:.0f} | "
+                     f"{m['p99_over_p50']:.2f} | {m['mean_visible_optimizer_s'] * 1e3:.0f} |")
+    table = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "table.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    curves = [(f"{k} lr {v[0]:g}", v[1]) for k, v in best.items()]
+    curves += [(f"soap S={s} lr {soap_lr:g}", r) for s, r in stale.items() if s != 0]
+    plot(curves, os.path.join(args.out, "plots", "validation_loss.png"))
+    print(table)
+    if soap_steps is None:
+        print(f"SOAP did not reach AdamW's final validation loss {adamw_final:.4f} within {args.steps} steps")
+    else:
+        print(f"SOAP reaches AdamW's final validation loss {adamw_final:.4f} at step {soap_steps:.0f} of "
+              f"{args.steps} ({100 * summary['soap_fewer_steps_fraction']:.0f}% fewer steps)")
+    if summary["soap_final_difference_s5_minus_s0"] is not None:
+        print(f"SOAP final validation loss, S = 5 minus S = 0: {summary['soap_final_difference_s5_minus_s0']:+.4f}")
+    print(f"wrote {args.out}/table.md, table.csv, summary.json, plots/validation_loss.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
