@@ -55,6 +55,7 @@ struct TrainOutcome {
   TrainSettings settings;
   std::string model_name;
   std::string corpus;  // Corpus::description()
+  std::string device;  // where the model ran
   std::size_t train_bytes = 0;
   std::size_t validation_bytes = 0;
   std::size_t parameters = 0;

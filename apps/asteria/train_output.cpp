@@ -59,7 +59,7 @@ std::string summary_json(const TrainOutcome& o) {
   j["staleness"] = s.staleness;
   j["precondition_frequency"] = s.hp.precondition_frequency;
   j["max_precond_dim"] = s.hp.max_precond_dim;
-  j["device"] = s.device;
+  j["device"] = o.device;
   j["seed"] = s.seed;
   j["steps"] = s.steps;
   j["parameters"] = o.parameters;
@@ -93,7 +93,7 @@ void print_train(const TrainOutcome& o, std::ostream& out) {
   const runtime::RunSummary& m = o.summary;
   out << "train: " << o.model_name << " (" << o.parameters << " parameters, " << o.blocks << " optimizer blocks) on "
       << o.corpus << ", " << optim::to_string(s.optimizer) << " lr " << number(s.hp.lr) << ", placement "
-      << runtime::to_string(s.placement) << ", S = " << s.staleness << ", " << s.device << '\n';
+      << runtime::to_string(s.placement) << ", S = " << s.staleness << ", " << o.device << '\n';
   if (!o.steps.empty())
     out << "loss " << number(o.steps.front().loss, "%.4f") << " -> " << number(o.steps.back().loss, "%.4f")
         << " over " << o.steps.size() << " steps; validation loss " << number(o.final_validation_loss, "%.4f") << '\n';

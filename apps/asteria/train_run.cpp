@@ -15,8 +15,7 @@
 #include "core/common/error.hpp"
 #include "core/data/batch_loader.hpp"
 #include "core/data/corpus.hpp"
-#include "core/model/gpt.hpp"
-#include "core/model/gpt_training_model.hpp"
+#include "apps/asteria/train_models.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/workload/model_config.hpp"
 
@@ -41,21 +40,17 @@ void validate(const TrainSettings& s) {
   if (s.blas_threads < 0) throw InputError("asteria train", "--blas-threads", "expected an integer >= 0 (0: all cores)");
   if (!(s.validation_fraction > 0.0 && s.validation_fraction < 1.0))
     throw InputError("asteria train", "--validation-fraction", "expected a fraction in (0, 1)");
-  if (s.device != "cpu") {
-    if (s.device == "cuda")
-      throw InputError("asteria train", "--device",
-                       "cpu: this build trains the CPU model only (the CUDA model is not part of it)");
+  if (s.device != "cpu" && s.device != "cuda")
     throw InputError("asteria train", "--device", "expected cpu or cuda, found '" + s.device + "'");
-  }
   if (s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
     throw InputError("asteria train", "--placement", "nvme placement needs --nvme-dir DIR");
 }
 
 // Times the model's forward and backward, so that the optimizer's visible share of a step is
-// the step time minus this (the device stream runs them on a CPU thread).
+// the step time minus this (the device stream runs them on a CPU thread, or drives the GPU).
 class TimedModel final : public runtime::TrainingModel<float> {
  public:
-  explicit TimedModel(model::GptTrainingModel<float>& inner) : inner_(inner) {}
+  explicit TimedModel(runtime::TrainingModel<float>& inner) : inner_(inner) {}
   std::size_t layer_count() const override { return inner_.layer_count(); }
   const runtime::LayerSpec& layer(std::size_t l) const override { return inner_.layer(l); }
   linalg::MatrixView<float> weight_matrix(std::size_t l) override { return inner_.weight_matrix(l); }
@@ -68,11 +63,11 @@ class TimedModel final : public runtime::TrainingModel<float> {
   double take_seconds() noexcept { return std::exchange(seconds_, 0.0); }
 
  private:
-  model::GptTrainingModel<float>& inner_;
+  runtime::TrainingModel<float>& inner_;
   double seconds_ = 0.0;  // written by the device stream's thread, read after the step has drained it
 };
 
-double validation_loss(model::Gpt<float>& gpt, data::BatchLoader& loader, int max_sequences) {
+double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_sequences) {
   loader.rewind_in_order();
   std::vector<data::TokenId> tokens;
   double weighted = 0.0;
@@ -83,7 +78,7 @@ double validation_loss(model::Gpt<float>& gpt, data::BatchLoader& loader, int ma
     const int use = std::min(sequences, max_sequences - counted);
     if (use > 0) {
       const std::size_t per = static_cast<std::size_t>(loader.sequence_length()) + 1;
-      weighted += gpt.loss(std::span<const data::TokenId>(tokens.data(), per * static_cast<std::size_t>(use)), use) * use;
+      weighted += model.loss(std::span<const data::TokenId>(tokens.data(), per * static_cast<std::size_t>(use)), use) * use;
       counted += use;
     }
     if (!more) break;
@@ -155,11 +150,11 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(settings.blas_threads > 0 ? settings.blas_threads : cores);
 
-  model::Gpt<float> gpt(config, settings.seed);
-  model::GptTrainingModel<float> adapter(gpt);
-  TimedModel timed(adapter);
-  out.parameters = gpt.parameter_count();
-  out.step_flops = gpt.step_flops(batch, length);
+  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, config, settings.seed);
+  TimedModel timed(model->driver_model());
+  out.parameters = model->parameter_count();
+  out.step_flops = model->step_flops(batch, length);
+  out.device = model->device_description();
 
   SynthSettings platform_settings;
   platform_settings.device_mode = real::DeviceMode::cpu;
@@ -187,19 +182,19 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   std::vector<runtime::StepRecord> records;
   for (int t = 1; t <= settings.steps; ++t) {
     train_loader.next(tokens);
-    adapter.set_batch(tokens, batch);
+    model->set_batch(tokens, batch);
     TrainStep step;
     step.record = driver.run_step();
     step.model_s = timed.take_seconds();
     step.record.compute_s = step.model_s;
     step.record.visible_optimizer_s = std::max(0.0, step.record.step_time_s - step.model_s);
-    step.loss = adapter.last_loss();
+    step.loss = model->last_loss();
     step.tokens = static_cast<double>(batch) * length;
     if (!std::isfinite(step.loss))
       throw NumericalError("asteria train: the training loss is " + std::to_string(step.loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
     const bool evaluate = t == settings.steps || (settings.eval_every > 0 && t % settings.eval_every == 0);
-    if (evaluate) step.validation_loss = validation_loss(gpt, validation_loader, settings.eval_sequences);
+    if (evaluate) step.validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
     records.push_back(step.record);
     out.steps.push_back(step);
     progress.step(out.steps.back(), settings.steps);
@@ -208,12 +203,11 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.summary = runtime::summarize(records);
   out.refresh_failures = driver.service().totals().failures;
   out.final_validation_loss = *out.steps.back().validation_loss;
-  for (std::size_t i = 0; i < gpt.tensor_count(); ++i) {
-    const workload::WeightSpec& w = gpt.tensor(i);
+  for (std::size_t i = 0; i < model->tensor_count(); ++i) {
+    const workload::WeightSpec& w = model->tensor(i);
     out.tensor_names.push_back(w.name);
     out.tensor_shapes.push_back(w.order == 1 ? std::vector<std::int64_t>{w.cols} : std::vector<std::int64_t>{w.rows, w.cols});
-    const std::span<const float> p = std::as_const(gpt).parameter(i);
-    out.tensors.emplace_back(p.begin(), p.end());
+    out.tensors.push_back(model->parameters(i));
   }
   out.wall_seconds = seconds_between(start, WallClock::now());
   return out;

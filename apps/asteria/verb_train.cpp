@@ -16,7 +16,8 @@ constexpr std::string_view kAbout =
     "Trains a decoder-only transformer (byte-level, vocabulary 256) on a directory of text files, with the\n"
     "optimizer state in the runtime's tiered store and preconditioner refreshes on host workers under the\n"
     "staleness bound. The model's forward and backward run on the device stream (a CPU thread with\n"
-    "--device cpu, multithreaded OpenBLAS GEMMs); the refreshes on --host-workers threads.\n"
+    "--device cpu, multithreaded OpenBLAS GEMMs; the GPU with --device cuda, the optimizer then on the\n"
+    "host); the refreshes on --host-workers threads.\n"
     "\n"
     "Without --data, the corpus is the Python standard library sources of this machine (/usr/lib/python3.*).";
 
