@@ -1,92 +1,14 @@
-// Gpt<T>: construction, weight initialisation, accessors and the FLOP count; the passes
-// themselves are in gpt_forward.cpp and gpt_backward.cpp.
+// Gpt<T>: construction (layout and initial weights from gpt_layout.hpp), accessors and the FLOP
+// count; the passes themselves are in gpt_forward.cpp and gpt_backward.cpp.
 #include "core/model/gpt.hpp"
 
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "core/common/error.hpp"
 #include "core/model/gpt_state.hpp"
-#include "core/model/normal_stream.hpp"
 
 namespace asteria::model {
-
-namespace {
-
-constexpr double kInitStd = 0.02;
-
-// What this model implements beyond what workload::validate accepts.
-void check_supported(const workload::ModelConfig& c) {
-  const std::string source = c.name.empty() ? std::string("model") : c.name;
-  if (c.kv_heads != c.heads)
-    throw InputError(source, "kv_heads",
-                     "expected kv_heads equal to heads (" + std::to_string(c.heads) +
-                         "): grouped-query attention is not implemented, found " + std::to_string(c.kv_heads));
-  if (c.qk_norm) throw InputError(source, "qk_norm", "expected false: QK-norm is not implemented");
-  if (c.head_dim() % 2 != 0)
-    throw InputError(source, "heads",
-                     "expected an even head_dim (d_model / heads) for RoPE's pairs, found " +
-                         std::to_string(c.head_dim()));
-}
-
-bool is_output_projection(const std::string& name) {
-  const auto ends_with = [&](const std::string& suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".attn.o") || ends_with(".mlp.down") || ends_with(".mlp.fc2");
-}
-
-template <linalg::Real T>
-void index_weights(GptState<T>& s, const workload::WorkloadModel& work) {
-  const auto find = [&](const std::string& name) { return work.weight_index(name); };
-  const workload::ModelConfig& c = s.config;
-  s.embedding = find("embedding");
-  if (c.norm_weights) s.final_norm = find("final_norm");
-  s.head = c.tied_embeddings ? s.embedding : find("head");
-  s.layer_weights.resize(static_cast<std::size_t>(c.layers));
-  for (std::size_t l = 0; l < s.layer_weights.size(); ++l) {
-    const std::string p = "layer" + std::to_string(l) + ".";
-    LayerWeightIndex& w = s.layer_weights[l];
-    if (c.norm_weights) {
-      w.attn_norm = find(p + "attn_norm");
-      w.mlp_norm = find(p + "mlp_norm");
-    }
-    w.q = find(p + "attn.q");
-    w.k = find(p + "attn.k");
-    w.v = find(p + "attn.v");
-    w.o = find(p + "attn.o");
-    if (c.mlp == workload::MlpKind::swiglu) {
-      w.in = find(p + "mlp.gate");
-      w.up = find(p + "mlp.up");
-      w.down = find(p + "mlp.down");
-    } else {
-      w.in = find(p + "mlp.fc1");
-      w.down = find(p + "mlp.fc2");
-    }
-  }
-}
-
-// Matrices N(0, 0.02²), output projections scaled by 1/sqrt(2·layers) so the residual stream's
-// variance does not grow with depth (GPT-2); norm gains 1. Drawn in double, tensor by tensor
-// in workload order, so float and double models of one seed hold the same (rounded) weights.
-template <linalg::Real T>
-void initialise(GptState<T>& s, std::uint64_t seed) {
-  NormalStream normal(seed);
-  const double output_scale = 1.0 / std::sqrt(2.0 * static_cast<double>(s.config.layers));
-  for (std::size_t i = 0; i < s.specs.size(); ++i) {
-    const workload::WeightSpec& spec = s.specs[i];
-    T* values = s.values.data() + s.offsets[i];
-    if (spec.order == 1) {
-      std::fill_n(values, spec.elements(), T(1));
-      continue;
-    }
-    const double std_dev = kInitStd * (is_output_projection(spec.name) ? output_scale : 1.0);
-    for (workload::count e = 0; e < spec.elements(); ++e) values[e] = static_cast<T>(std_dev * normal.next());
-  }
-}
-
-}  // namespace
 
 template <linalg::Real T>
 struct Gpt<T>::Impl {
@@ -101,16 +23,12 @@ Gpt<T>::Gpt(const workload::ModelConfig& config, std::uint64_t seed) : impl_(std
   s.config = config;
   s.specs = work.weights;
   std::size_t total = 0;
-  for (const workload::WeightSpec& spec : s.specs) {
-    s.offsets.push_back(total);
-    total += static_cast<std::size_t>(spec.elements());
-  }
-  s.values.assign(total, T(0));
+  s.offsets = tensor_offsets(s.specs, &total);
+  s.values = initial_parameters<T>(config, s.specs, seed);
   s.gradients.assign(total, T(0));
-  index_weights(s, work);
+  s.index = index_weights(work);
   s.rope = RotaryTable<T>(config.sequence_length, config.head_dim());
   s.workspace.layers.resize(static_cast<std::size_t>(config.layers));
-  initialise(s, seed);
 }
 
 template <linalg::Real T>

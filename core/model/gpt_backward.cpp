@@ -96,17 +96,17 @@ void backward(GptState<T>& s) {
 
   // Loss and head: the logits become their gradient in place.
   cross_entropy_backward<T>(logits, flat(ws.log_sum_exp, n), ws.targets, T(1) / static_cast<T>(n), logits);
-  weight_gradient<T>(logits, rows_of(ws.final_out, n, d), s.gradient(s.head));  // the embedding's when tied
-  input_gradient<T>(logits, s.weight(s.head), rows_of(ws.d_norm, n, d));
+  weight_gradient<T>(logits, rows_of(ws.final_out, n, d), s.gradient(s.index.head));  // the embedding's when tied
+  input_gradient<T>(logits, s.weight(s.index.head), rows_of(ws.d_norm, n, d));
   std::fill_n(ws.d_residual, n * d, T(0));
-  rmsnorm_backward<T>(rows_of(ws.final_in, n, d), s.gain(s.final_norm), flat(ws.final_inv_rms, n),
-                      rows_of(ws.d_norm, n, d), rows_of(ws.d_residual, n, d), s.gain_gradient(s.final_norm));
+  rmsnorm_backward<T>(rows_of(ws.final_in, n, d), s.gain(s.index.final_norm), flat(ws.final_inv_rms, n),
+                      rows_of(ws.d_norm, n, d), rows_of(ws.d_residual, n, d), s.gain_gradient(s.index.final_norm));
 
-  for (std::size_t l = ws.layers.size(); l-- > 0;) layer_backward(s, s.layer_weights[l], ws.layers[l]);
+  for (std::size_t l = ws.layers.size(); l-- > 0;) layer_backward(s, s.index.layers[l], ws.layers[l]);
 
   // Embedding scatter-add; a tied embedding already holds the head's gradient.
-  const linalg::MatrixView<T> d_embedding = s.gradient(s.embedding);
-  if (s.head != s.embedding) linalg::fill(d_embedding, T(0));
+  const linalg::MatrixView<T> d_embedding = s.gradient(s.index.embedding);
+  if (s.index.head != s.index.embedding) linalg::fill(d_embedding, T(0));
   for (index t = 0; t < n; ++t) {
     const std::span<T> row = d_embedding.row(ws.inputs[static_cast<std::size_t>(t)]);
     const T* from = ws.d_residual + t * d;

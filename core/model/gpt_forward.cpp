@@ -72,17 +72,17 @@ double forward(GptState<T>& s) {
 
   // Embedding gather into the first layer's input (or the final norm's, with no layers).
   T* stream = ws.layers.empty() ? ws.final_in : ws.layers.front().input;
-  const linalg::MatrixView<T> embedding = s.weight(s.embedding);
+  const linalg::MatrixView<T> embedding = s.weight(s.index.embedding);
   for (index t = 0; t < n; ++t) std::ranges::copy(embedding.row(ws.inputs[static_cast<std::size_t>(t)]), stream + t * d);
 
   for (std::size_t l = 0; l < ws.layers.size(); ++l) {
     T* output = l + 1 < ws.layers.size() ? ws.layers[l + 1].input : ws.final_in;
-    layer_forward(s, s.layer_weights[l], ws.layers[l], output);
+    layer_forward(s, s.index.layers[l], ws.layers[l], output);
   }
 
-  rmsnorm_forward<T>(rows_of(ws.final_in, n, d), s.gain(s.final_norm), rows_of(ws.final_out, n, d),
+  rmsnorm_forward<T>(rows_of(ws.final_in, n, d), s.gain(s.index.final_norm), rows_of(ws.final_out, n, d),
                      flat(ws.final_inv_rms, n));
-  project<T>(rows_of(ws.final_out, n, d), s.weight(s.head), rows_of(ws.logits, n, c.vocab));
+  project<T>(rows_of(ws.final_out, n, d), s.weight(s.index.head), rows_of(ws.logits, n, c.vocab));
   const double total = cross_entropy_forward<T>(rows_of(ws.logits, n, c.vocab), ws.targets, flat(ws.log_sum_exp, n));
   return total / static_cast<double>(n);
 }

@@ -3,31 +3,16 @@
 // activation workspace; the forward and backward passes are free functions over it, each in
 // its own file.
 #include <cstddef>
-#include <limits>
 #include <span>
 #include <vector>
 
 #include "core/linalg/matrix.hpp"
 #include "core/model/cross_entropy.hpp"
+#include "core/model/gpt_layout.hpp"
 #include "core/model/rope.hpp"
 #include "core/workload/workload_model.hpp"
 
 namespace asteria::model {
-
-inline constexpr std::size_t kNoWeight = std::numeric_limits<std::size_t>::max();
-
-// Indices into the weight list; kNoWeight for a norm gain that the config leaves out.
-struct LayerWeightIndex {
-  std::size_t attn_norm = kNoWeight;
-  std::size_t q = kNoWeight;
-  std::size_t k = kNoWeight;
-  std::size_t v = kNoWeight;
-  std::size_t o = kNoWeight;
-  std::size_t mlp_norm = kNoWeight;
-  std::size_t in = kNoWeight;    // mlp.gate (SwiGLU) or mlp.fc1 (GELU)
-  std::size_t up = kNoWeight;    // mlp.up (SwiGLU only)
-  std::size_t down = kNoWeight;  // mlp.down (SwiGLU) or mlp.fc2 (GELU)
-};
 
 // What one decoder layer keeps from forward for backward; pointers into Workspace::arena.
 // Widths: d = d_model, f = mlp_hidden, per token row.
@@ -84,10 +69,7 @@ struct GptState {
   std::vector<std::size_t> offsets;  // of each tensor in values and gradients
   std::vector<T> values;
   std::vector<T> gradients;
-  std::vector<LayerWeightIndex> layer_weights;
-  std::size_t embedding = kNoWeight;
-  std::size_t final_norm = kNoWeight;
-  std::size_t head = kNoWeight;  // the embedding's index when tied
+  WeightIndex index;
   RotaryTable<T> rope;
   Workspace<T> workspace;
 

@@ -96,7 +96,7 @@ TEST(GptCudaHost, InitialParametersEqualGptBitForBit) {
         std::size_t total = 0;
         const std::vector<std::size_t> offsets = tensor_offsets(work.weights, &total);
         ASSERT_EQ(total, cpu.parameter_count());
-        const std::vector<float> values = initial_parameters(c, work.weights, 42);
+        const std::vector<float> values = initial_parameters<float>(c, work.weights, 42);
         ASSERT_EQ(values.size(), total);
         for (std::size_t i = 0; i < cpu.tensor_count(); ++i) {
           const std::span<const float> expected = cpu.parameter(i);
@@ -109,7 +109,7 @@ TEST(GptCudaHost, InitialParametersEqualGptBitForBit) {
 TEST(GptCudaHost, SeedChangesTheWeights) {
   const workload::ModelConfig c = small_config(MlpKind::swiglu, false, true);
   const workload::WorkloadModel work = workload::build_workload(c);
-  EXPECT_NE(initial_parameters(c, work.weights, 1), initial_parameters(c, work.weights, 2));
+  EXPECT_NE(initial_parameters<float>(c, work.weights, 1), initial_parameters<float>(c, work.weights, 2));
 }
 
 TEST(GptCudaHost, RejectsWhatGptRejectsBeforeTouchingTheDevice) {

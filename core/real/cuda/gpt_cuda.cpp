@@ -64,7 +64,7 @@ GptCuda::GptCuda(const workload::ModelConfig& config, std::uint64_t seed) {
   s.values = DeviceArray<float>(s.total);
   s.gradients = DeviceArray<float>(s.total);
   check_cuda(cudaMemsetAsync(s.gradients.data(), 0, s.total * sizeof(float), s.stream()), "clear the gradients");
-  const std::vector<float> initial = initial_parameters(config, s.specs, seed);
+  const std::vector<float> initial = initial_parameters<float>(config, s.specs, seed);
   upload(s.values.data(), initial.data(), s.total, s.stream(), "upload the initial weights");
   upload_rope(s);  // synchronizes: `initial` may go
   s.workspace.layers.resize(static_cast<std::size_t>(config.layers));

@@ -9,33 +9,18 @@
 #include <vector>
 
 #include "core/model/gpt.hpp"
-#include "core/model/gpt_state.hpp"
+#include "core/model/gpt_layout.hpp"
 #include "core/workload/model_config.hpp"
 #include "core/workload/workload_model.hpp"
 
 namespace asteria::real::cuda {
 
-// Throws InputError(config.name, field, expectation) for what Gpt does not implement:
-// kv_heads != heads, qk_norm, an odd head_dim.
-void check_supported(const workload::ModelConfig& config);
-
-// Where each weight of the model sits in `work.weights`.
-struct WeightIndex {
-  std::vector<model::LayerWeightIndex> layers;
-  std::size_t embedding = model::kNoWeight;
-  std::size_t final_norm = model::kNoWeight;  // kNoWeight without norm_weights
-  std::size_t head = model::kNoWeight;        // the embedding's index when tied
-};
-WeightIndex index_weights(const workload::WorkloadModel& work);
-
-// Start of each tensor in the flat parameter (and gradient) array, and the total.
-std::vector<std::size_t> tensor_offsets(const std::vector<workload::WeightSpec>& specs, std::size_t* total);
-
-// Gpt's initial weights, in one flat array at tensor_offsets: matrices N(0, 0.02²) from
-// model::NormalStream(seed) in workload order (output projections scaled by 1/sqrt(2·layers)),
-// norm gains 1.
-std::vector<float> initial_parameters(const workload::ModelConfig& config,
-                                      const std::vector<workload::WeightSpec>& specs, std::uint64_t seed);
+// The support check, weight index, layout and initial weights are model::'s (gpt_layout.hpp).
+using model::check_supported;
+using model::index_weights;
+using model::initial_parameters;
+using model::tensor_offsets;
+using model::WeightIndex;
 
 // Checks tokens as Gpt does (InputError, source "tokens") and returns L, the input length.
 std::int64_t check_tokens(const workload::ModelConfig& config, std::span<const model::TokenId> tokens, int batch);
