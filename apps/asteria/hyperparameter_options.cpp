@@ -33,6 +33,8 @@ po::options_description hyperparameter_options() {
       ("grafting", po::value<bool>(), "Shampoo: Adam grafting, true | false")
       ("graft-beta2", po::value<double>(), "Shampoo: second-moment decay of the Adam graft")
       ("graft-eps", po::value<double>(), "Shampoo: epsilon of the Adam graft")
+      ("soap-second-moment", po::value<std::string>(),
+       "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)")
       ("newton-schulz-steps", po::value<int>(), "Muon: Newton-Schulz iterations")
       ("nesterov", po::value<bool>(), "Muon: Nesterov momentum, true | false")
       ("aux-adamw-lr", po::value<double>(), "Muon: learning rate of the AdamW used for tensors of order <= 1")
@@ -68,6 +70,13 @@ void apply_hyperparameter_options(const po::variables_map& values, optim::Hyperp
     if (name == "eigen") hp.root_method = optim::RootMethod::eigen;
     else if (name == "coupled-newton") hp.root_method = optim::RootMethod::coupled_newton;
     else throw InputError("--root-method", "root_method", "expected eigen or coupled-newton, found '" + name + "'");
+  }
+  if (values.count("soap-second-moment") != 0) {
+    const auto& name = values["soap-second-moment"].as<std::string>();
+    if (name == "permute") hp.soap_second_moment = optim::SecondMomentOnRefresh::permute;
+    else if (name == "rotate") hp.soap_second_moment = optim::SecondMomentOnRefresh::rotate;
+    else
+      throw InputError("--soap-second-moment", "soap_second_moment", "expected permute or rotate, found '" + name + "'");
   }
   if (values.count("non-finite-policy") != 0) {
     const auto& name = values["non-finite-policy"].as<std::string>();

@@ -19,6 +19,13 @@ std::string_view to_string(OptimizerKind kind) noexcept;
 
 enum class RootMethod { eigen, coupled_newton };
 
+// What SOAP does with its second moment v when a new eigenbasis is installed.
+enum class SecondMomentOnRefresh {
+  permute,  // nikhilvyas/SOAP: v's rows and columns follow the sorted eigenvalue estimates
+  rotate,   // v ← (C_L∘C_L) v (C_R∘C_R)ᵀ, C = Q_newᵀ Q_old: v's mass follows the rotation, as m's
+            // does, so a coordinate whose v is ~0 cannot receive rotated momentum (m/ε steps)
+};
+
 // What happens to a block whose gradient holds NaN or Inf.
 enum class NonFinitePolicy {
   skip,   // the block is left untouched this step (statistics, moments, weights) and counted
@@ -56,6 +63,7 @@ struct Hyperparameters {
   // SOAP and KL-Shampoo: how the warm basis refresh orthogonalizes F·Q (both references use a
   // Householder QR; shifted Cholesky QR is cheaper on GPUs).
   linalg::Orthogonalization basis_orthogonalization = linalg::Orthogonalization::householder;
+  SecondMomentOnRefresh soap_second_moment = SecondMomentOnRefresh::permute;
 
   // KL-Shampoo (yorkerlin/KL-Methods): eigenvalue estimates start at kl_init_eigenvalue; the
   // stored λ^(-1/2) is clamped to <= max(10, min(d, kl_max_clamp_value)) (0: no clamping).

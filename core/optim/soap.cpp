@@ -26,6 +26,7 @@ SoapBlock<T>::SoapBlock(const Hyperparameters& hp, index rows, index cols) : Blo
   step_ = s.add_counter("step");
   basis_version_ = s.add_counter("basis_version");
   basis_stats_step_ = s.add_counter("basis_stats_step");
+  moments_restart_ = s.add_counter("moments_restart");
   // Identity bases until the first refresh is published (see the header).
   for (int slot : {left_basis_, right_basis_}) {
     MatrixView<T> q = s.tensor(slot);
@@ -80,23 +81,53 @@ void SoapBlock<T>::permute_second_moment(std::span<const index> left_order, std:
 }
 
 template <Real T>
+void SoapBlock<T>::rotate_second_moment(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
+  // v ← (C_L∘C_L) v (C_R∘C_R)ᵀ: each new coordinate's v is the rotation-weighted mix of the old
+  // ones, the diagonal of C diag(v) Cᵀ per side (exact when the old coordinates are uncorrelated).
+  auto squared = [](ConstMatrixView<T> c) {
+    Matrix<T> out(c.rows(), c.cols());
+    for (index i = 0; i < c.rows(); ++i)
+      for (index j = 0; j < c.cols(); ++j) out(i, j) = c(i, j) * c(i, j);
+    return out;
+  };
+  const Matrix<T> left = squared(left_change), right = squared(right_change);
+  MatrixView<T> v = this->state_.tensor(v_);
+  Matrix<T> half(this->rows(), this->cols());
+  linalg::gemm<T>(T(1), left.view(), Op::none, ConstMatrixView<T>(v), Op::none, T(0), half.view());
+  linalg::gemm<T>(T(1), half.view(), Op::none, right.view(), Op::transpose, T(0), v);
+}
+
+template <Real T>
 void SoapBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("soap: publish() was given a refresh job of another optimizer");
   BlockState<T>& s = this->state_;
-  if (job->from_version() == s.counter(basis_version_)) {
+  if (s.counter(basis_version_) == 0 && s.counter(step_) > 1) {
+    // The first basis after identity-basis (plain Adam) updates, i.e. published late (S > 0):
+    // the moments restart in it, as the reference's do at its first basis. Carried over, v's
+    // per-coordinate magnitudes would sit on unrelated eigen-directions, and where v is ~0 but
+    // the rotated m is not, m/(√v+ε) reaches m/ε.
+    linalg::fill(s.tensor(m_), T(0));
+    linalg::fill(s.tensor(v_), T(0));
+    s.counter(moments_restart_) = s.counter(step_) - 1;
+  } else if (job->from_version() == s.counter(basis_version_)) {
     // The job started from the installed basis: its change of basis and sort order apply.
     rotate_momentum(job->change_of_basis(Side::left), job->change_of_basis(Side::right));
-    permute_second_moment(job->order(Side::left), job->order(Side::right));
+    if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
+      rotate_second_moment(job->change_of_basis(Side::left), job->change_of_basis(Side::right));
+    else
+      permute_second_moment(job->order(Side::left), job->order(Side::right));
   } else {
-    // Started from an older basis (published late): rotate from the installed one; v keeps its
-    // axes (see the header).
+    // Started from an older basis (published late): rotate from the installed one; under
+    // `permute` v keeps its axes (see the header).
     Matrix<T> left_change(this->rows(), this->rows()), right_change(this->cols(), this->cols());
     linalg::gemm<T>(T(1), job->new_basis(Side::left), Op::transpose, ConstMatrixView<T>(s.tensor(left_basis_)),
                     Op::none, T(0), left_change.view());
     linalg::gemm<T>(T(1), job->new_basis(Side::right), Op::transpose, ConstMatrixView<T>(s.tensor(right_basis_)),
                     Op::none, T(0), right_change.view());
     rotate_momentum(left_change.view(), right_change.view());
+    if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
+      rotate_second_moment(left_change.view(), right_change.view());
   }
   linalg::copy(job->new_basis(Side::left), s.tensor(left_basis_));
   linalg::copy(job->new_basis(Side::right), s.tensor(right_basis_));
@@ -137,7 +168,7 @@ bool SoapBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step /*
   linalg::gemm<T>(T(1), q_left, Op::none, direction.view(), Op::none, T(0), half.view());
   linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::transpose, T(0), direction.view());
 
-  const auto updates = static_cast<double>(k - 1);
+  const auto updates = static_cast<double>(k - 1 - s.counter(moments_restart_));
   const double step = hp_.lr * std::sqrt(1.0 - std::pow(hp_.beta2, updates)) / (1.0 - std::pow(hp_.beta1, updates));
   if (!write_update_then_decay<T>(weights, direction.view(), static_cast<T>(step),
                                   static_cast<T>(hp_.lr * hp_.weight_decay)))

@@ -14,17 +14,23 @@
 //   apply       k = 1: no update (the reference initialises its basis from G₁ and skips G₁).
 //               k > 1: G′ = Q_Lᵀ G Q_R; m ← β1 m + (1−β1) G′; v ← β2 v + (1−β2) G′²;
 //               W ← (W − lr·√(1−β2^s)/(1−β1^s) · Q_L (m/(√v+ε)) Q_Rᵀ)·(1 − lr·wd), s = k − 1
-//               (the number of moment updates, as the reference's step counter).
+//               (the number of moment updates, as the reference's step counter; since the
+//               moments' restart, see below).
 //   publish     activation_delay() = 1: after the step's apply, so step k+1 uses the new basis.
 //               m (kept in the current basis) is rotated exactly into the new one:
 //               m ← (Q_L,newᵀ Q_L) m (Q_Rᵀ Q_R,new), with the change-of-basis matrices computed
 //               by the refresh job (off the critical path); v's rows and columns are permuted by
-//               the job's sort order. Rotating m only here equals the reference's rotate back
+//               the job's sort order (hp.soap_second_moment = permute, the reference's), or
+//               rotated with m: v ← (C_L∘C_L) v (C_R∘C_R)ᵀ (= rotate). Rotating m only here equals the reference's rotate back
 //               and forth every step.
 //
 // Before the first publish the bases are the identity, so a runtime that publishes the first
-// job S steps late runs plain Adam (with SOAP's bias correction) meanwhile, and m carries over
-// exactly. v is permuted only when the job started from the basis that is still installed; a
+// job S steps late runs plain Adam (with SOAP's bias correction) meanwhile. That first publish
+// then restarts m, v and the bias correction (s counts the updates since), so the block enters
+// its first eigenbasis as the reference does; its weights keep the Adam steps. (Carrying v over
+// would put per-coordinate magnitudes on unrelated eigen-directions; where v is ~0 and the
+// rotated m is not, the update is m/ε.) At S = 0 nothing has been updated yet and the restart
+// changes nothing. Later publishes: v is permuted only when the job started from the basis that is still installed; a
 // job snapshotted from an older basis (possible only when S >= f) leaves v as it is — every
 // basis is (approximately) in descending eigenvalue order, so axis k still means "k-th
 // largest", which is the correspondence the permutation maintains.
@@ -53,6 +59,7 @@ class SoapBlock final : public BlockOptimizer<T> {
  private:
   void rotate_momentum(linalg::ConstMatrixView<T> left_change, linalg::ConstMatrixView<T> right_change);
   void permute_second_moment(std::span<const index> left_order, std::span<const index> right_order);
+  void rotate_second_moment(linalg::ConstMatrixView<T> left_change, linalg::ConstMatrixView<T> right_change);
 
   Hyperparameters hp_;
   int m_ = 0;            // first moment, in the current basis
@@ -65,6 +72,7 @@ class SoapBlock final : public BlockOptimizer<T> {
   int step_ = 0;  // apply calls, the initialising one included
   int basis_version_ = 0;
   int basis_stats_step_ = 0;  // stats step of the installed basis (0: identity)
+  int moments_restart_ = 0;   // moment updates made before the moments restarted (first basis)
 };
 
 }  // namespace asteria::optim

@@ -233,11 +233,14 @@ struct DelayedRun {
     }
     ASSERT_TRUE(block.apply(w, g, t));
     while (!pending.empty() && pending.front().first + delay == t) {
+      // The first basis after identity-basis updates restarts the moments; later ones keep m.
+      const bool restart = block.basis_version() == 0 && t > 1;
       const Dense before = momentum_original();
       block.publish(*pending.front().second);
       const Dense after = momentum_original();
       for (std::size_t i = 0; i < before.a.size(); ++i)
-        EXPECT_NEAR(after.a[i], before.a[i], 1e-12) << "publishing must not change the momentum";
+        EXPECT_NEAR(after.a[i], restart ? 0.0 : before.a[i], 1e-12)
+            << (restart ? "the first basis restarts the momentum" : "publishing must not change the momentum");
       pending.erase(pending.begin());
     }
   }
@@ -269,6 +272,109 @@ TEST(Soap, IdentityBasisBeforeTheFirstPublishIsAdam) {
     for (std::size_t i = 0; i < 9; ++i) EXPECT_NEAR(w.data()[i], w_ref.a[i], 1e-12) << "step " << t;
   }
   EXPECT_EQ(run.block.basis_version(), 0);
+}
+
+TEST(Soap, FirstBasisPublishedLateRestartsTheMoments) {
+  // Delay 2: steps 2 and 3 run Adam in the identity basis, the first basis lands after step 3.
+  // The moments restart there, so step 4 is a first Adam step in that basis: with m = (1−β1)G′
+  // and v = (1−β2)G′², the bias-corrected update is lr·G′/(|G′| + ε/√(1−β2)) ≈ lr·sign(G′)
+  // per coordinate, whatever the identity-basis steps left behind.
+  Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  hp.weight_decay = 0.02;
+  const index n = 4;
+  DelayedRun run(hp, n);
+  std::mt19937 gen(17);
+  linalg::Matrix<double> w(n, n);
+  for (Step t = 1; t <= 3; ++t) {
+    const Dense g = test::random_dense(4, 4, gen);
+    run.step(t, w.view(), linalg::ConstMatrixView<double>(g.a.data(), n, n), 2);
+  }
+  ASSERT_EQ(run.block.basis_version(), 1);
+  const BlockState<double>& s = run.block.state();
+  auto tensor = [&](const char* name) {
+    for (std::size_t k = 0; k < s.layout().size(); ++k)
+      if (s.layout()[k].name == name) return s.tensor(static_cast<int>(k));
+    ADD_FAILURE() << "no state tensor " << name;
+    return s.tensor(0);
+  };
+  for (const char* moment : {"exp_avg", "exp_avg_sq"})
+    for (index i = 0; i < n; ++i)
+      for (index j = 0; j < n; ++j) EXPECT_EQ(tensor(moment)(i, j), 0.0) << moment;
+
+  Dense q_left(4, 4), q_right(4, 4), w_before(4, 4);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      q_left(i, j) = tensor("basis_left")(i, j);
+      q_right(i, j) = tensor("basis_right")(i, j);
+      w_before(i, j) = w(i, j);
+    }
+  const Dense g = test::random_dense(4, 4, gen);
+  Dense sign = test::matmul(test::matmul(test::transpose(q_left), g), q_right);  // G′
+  for (double& x : sign.a) x = x / (std::fabs(x) + hp.eps / std::sqrt(1.0 - hp.beta2));
+  const Dense direction = test::matmul(test::matmul(q_left, sign), test::transpose(q_right));
+  ASSERT_TRUE(run.block.apply(w.view(), linalg::ConstMatrixView<double>(g.a.data(), n, n), 4));
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      const double expected = (w_before(i, j) - hp.lr * direction(i, j)) * (1.0 - hp.lr * hp.weight_decay);
+      EXPECT_NEAR(w(i, j), expected, 1e-12) << i << "," << j;
+    }
+}
+
+TEST(Soap, RotatedSecondMomentFollowsTheChangeOfBasis) {
+  // soap_second_moment = rotate: at a warm refresh, v' = (C_L∘C_L) v (C_R∘C_R)ᵀ with
+  // C = Q_newᵀ Q_old, computed here in float64 from the bases before and after the publish.
+  Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  hp.precondition_frequency = 2;
+  hp.soap_second_moment = SecondMomentOnRefresh::rotate;
+  const index rows = 4, cols = 3;
+  SoapBlock<double> block(hp, rows, cols);
+  std::mt19937 gen(23);
+  linalg::Matrix<double> w(rows, cols);
+  auto dense = [&](const char* name) {
+    const BlockState<double>& s = block.state();
+    for (std::size_t k = 0; k < s.layout().size(); ++k)
+      if (s.layout()[k].name == name) {
+        auto v = s.tensor(static_cast<int>(k));
+        Dense d(static_cast<int>(v.rows()), static_cast<int>(v.cols()));
+        for (index i = 0; i < v.rows(); ++i)
+          for (index j = 0; j < v.cols(); ++j) d(static_cast<int>(i), static_cast<int>(j)) = v(i, j);
+        return d;
+      }
+    ADD_FAILURE() << "no state tensor " << name;
+    return Dense();
+  };
+  for (Step t = 1; t <= 3; ++t) {
+    const Dense g = test::random_dense(4, 3, gen);
+    const linalg::ConstMatrixView<double> gv(g.a.data(), rows, cols);
+    block.accumulate(gv, t);
+    std::unique_ptr<RefreshJob<double>> job;
+    if (block.refresh_due(t)) {
+      job = block.snapshot(t);
+      ASSERT_TRUE(job->run().ok());
+    }
+    ASSERT_TRUE(block.apply(w.view(), gv, t));
+    if (!job) continue;
+    const Dense v = dense("exp_avg_sq"), old_left = dense("basis_left"), old_right = dense("basis_right");
+    block.publish(*job);
+    if (t == 1) continue;  // the first basis: nothing to carry over yet
+    auto squared_change = [&](const char* basis, const Dense& old_basis) {
+      Dense c = test::matmul(test::transpose(dense(basis)), old_basis);
+      for (double& x : c.a) x *= x;
+      return c;
+    };
+    const Dense expected =
+        test::matmul(test::matmul(squared_change("basis_left", old_left), v),
+                     test::transpose(squared_change("basis_right", old_right)));
+    const Dense got = dense("exp_avg_sq");
+    double total_before = 0.0, total_after = 0.0;
+    for (std::size_t i = 0; i < got.a.size(); ++i) {
+      EXPECT_NEAR(got.a[i], expected.a[i], 1e-12 * (1.0 + std::fabs(expected.a[i])));
+      total_before += v.a[i];
+      total_after += got.a[i];
+    }
+    EXPECT_NEAR(total_after, total_before, 1e-12 * total_before) << "an orthogonal rotation keeps the sum of v";
+  }
+  EXPECT_EQ(block.basis_version(), 2);
 }
 
 TEST(Soap, LatePublicationKeepsAValidBasisAndTheMomentum) {
