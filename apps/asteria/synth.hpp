@@ -19,6 +19,10 @@
 #include "core/runtime/driver/run_summary.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
 
+namespace asteria::real {
+class WorkLog;
+}
+
 namespace asteria::cli {
 
 enum class SynthBackend { real, fake };
@@ -50,6 +54,7 @@ struct SynthSettings {
   // emulated: device work lasts its modelled time; cpu: its body runs on a core for as long as it
   // takes (asteria train's CPU model).
   real::DeviceMode device_mode = real::DeviceMode::emulated;
+  bool record_trace = false;        // real backend: keep a WorkRecord per finished work (work_log())
   double fake_host_flops = 20e9;    // fake backend: refresh speed of one host worker
   runtime::GradientSpec gradients;
   bool progress = true;
@@ -72,6 +77,8 @@ class SynthPlatform {
   int host_threads() const noexcept { return host_threads_; }
   // "real backend, emulated device kernels (...), 1 host worker thread, ..." for reports.
   const std::string& description() const noexcept { return description_; }
+  // What every executor and copy engine ran, when: the real backend with record_trace only.
+  real::WorkLog* work_log() const noexcept { return work_log_; }
 
  private:
   struct Nvme;
@@ -79,6 +86,7 @@ class SynthPlatform {
   std::unique_ptr<platform::Platform> platform_;
   int host_threads_ = 1;
   std::string description_;
+  real::WorkLog* work_log_ = nullptr;  // in *platform_
 };
 
 struct SynthRun {

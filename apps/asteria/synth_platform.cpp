@@ -132,7 +132,7 @@ SynthPlatform::SynthPlatform(const SynthSettings& s) {
   o.device_mode = s.device_mode;
   o.device_model = model;
   o.gpu = real::GpuUse::never;
-  o.record_trace = false;
+  o.record_trace = s.record_trace;
   std::string nvme = "no NVMe tier";
 #if ASTERIA_HAVE_NVME_STORE
   if (s.nvme_dir) {
@@ -141,7 +141,9 @@ SynthPlatform::SynthPlatform(const SynthSettings& s) {
     nvme = "NVMe tier in " + s.nvme_dir->string() + " (" + nvme_->store.mechanism() + ")";
   }
 #endif
-  platform_ = std::make_unique<real::RealPlatform>(o);
+  auto real_platform = std::make_unique<real::RealPlatform>(o);
+  if (s.record_trace) work_log_ = &real_platform->trace();
+  platform_ = std::move(real_platform);
   if (s.device_mode == real::DeviceMode::cpu) device = "device stream on a CPU thread (no emulated kernel time)";
   description_ = "real backend (wall clock): " + device + ", " + std::to_string(host_threads_) +
                  " host worker thread(s), device tier in host RAM, " + nvme;

@@ -14,6 +14,7 @@
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/driver/run_summary.hpp"
 #include "core/runtime/store/store_options.hpp"
+#include "traces/timeline.hpp"
 
 namespace asteria::cli {
 
@@ -40,6 +41,9 @@ struct TrainSettings {
   int host_workers = 1;      // refresh workers
   int blas_threads = 0;      // OpenBLAS threads of the model's GEMMs; 0: all cores
   bool progress = true;
+  // Record what the device stream, the host workers and the copy engines ran, and when
+  // (TrainOutcome::timeline, trace.json). Off by default: a long run makes a big trace.
+  bool trace = false;
 };
 
 // One measured step of training.
@@ -67,6 +71,10 @@ struct TrainOutcome {
   double wall_seconds = 0.0;
   double final_validation_loss = 0.0;
   std::int64_t refresh_failures = 0;
+  // With settings.trace: the run's work (work_log_timeline.hpp) and a "steps" track with one
+  // slice per step and per validation, in seconds since the platform started.
+  std::optional<traces::Timeline> timeline;
+  std::size_t trace_dropped_records = 0;  // work the log had no room for (not in the timeline)
   // Final parameters, in tensor order (for the checkpoint).
   std::vector<std::string> tensor_names;
   std::vector<std::vector<std::int64_t>> tensor_shapes;
@@ -78,7 +86,8 @@ struct TrainOutcome {
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress);
 
 void print_train(const TrainOutcome& outcome, std::ostream& out);
-// steps.csv, summary.json, checkpoint/<tensor>.npy (+ checkpoint/manifest.json).
+// steps.csv, summary.json, checkpoint/<tensor>.npy (+ checkpoint/manifest.json), and trace.json
+// (Chrome trace, open in Perfetto) when the outcome has a timeline.
 void write_train(const TrainOutcome& outcome, const std::filesystem::path& dir);
 
 }  // namespace asteria::cli

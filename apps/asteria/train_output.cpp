@@ -8,6 +8,7 @@
 #include "apps/asteria/train.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/io/npy.hpp"
+#include "traces/chrome_trace.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -83,6 +84,7 @@ std::string summary_json(const TrainOutcome& o) {
   j["tokens_per_s"] = m.mean_step_s > 0.0 ? tokens / m.mean_step_s : 0.0;
   j["model_flops_per_s"] = mean_model_seconds(o) > 0.0 ? o.step_flops / mean_model_seconds(o) : 0.0;
   j["wall_seconds"] = o.wall_seconds;
+  if (o.timeline) j["trace_dropped_records"] = o.trace_dropped_records;
   return j.dump(2) + '\n';
 }
 
@@ -106,9 +108,22 @@ void print_train(const TrainOutcome& o, std::ostream& out) {
 }
 
 void write_train(const TrainOutcome& o, const std::filesystem::path& dir) {
+  const TrainSettings& s = o.settings;
   ensure_directory(dir);
   io::write_file_atomically(dir / "steps.csv", steps_csv(o));
   io::write_file_atomically(dir / "summary.json", summary_json(o));
+  if (o.timeline) {
+    traces::ChromeTraceOptions options;
+    options.source = (dir / "trace.json").string();
+    options.other_data = {{"verb", "train"},
+                          {"model", o.model_name},
+                          {"device", o.device},
+                          {"optimizer", std::string(optim::to_string(s.optimizer))},
+                          {"placement", std::string(runtime::to_string(s.placement))},
+                          {"staleness", s.staleness},
+                          {"dropped_records", o.trace_dropped_records}};
+    traces::write_chrome_trace(*o.timeline, dir / "trace.json", options);
+  }
   const std::filesystem::path checkpoint = dir / "checkpoint";
   ensure_directory(checkpoint);
   nlohmann::ordered_json manifest;

@@ -16,8 +16,10 @@
 #include "core/data/batch_loader.hpp"
 #include "core/data/corpus.hpp"
 #include "apps/asteria/train_models.hpp"
+#include "core/real/trace.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/workload/model_config.hpp"
+#include "traces/work_log_timeline.hpp"
 
 namespace asteria::cli {
 
@@ -163,7 +165,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   platform_settings.nvme_budget = settings.nvme_budget;
   platform_settings.nvme_dir = settings.nvme_dir;
   platform_settings.host_threads = settings.host_workers;
+  platform_settings.record_trace = settings.trace;
   SynthPlatform platform(platform_settings);
+  platform::Clock& clock = platform.get().clock();  // the work records' time base
 
   runtime::DriverOptions o;
   o.mode = runtime::NumericsMode::full;
@@ -180,11 +184,14 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   Progress progress(progress_out, settings.progress);
   std::vector<data::TokenId> tokens;
   std::vector<runtime::StepRecord> records;
+  std::vector<traces::Slice> step_slices;  // the "steps" track of the trace
   for (int t = 1; t <= settings.steps; ++t) {
     train_loader.next(tokens);
     model->set_batch(tokens, batch);
     TrainStep step;
+    const double step_start = clock.now();
     step.record = driver.run_step();
+    if (settings.trace) step_slices.push_back({"steps", "step " + std::to_string(t), "step", step_start, clock.now()});
     step.model_s = timed.take_seconds();
     step.record.compute_s = step.model_s;
     step.record.visible_optimizer_s = std::max(0.0, step.record.step_time_s - step.model_s);
@@ -194,12 +201,25 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
       throw NumericalError("asteria train: the training loss is " + std::to_string(step.loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
     const bool evaluate = t == settings.steps || (settings.eval_every > 0 && t % settings.eval_every == 0);
-    if (evaluate) step.validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
+    if (evaluate) {
+      const double eval_start = clock.now();
+      step.validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
+      if (settings.trace)
+        step_slices.push_back(
+            {"steps", "validation after step " + std::to_string(t), "validation", eval_start, clock.now()});
+    }
     records.push_back(step.record);
     out.steps.push_back(step);
     progress.step(out.steps.back(), settings.steps);
   }
   driver.finish();
+  if (const real::WorkLog* log = platform.work_log()) {
+    // After finish(): every refresh has ended, so the log holds the whole run.
+    out.timeline.emplace();
+    traces::add_work_records(log->records(), *out.timeline);
+    for (traces::Slice& s : step_slices) out.timeline->add_slice(std::move(s));
+    out.trace_dropped_records = log->dropped();
+  }
   out.summary = runtime::summarize(records);
   out.refresh_failures = driver.service().totals().failures;
   out.final_validation_loss = *out.steps.back().validation_loss;

@@ -27,7 +27,9 @@ constexpr std::string_view kDetails =
     "  steps.csv      one row per step: loss, validation_loss (on evaluation steps), step_time_s, model_s\n"
     "                 (forward + backward), visible_optimizer_s, waits, tokens_per_s, tier bytes, staleness\n"
     "  summary.json   settings, first/final loss, final validation loss, p50/p99 step time, throughput\n"
-    "  checkpoint/    the final parameters: one .npy per tensor and manifest.json\n";
+    "  checkpoint/    the final parameters: one .npy per tensor and manifest.json\n"
+    "  trace.json     with --trace: Chrome trace (open in Perfetto) of the device stream, host workers,\n"
+    "                 copies and steps\n";
 
 po::options_description train_options() {
   po::options_description o("Options");
@@ -57,7 +59,9 @@ po::options_description train_options() {
       ("host-workers", po::value<int>()->default_value(1)->value_name("N"), "refresh worker threads")
       ("blas-threads", po::value<int>()->default_value(0)->value_name("N"), "OpenBLAS threads (0: all cores)")
       ("no-progress", "no progress lines on stderr")
-      ("out", po::value<std::string>()->value_name("DIR"), "write steps.csv, summary.json, checkpoint/ here");
+      ("trace", "record what each executor ran and write trace.json to --out (big for long runs)")
+      ("out", po::value<std::string>()->value_name("DIR"),
+       "write steps.csv, summary.json, checkpoint/ (trace.json) here");
   o.add(hyperparameter_options());
   return o;
 }
@@ -87,6 +91,9 @@ TrainSettings settings_from(const po::variables_map& v) {
   s.host_workers = v["host-workers"].as<int>();
   s.blas_threads = v["blas-threads"].as<int>();
   s.progress = v.count("no-progress") == 0;
+  s.trace = v.count("trace") != 0;
+  if (s.trace && v.count("out") == 0)
+    throw InputError("asteria train", "--trace", "expected --out DIR as well (trace.json is written there)");
   return s;
 }
 
@@ -104,8 +111,12 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (values->count("out") != 0) {
     const std::string dir = (*values)["out"].as<std::string>();
     write_train(outcome, dir);
-    out << "wrote steps.csv, summary.json, checkpoint/ to " << dir << '\n';
+    out << "wrote steps.csv, summary.json, " << (outcome.timeline ? "trace.json, " : "") << "checkpoint/ to " << dir
+        << '\n';
   }
+  if (outcome.trace_dropped_records > 0)
+    err << "train: the work log was full; trace.json misses the last " << outcome.trace_dropped_records
+        << " work records\n";
   return 0;
 }
 

@@ -2,10 +2,14 @@
 // and the errors it gives for unusable input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/data/corpus.hpp"
@@ -74,6 +78,9 @@ TEST(TrainVerb, WritesStepsSummaryAndACheckpointThatMatchesTheModel) {
   const double final_validation = summary.at("final_validation_loss").get<double>();
   EXPECT_NEAR(final_validation, std::stod(rows[4][2]), 1e-8 * final_validation);  // the CSV keeps 9 digits
   EXPECT_LE(summary.at("max_staleness").get<int>(), 1);
+  // No trace unless asked for.
+  EXPECT_FALSE(std::filesystem::exists(out / "trace.json"));
+  EXPECT_FALSE(summary.contains("trace_dropped_records"));
 
   // The checkpoint lists every tensor of the model with its shape, and each file holds it.
   std::ifstream manifest_file(out / "checkpoint" / "manifest.json");
@@ -88,6 +95,69 @@ TEST(TrainVerb, WritesStepsSummaryAndACheckpointThatMatchesTheModel) {
     EXPECT_EQ(array.size(), reference.parameter(i).size()) << reference.tensor(i).name;
     EXPECT_EQ(array.dtype(), io::DType::float32);
   }
+}
+
+// name of each thread, by (pid, tid), from the trace's thread_name metadata.
+std::map<std::pair<int, int>, std::string> thread_names(const nlohmann::json& trace) {
+  std::map<std::pair<int, int>, std::string> names;
+  for (const nlohmann::json& e : trace.at("traceEvents"))
+    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      names[{e.at("pid").get<int>(), e.at("tid").get<int>()}] = e.at("args").at("name").get<std::string>();
+  return names;
+}
+
+TEST(TrainVerb, TraceWritesTheDeviceStreamWorkersAndSteps) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  const std::filesystem::path out = dir.path() / "run";
+  // SOAP refreshing every 2 steps: steps 2 and 4 (at least) send refreshes to the host workers.
+  const auto run = testing::run_cli({"train", "--model-config", "tiny", "--data", (dir.path() / "corpus").string(),
+                                     "--optimizer", "soap", "--precondition-frequency", "2", "--staleness", "1",
+                                     "--host-workers", "2", "--steps", "4", "--eval-every", "2",
+                                     "--eval-sequences", "2", "--blas-threads", "1", "--no-progress", "--trace",
+                                     "--out", out.string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("trace.json"), std::string::npos) << run.out;
+
+  std::ifstream trace_file(out / "trace.json");
+  const nlohmann::json trace = nlohmann::json::parse(trace_file);  // throws, failing the test, if not JSON
+  const auto names = thread_names(trace);
+  std::map<std::string, int> slices_on;  // thread name -> X events
+  std::set<std::string> worker_categories;
+  std::set<std::string> device_categories;
+  std::vector<std::string> steps;
+  for (const nlohmann::json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    EXPECT_GE(e.at("dur").get<double>(), 0.0) << e.dump();
+    const auto name = names.find({e.at("pid").get<int>(), e.at("tid").get<int>()});
+    ASSERT_NE(name, names.end()) << "an X event on an unnamed thread: " << e.dump();
+    ++slices_on[name->second];
+    if (name->second.starts_with("cpu0 worker")) worker_categories.insert(e.at("cat").get<std::string>());
+    if (name->second == "gpu0 stream") device_categories.insert(e.at("cat").get<std::string>());
+    if (name->second == "steps" && e.at("cat") == "step") steps.push_back(e.at("name").get<std::string>());
+  }
+  // tiny has layers on the device stream: forward, backward and optimizer work every step.
+  EXPECT_GE(slices_on["gpu0 stream"], 3 * 4);
+  EXPECT_EQ(device_categories, (std::set<std::string>{"compute", "optimizer"}));
+  EXPECT_GE(slices_on["cpu0 worker 0"], 1);
+  EXPECT_TRUE(worker_categories.contains("refresh"));
+  EXPECT_EQ(steps, (std::vector<std::string>{"step 1", "step 2", "step 3", "step 4"}));  // sorted by time
+  EXPECT_EQ(slices_on["steps"], 4 + 2);  // and validation after steps 2 and 4
+
+  std::ifstream summary_file(out / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(summary_file);
+  EXPECT_EQ(summary.at("trace_dropped_records"), 0);
+  EXPECT_EQ(trace.at("otherData").at("optimizer"), "soap");
+}
+
+TEST(TrainVerb, TraceWithoutOutIsAnErrorNamingBoth) {
+  const TempDir dir;
+  write_corpus(dir.path());
+  const auto run = testing::run_cli(
+      {"train", "--model-config", "tiny", "--data", dir.path().string(), "--steps", "1", "--no-progress", "--trace"});
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("--trace"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--out"), std::string::npos) << run.err;
 }
 
 TEST(TrainVerb, AnEmptyCorpusDirectoryIsAnErrorNamingIt) {
