@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/data/batch_loader.hpp"
@@ -41,51 +43,85 @@ runtime::DriverOptions options() {
   return o;
 }
 
-TEST(GptCudaTraining, TracksTheCpuModelThroughTheRuntime) {
-  const DeviceInfo info = query_devices();
-  if (info.count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << info.reason;
+// Trains the same model from the same seed on the CPU and on the GPU through the runtime, for
+// `steps` steps, and returns the per-step losses of both and the final relative distance of every
+// parameter tensor (host mirrors against the CPU model's).
+struct SideBySide {
+  std::vector<double> cpu_loss, gpu_loss, parameter_distance;
+  std::vector<std::string> tensor_names;
+};
+
+SideBySide train_side_by_side(optim::OptimizerKind kind, const optim::Hyperparameters& hp, int steps) {
   const workload::ModelConfig c = config();
-  optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
-  hp.lr = 3e-3;
-  hp.max_precond_dim = 64;
-  hp.precondition_frequency = 2;
   const data::Corpus corpus = data::Corpus::synthetic(100'000, 2);
   data::BatchLoader loader(corpus.train(), static_cast<int>(c.micro_batch), static_cast<int>(c.sequence_length), 3);
-
   model::Gpt<float> cpu(c, 4);
   model::GptTrainingModel<float> cpu_adapter(cpu);
   GptCuda gpu(c, 4);
   GptCudaTrainingModel gpu_adapter(gpu);
   platform::fake::FakePlatform cpu_platform{platform::fake::FakeOptions{}};
   platform::fake::FakePlatform gpu_platform{platform::fake::FakeOptions{}};
-  runtime::StepDriver<float> cpu_driver(cpu_platform, cpu_adapter, optim::OptimizerKind::soap, hp, options());
-  runtime::StepDriver<float> gpu_driver(gpu_platform, gpu_adapter, optim::OptimizerKind::soap, hp, options());
-
+  runtime::StepDriver<float> cpu_driver(cpu_platform, cpu_adapter, kind, hp, options());
+  runtime::StepDriver<float> gpu_driver(gpu_platform, gpu_adapter, kind, hp, options());
+  SideBySide out;
   std::vector<model::TokenId> tokens;
-  double first = 0.0;
-  for (int t = 1; t <= 8; ++t) {
+  for (int t = 1; t <= steps; ++t) {
     loader.next(tokens);
     cpu_adapter.set_batch(tokens, static_cast<int>(c.micro_batch));
     gpu_adapter.set_batch(tokens, static_cast<int>(c.micro_batch));
     cpu_driver.run_step();
     gpu_driver.run_step();
-    if (t == 1) first = gpu_adapter.last_loss();
-    EXPECT_NEAR(gpu_adapter.last_loss(), cpu_adapter.last_loss(), 1e-3 * cpu_adapter.last_loss()) << "step " << t;
+    out.cpu_loss.push_back(cpu_adapter.last_loss());
+    out.gpu_loss.push_back(gpu_adapter.last_loss());
   }
-  EXPECT_LT(gpu_adapter.last_loss(), first);
   cpu_driver.finish();
   gpu_driver.finish();
-  // The host mirrors are the trained parameters; they track the CPU model's.
   for (std::size_t i = 0; i < cpu.tensor_count(); ++i) {
     const auto a = std::as_const(cpu).parameter(i);
     const auto b = gpu_adapter.parameters(i);
     double diff = 0.0, norm = 0.0;
     for (std::size_t k = 0; k < a.size(); ++k) {
+      EXPECT_TRUE(std::isfinite(b[k])) << cpu.tensor(i).name;
       diff += (double(a[k]) - double(b[k])) * (double(a[k]) - double(b[k]));
       norm += double(a[k]) * double(a[k]);
     }
-    EXPECT_LT(std::sqrt(diff), 1e-2 * std::sqrt(norm) + 1e-6) << cpu.tensor(i).name;
+    out.parameter_distance.push_back(std::sqrt(diff / norm));
+    out.tensor_names.push_back(cpu.tensor(i).name);
   }
+  return out;
+}
+
+TEST(GptCudaTraining, AdamWThroughTheRuntimeTracksTheCpuModel) {
+  // AdamW passes float rounding through without amplifying it, so the two runs stay close: this
+  // checks the plumbing (gradients down, host updates, parameters up before the next step).
+  const DeviceInfo info = query_devices();
+  if (info.count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << info.reason;
+  optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::adamw);
+  hp.lr = 3e-3;
+  const SideBySide run = train_side_by_side(optim::OptimizerKind::adamw, hp, 8);
+  for (std::size_t t = 0; t < run.cpu_loss.size(); ++t)
+    EXPECT_NEAR(run.gpu_loss[t], run.cpu_loss[t], 1e-4 * run.cpu_loss[t]) << "step " << t + 1;
+  EXPECT_LT(run.gpu_loss.back(), run.gpu_loss.front());
+  for (std::size_t i = 0; i < run.parameter_distance.size(); ++i)
+    EXPECT_LT(run.parameter_distance[i], 1e-4) << run.tensor_names[i];
+}
+
+TEST(GptCudaTraining, SoapThroughTheRuntimeFollowsTheCpuLoss) {
+  // SOAP (like Shampoo) amplifies rounding: on this model a relative perturbation of 1e-7 in
+  // the CPU gradients alone moves the parameters by 10-30% (relative) within 8 steps, through
+  // eigenvector choices among close eigenvalues (the embedding's rows of unseen bytes most). So
+  // the GPU run is held to the CPU run's loss curve and to finite parameters, not to the CPU's
+  // parameters.
+  const DeviceInfo info = query_devices();
+  if (info.count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << info.reason;
+  optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
+  hp.lr = 3e-3;
+  hp.max_precond_dim = 64;
+  hp.precondition_frequency = 2;
+  const SideBySide run = train_side_by_side(optim::OptimizerKind::soap, hp, 12);
+  for (std::size_t t = 0; t < run.cpu_loss.size(); ++t)
+    EXPECT_NEAR(run.gpu_loss[t], run.cpu_loss[t], 1e-2 * run.cpu_loss[t]) << "step " << t + 1;
+  EXPECT_LT(run.gpu_loss.back(), run.gpu_loss.front() - 0.1);
 }
 
 }  // namespace
