@@ -8,8 +8,15 @@ Writes under --out: one `asteria train` run per directory, table.md / table.csv,
 and plots/validation_loss.png (against steps and against wall-clock).
 
 Usage: convergence.py [--asteria PATH] [--out DIR] [--steps N] [--batch B] [--eval-every N]
-                      [--lrs adamw=3e-3,1e-2 ...] [--quick]
+                      [--lrs adamw=3e-3,1e-2 ...] [--device cpu|cuda] [--jobs N] [--blas-threads N]
+                      [--soap-staleness-lr LR] [--soap-second-moment permute,rotate]
+
+--jobs runs that many trainings at once (each with --blas-threads OpenBLAS threads); with
+--soap-staleness-lr the staleness runs start with the sweep instead of after it. Each
+--soap-second-moment variant other than the reference's (permute) adds SOAP runs at S = 0, 1, 5
+under that variant, named soap-<variant>_lr<LR>_S<S>.
 """
+import concurrent.futures
 import argparse
 import csv
 import json
@@ -36,7 +43,7 @@ def parse_lrs(items):
     return lrs
 
 
-def run(args, name, optimizer, lr, staleness):
+def run(args, name, optimizer, lr, staleness, extra=()):
     out = os.path.join(args.out, name)
     summary_file = os.path.join(out, "summary.json")
     if os.path.exists(summary_file) and not args.rerun:
@@ -45,7 +52,8 @@ def run(args, name, optimizer, lr, staleness):
                "--staleness", str(staleness), "--steps", str(args.steps), "--batch", str(args.batch),
                "--eval-every", str(args.eval_every), "--eval-sequences", str(args.eval_sequences),
                "--seed", str(args.seed), "--precondition-frequency", str(args.frequency),
-               "--host-workers", "1", "--no-progress", "--out", out]
+               "--host-workers", "1", "--no-progress", "--out", out, "--device", args.device,
+               "--blas-threads", str(args.blas_threads), *extra]
     if args.max_corpus_bytes:
         command += ["--max-corpus-bytes", args.max_corpus_bytes]
     start = time.time()
@@ -120,31 +128,65 @@ def main():
     p.add_argument("--max-corpus-bytes", default="")
     p.add_argument("--lrs", nargs="*", help="OPTIMIZER=LR[,LR...] overrides of the sweep")
     p.add_argument("--rerun", action="store_true", help="rerun runs whose results exist")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the model runs")
+    p.add_argument("--jobs", type=int, default=1, help="trainings run at once")
+    p.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS threads per training (0: all cores)")
+    p.add_argument("--soap-staleness-lr", type=float, help="SOAP lr of the staleness runs (default: the best)")
+    p.add_argument("--soap-second-moment", default="permute",
+                   help="comma-separated SOAP second-moment variants (permute, rotate) for the staleness runs")
     args = p.parse_args()
     if not os.access(args.asteria, os.X_OK):
         raise SystemExit(f"error: {args.asteria}: not an executable (build the asteria target first)")
     os.makedirs(args.out, exist_ok=True)
     lrs = parse_lrs(args.lrs)
 
+    variants = [v for v in args.soap_second_moment.split(",") if v]
+    for v in variants:
+        if v not in ("permute", "rotate"):
+            raise SystemExit(f"error: --soap-second-moment {v}: expected permute or rotate")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+
+    def staleness_jobs(soap_lr, include_reference_s0):
+        jobs = {}
+        for v in variants:
+            extra = ("--soap-second-moment", v)
+            prefix = "soap" if v == "permute" else f"soap-{v}"
+            for s in (0, 1, 5):
+                if v == "permute" and s == 0 and not include_reference_s0:
+                    continue  # the sweep's run
+                name = f"{prefix}_lr{soap_lr:g}" + (f"_S{s}" if s else "")
+                jobs[(v, s)] = pool.submit(run, args, name, "soap", soap_lr, s, extra)
+        return jobs
+
+    sweep = {(optimizer, lr): pool.submit(run, args, f"{optimizer}_lr{lr:g}", optimizer, lr, 0)
+             for optimizer, values in lrs.items() for lr in values}
+    early = (staleness_jobs(args.soap_staleness_lr, args.soap_staleness_lr not in lrs.get("soap", []))
+             if args.soap_staleness_lr else None)
     best = {}
     sweep_rows = []
-    for optimizer, values in lrs.items():
-        for lr in values:
-            r = run(args, f"{optimizer}_lr{lr:g}", optimizer, lr, 0)
-            if r is None:
-                continue
-            sweep_rows.append((optimizer, lr, 0, r))
-            if optimizer not in best or r["final"] < best[optimizer][1]["final"]:
-                best[optimizer] = (lr, r)
+    for (optimizer, lr), future in sweep.items():
+        r = future.result()
+        if r is None:
+            continue
+        sweep_rows.append((optimizer, lr, 0, r))
+        if optimizer not in best or r["final"] < best[optimizer][1]["final"]:
+            best[optimizer] = (lr, r)
     if "soap" not in best or "adamw" not in best:
         raise SystemExit("error: the study needs at least one successful AdamW and SOAP run")
-    soap_lr = best["soap"][0]
-    stale = {0: best["soap"][1]}
-    for s in (1, 5):
-        r = run(args, f"soap_lr{soap_lr:g}_S{s}", "soap", soap_lr, s)
-        if r is not None:
-            stale[s] = r
-            sweep_rows.append(("soap", soap_lr, s, r))
+    soap_lr = args.soap_staleness_lr or best["soap"][0]
+    jobs = early if early is not None else staleness_jobs(soap_lr, False)
+    by_variant = {}
+    for (v, s), future in jobs.items():
+        r = future.result()
+        if r is None:
+            continue
+        by_variant.setdefault(v, {})[s] = r
+        sweep_rows.append(("soap" if v == "permute" else f"soap-{v}", soap_lr, s, r))
+    reference_s0 = next((r for (o, lr, s, r) in sweep_rows if o == "soap" and lr == soap_lr and s == 0), None)
+    if reference_s0 is not None and "permute" in variants:
+        by_variant.setdefault("permute", {})[0] = reference_s0
+    stale = by_variant.get("permute", {})
+    pool.shutdown()
 
     adamw_final = best["adamw"][1]["final"]
     soap_steps = steps_to_reach(best["soap"][1], adamw_final)
@@ -155,8 +197,13 @@ def main():
         "adamw_final_validation_loss": adamw_final,
         "soap_steps_to_adamw_final": soap_steps,
         "soap_fewer_steps_fraction": None if soap_steps is None else 1.0 - soap_steps / args.steps,
-        "soap_final_by_staleness": {str(s): r["final"] for s, r in stale.items()},
-        "soap_final_difference_s5_minus_s0": (stale[5]["final"] - stale[0]["final"]) if 5 in stale else None,
+        "soap_staleness_lr": soap_lr,
+        "soap_final_by_staleness": {str(s): r["final"] for s, r in sorted(stale.items())},
+        "soap_final_difference_s5_minus_s0": (stale[5]["final"] - stale[0]["final"])
+        if 5 in stale and 0 in stale else None,
+        "soap_final_by_second_moment_and_staleness": {
+            v: {str(s): r["final"] for s, r in sorted(runs.items())} for v, runs in by_variant.items()},
+        "device": args.device,
     }
     with open(os.path.join(args.out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
@@ -177,7 +224,10 @@ def main():
     with open(os.path.join(args.out, "table.md"), "w", encoding="utf-8") as f:
         f.write(table)
     curves = [(f"{k} lr {v[0]:g}", v[1]) for k, v in best.items()]
-    curves += [(f"soap S={s} lr {soap_lr:g}", r) for s, r in stale.items() if s != 0]
+    for v, runs in by_variant.items():
+        name = "soap" if v == "permute" else f"soap-{v}"
+        curves += [(f"{name} S={s} lr {soap_lr:g}", r) for s, r in sorted(runs.items())
+                   if not (v == "permute" and s == 0 and best["soap"][0] == soap_lr)]
     plot(curves, os.path.join(args.out, "plots", "validation_loss.png"))
     print(table)
     if soap_steps is None:
