@@ -35,6 +35,8 @@ po::options_description hyperparameter_options() {
       ("graft-eps", po::value<double>(), "Shampoo: epsilon of the Adam graft")
       ("soap-second-moment", po::value<std::string>(),
        "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)")
+      ("soap-adam-before-first-basis", po::value<bool>(),
+       "SOAP: plain Adam while the first eigenbasis is pending (S > 0), true | false (default: no update)")
       ("newton-schulz-steps", po::value<int>(), "Muon: Newton-Schulz iterations")
       ("nesterov", po::value<bool>(), "Muon: Nesterov momentum, true | false")
       ("aux-adamw-lr", po::value<double>(), "Muon: learning rate of the AdamW used for tensors of order <= 1")
@@ -61,6 +63,7 @@ void apply_hyperparameter_options(const po::variables_map& values, optim::Hyperp
   set_if_given(values, "graft-beta2", hp.graft_beta2);
   set_if_given(values, "graft-eps", hp.graft_eps);
   set_if_given(values, "newton-schulz-steps", hp.newton_schulz_steps);
+  set_if_given(values, "soap-adam-before-first-basis", hp.soap_adam_before_first_basis);
   set_if_given(values, "nesterov", hp.nesterov);
   set_if_given(values, "aux-adamw-lr", hp.aux_adamw_lr);
   set_if_given(values, "max-consecutive-non-finite", hp.max_consecutive_non_finite);

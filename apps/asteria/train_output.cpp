@@ -60,6 +60,10 @@ std::string summary_json(const TrainOutcome& o) {
   j["staleness"] = s.staleness;
   j["precondition_frequency"] = s.hp.precondition_frequency;
   j["max_precond_dim"] = s.hp.max_precond_dim;
+  if (s.optimizer == optim::OptimizerKind::soap) {
+    j["soap_second_moment"] = s.hp.soap_second_moment == optim::SecondMomentOnRefresh::rotate ? "rotate" : "permute";
+    j["soap_adam_before_first_basis"] = s.hp.soap_adam_before_first_basis;
+  }
   j["device"] = o.device;
   j["seed"] = s.seed;
   j["steps"] = s.steps;

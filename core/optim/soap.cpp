@@ -103,10 +103,10 @@ void SoapBlock<T>::publish(RefreshJob<T>& finished) {
   if (job == nullptr) throw Error("soap: publish() was given a refresh job of another optimizer");
   BlockState<T>& s = this->state_;
   if (s.counter(basis_version_) == 0 && s.counter(step_) > 1) {
-    // The first basis after identity-basis (plain Adam) updates, i.e. published late (S > 0):
-    // the moments restart in it, as the reference's do at its first basis. Carried over, v's
-    // per-coordinate magnitudes would sit on unrelated eigen-directions, and where v is ~0 but
-    // the rotated m is not, m/(√v+ε) reaches m/ε.
+    // The first basis, published late (S > 0): the moments and the bias correction restart in
+    // it, as the reference's do at its first basis. After identity-basis (plain Adam) updates,
+    // v's per-coordinate magnitudes would otherwise sit on unrelated eigen-directions, and where
+    // v is ~0 but the rotated m is not, m/(√v+ε) reaches m/ε.
     linalg::fill(s.tensor(m_), T(0));
     linalg::fill(s.tensor(v_), T(0));
     s.counter(moments_restart_) = s.counter(step_) - 1;
@@ -139,7 +139,9 @@ template <Real T>
 bool SoapBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step /*t*/) {
   BlockState<T>& s = this->state_;
   const std::int64_t k = s.counter(step_) + 1;
-  if (k == 1) {  // the initialising step makes no update
+  const bool identity_basis = s.counter(basis_version_) == 0;
+  if (k == 1 || (identity_basis && !hp_.soap_adam_before_first_basis)) {
+    // The initialising step makes no update, nor do later ones until the first basis lands.
     s.counter(step_) = k;
     return true;
   }

@@ -11,7 +11,8 @@
 //   snapshot    L, R and the current bases. The first job (no basis published yet) is a full
 //               eigh, columns by descending eigenvalue; later jobs are warm: estimate
 //               diag(Qᵀ F Q), sort descending, one power step F·Q, orthogonalize.
-//   apply       k = 1: no update (the reference initialises its basis from G₁ and skips G₁).
+//   apply       k = 1: no update (the reference initialises its basis from G₁ and skips G₁);
+//               nor later while no basis has been published (see below).
 //               k > 1: G′ = Q_Lᵀ G Q_R; m ← β1 m + (1−β1) G′; v ← β2 v + (1−β2) G′²;
 //               W ← (W − lr·√(1−β2^s)/(1−β1^s) · Q_L (m/(√v+ε)) Q_Rᵀ)·(1 − lr·wd), s = k − 1
 //               (the number of moment updates, as the reference's step counter; since the
@@ -21,19 +22,22 @@
 //               m ← (Q_L,newᵀ Q_L) m (Q_Rᵀ Q_R,new), with the change-of-basis matrices computed
 //               by the refresh job (off the critical path); v's rows and columns are permuted by
 //               the job's sort order (hp.soap_second_moment = permute, the reference's), or
-//               rotated with m: v ← (C_L∘C_L) v (C_R∘C_R)ᵀ (= rotate). Rotating m only here equals the reference's rotate back
-//               and forth every step.
+//               rotated with m: v ← (C_L∘C_L) v (C_R∘C_R)ᵀ (= rotate). Rotating m only here
+//               equals the reference's rotate back and forth every step.
 //
-// Before the first publish the bases are the identity, so a runtime that publishes the first
-// job S steps late runs plain Adam (with SOAP's bias correction) meanwhile. That first publish
-// then restarts m, v and the bias correction (s counts the updates since), so the block enters
-// its first eigenbasis as the reference does; its weights keep the Adam steps. (Carrying v over
-// would put per-coordinate magnitudes on unrelated eigen-directions; where v is ~0 and the
-// rotated m is not, the update is m/ε.) At S = 0 nothing has been updated yet and the restart
-// changes nothing. Later publishes: v is permuted only when the job started from the basis that is still installed; a
-// job snapshotted from an older basis (possible only when S >= f) leaves v as it is — every
-// basis is (approximately) in descending eigenvalue order, so axis k still means "k-th
-// largest", which is the correspondence the permutation maintains.
+// Before the first publish the bases are the identity. A runtime that publishes the first job
+// S steps late makes no update meanwhile (as the reference's initialising step), unless
+// hp.soap_adam_before_first_basis, which runs plain Adam (with SOAP's bias correction) in the
+// identity basis. Either way the first publish restarts m, v and the bias correction (s counts
+// the updates since), so the block enters its first eigenbasis as the reference does. (Carrying
+// v over from Adam steps would put per-coordinate magnitudes on unrelated eigen-directions;
+// where v is ~0 and the rotated m is not, the update is m/ε.) At S = 0 the first basis lands
+// before the second step and neither rule changes anything.
+//
+// Later publishes (permute): v is permuted only when the job started from the basis that is
+// still installed; a job snapshotted from an older basis (possible only when S >= f) leaves v
+// as it is — every basis is (approximately) in descending eigenvalue order, so axis k still
+// means "k-th largest", which is the correspondence the permutation maintains.
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
 

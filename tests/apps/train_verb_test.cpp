@@ -55,7 +55,7 @@ TEST(TrainVerb, WritesStepsSummaryAndACheckpointThatMatchesTheModel) {
   const auto run = testing::run_cli({"train", "--model-config", "tiny", "--data", (dir.path() / "corpus").string(),
                                      "--optimizer", "soap", "--lr", "0.003", "--staleness", "1", "--steps", "4",
                                      "--eval-every", "2", "--eval-sequences", "4", "--blas-threads", "1",
-                                     "--no-progress", "--out", out.string()});
+                                     "--soap-second-moment", "rotate", "--no-progress", "--out", out.string()});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("train: tiny"), std::string::npos) << run.out;
 
@@ -74,6 +74,7 @@ TEST(TrainVerb, WritesStepsSummaryAndACheckpointThatMatchesTheModel) {
   const nlohmann::json summary = nlohmann::json::parse(summary_file);
   EXPECT_EQ(summary.at("optimizer"), "soap");
   EXPECT_EQ(summary.at("staleness"), 1);
+  EXPECT_EQ(summary.at("soap_second_moment"), "rotate");
   EXPECT_EQ(summary.at("steps"), 4);
   const double final_validation = summary.at("final_validation_loss").get<double>();
   EXPECT_NEAR(final_validation, std::stod(rows[4][2]), 1e-8 * final_validation);  // the CSV keeps 9 digits
@@ -181,6 +182,11 @@ TEST(TrainVerb, UnsupportedDeviceAndModelAreErrorsNamingTheOption) {
       {"train", "--model-config", "olmo2-7b", "--data", dir.path().string(), "--steps", "1", "--no-progress"});
   EXPECT_NE(gqa.code, 0);
   EXPECT_NE(gqa.err.find("olmo2-7b"), std::string::npos) << gqa.err;
+  const auto variant = testing::run_cli({"train", "--model-config", "tiny", "--data", dir.path().string(), "--steps",
+                                         "1", "--soap-second-moment", "transpose", "--no-progress"});
+  EXPECT_NE(variant.code, 0);
+  EXPECT_NE(variant.err.find("--soap-second-moment"), std::string::npos) << variant.err;
+  EXPECT_NE(variant.err.find("transpose"), std::string::npos) << variant.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -246,9 +247,34 @@ struct DelayedRun {
   }
 };
 
-TEST(Soap, IdentityBasisBeforeTheFirstPublishIsAdam) {
-  // Never publishing: the block runs Adam in the original coordinates after its first step.
+TEST(Soap, NoUpdateUntilTheFirstBasisLands) {
+  // Delay 3: the first basis (from step 1) is published after step 4. By default the block
+  // makes no update before it, as the reference's initialising step, and updates from step 5.
+  const Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  const index n = 4;
+  DelayedRun run(hp, n);
+  std::mt19937 gen(29);
+  linalg::Matrix<double> w(n, n);
+  for (index i = 0; i < n * n; ++i) w.data()[i] = 0.1 * static_cast<double>(i + 1);
+  const std::vector<double> w0(w.data(), w.data() + n * n);
+  auto unchanged = [&] { return std::equal(w0.begin(), w0.end(), w.data()); };
+  for (Step t = 1; t <= 5; ++t) {
+    const Dense g = test::random_dense(4, 4, gen);
+    run.step(t, w.view(), linalg::ConstMatrixView<double>(g.a.data(), n, n), 3);
+    if (t <= 4) {
+      EXPECT_TRUE(unchanged()) << "no update before the first basis, step " << t;
+      EXPECT_EQ(run.block.basis_version(), t == 4 ? 1 : 0);
+    }
+  }
+  EXPECT_FALSE(unchanged()) << "the step after the first basis updates";
+  for (index i = 0; i < n * n; ++i) EXPECT_TRUE(std::isfinite(w.data()[i]));
+}
+
+TEST(Soap, IdentityBasisBeforeTheFirstPublishIsAdamWhenAsked) {
+  // soap_adam_before_first_basis, never publishing: the block runs Adam in the original
+  // coordinates after its first step.
   Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  hp.soap_adam_before_first_basis = true;
   hp.weight_decay = 0.05;
   const index n = 3;
   DelayedRun run(hp, n);
@@ -275,11 +301,12 @@ TEST(Soap, IdentityBasisBeforeTheFirstPublishIsAdam) {
 }
 
 TEST(Soap, FirstBasisPublishedLateRestartsTheMoments) {
-  // Delay 2: steps 2 and 3 run Adam in the identity basis, the first basis lands after step 3.
-  // The moments restart there, so step 4 is a first Adam step in that basis: with m = (1−β1)G′
-  // and v = (1−β2)G′², the bias-corrected update is lr·G′/(|G′| + ε/√(1−β2)) ≈ lr·sign(G′)
-  // per coordinate, whatever the identity-basis steps left behind.
+  // Delay 2 with soap_adam_before_first_basis: steps 2 and 3 run Adam in the identity basis,
+  // the first basis lands after step 3. The moments restart there, so step 4 is a first Adam
+  // step in that basis: with m = (1−β1)G′ and v = (1−β2)G′², the bias-corrected update is
+  // lr·G′/(|G′| + ε/√(1−β2)) ≈ lr·sign(G′) per coordinate, whatever the Adam steps left behind.
   Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  hp.soap_adam_before_first_basis = true;
   hp.weight_decay = 0.02;
   const index n = 4;
   DelayedRun run(hp, n);
@@ -491,6 +518,7 @@ TEST(Soap, NonFiniteGradientNeverReachesTheWeights) {
 
 TEST(Soap, NonFiniteUpdateLeavesWeightsAndMomentsUntouched) {
   Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);
+  hp.soap_adam_before_first_basis = true;  // step 2 updates without a published basis
   SoapBlock<double> block(hp, 2, 2);
   linalg::Matrix<double> w(2, 2), g(2, 2);
   g(0, 0) = 1, g(0, 1) = 0.5, g(1, 0) = -0.3, g(1, 1) = 2;
