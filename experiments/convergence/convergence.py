@@ -34,12 +34,13 @@ DEFAULT_LRS = {
 
 
 def parse_lrs(items):
+    """OPTIMIZER=LR[,LR...] overrides; OPTIMIZER= (no rates) leaves that optimizer out."""
     lrs = dict(DEFAULT_LRS)
     for item in items or []:
-        name, _, values = item.partition("=")
-        if name not in lrs or not values:
+        name, sep, values = item.partition("=")
+        if name not in lrs or not sep:
             raise SystemExit(f"error: --lrs {item}: expected OPTIMIZER=LR[,LR...] with OPTIMIZER in {sorted(lrs)}")
-        lrs[name] = [float(v) for v in values.split(",")]
+        lrs[name] = [float(v) for v in values.split(",") if v]
     return lrs
 
 
@@ -48,6 +49,9 @@ def run(args, name, optimizer, lr, staleness, extra=()):
     summary_file = os.path.join(out, "summary.json")
     if os.path.exists(summary_file) and not args.rerun:
         return load(out)
+    if args.no_run:
+        print(f"  {name}: no results in {out} (--no-run), left out", file=sys.stderr)
+        return None
     command = [args.asteria, "train", "--model-config", args.model, "--optimizer", optimizer, "--lr", str(lr),
                "--staleness", str(staleness), "--steps", str(args.steps), "--batch", str(args.batch),
                "--eval-every", str(args.eval_every), "--eval-sequences", str(args.eval_sequences),
@@ -128,6 +132,8 @@ def main():
     p.add_argument("--max-corpus-bytes", default="")
     p.add_argument("--lrs", nargs="*", help="OPTIMIZER=LR[,LR...] overrides of the sweep")
     p.add_argument("--rerun", action="store_true", help="rerun runs whose results exist")
+    p.add_argument("--no-run", action="store_true",
+                   help="train nothing: tables and plots from the runs already under --out (e.g. run elsewhere)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the model runs")
     p.add_argument("--jobs", type=int, default=1, help="trainings run at once")
     p.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS threads per training (0: all cores)")
@@ -135,7 +141,7 @@ def main():
     p.add_argument("--soap-second-moment", default="permute",
                    help="comma-separated SOAP second-moment variants (permute, rotate) for the staleness runs")
     args = p.parse_args()
-    if not os.access(args.asteria, os.X_OK):
+    if not args.no_run and not os.access(args.asteria, os.X_OK):
         raise SystemExit(f"error: {args.asteria}: not an executable (build the asteria target first)")
     os.makedirs(args.out, exist_ok=True)
     lrs = parse_lrs(args.lrs)
@@ -171,8 +177,8 @@ def main():
         sweep_rows.append((optimizer, lr, 0, r))
         if optimizer not in best or r["final"] < best[optimizer][1]["final"]:
             best[optimizer] = (lr, r)
-    if "soap" not in best or "adamw" not in best:
-        raise SystemExit("error: the study needs at least one successful AdamW and SOAP run")
+    if "adamw" not in best or ("soap" not in best and not args.soap_staleness_lr):
+        raise SystemExit("error: the study needs a successful AdamW run and a SOAP run (or --soap-staleness-lr)")
     soap_lr = args.soap_staleness_lr or best["soap"][0]
     jobs = early if early is not None else staleness_jobs(soap_lr, False)
     by_variant = {}
@@ -189,7 +195,9 @@ def main():
     pool.shutdown()
 
     adamw_final = best["adamw"][1]["final"]
-    soap_steps = steps_to_reach(best["soap"][1], adamw_final)
+    soap_steps = steps_to_reach(best["soap"][1], adamw_final) if "soap" in best else None
+    # Every run's first step at AdamW's (best) final validation loss, by run directory.
+    steps_to_adamw = {os.path.basename(r["dir"]): steps_to_reach(r, adamw_final) for (_, _, _, r) in sweep_rows}
     summary = {
         "model": args.model, "steps": args.steps, "batch": args.batch, "precondition_frequency": args.frequency,
         "best_lr": {k: v[0] for k, v in best.items()},
@@ -197,6 +205,7 @@ def main():
         "adamw_final_validation_loss": adamw_final,
         "soap_steps_to_adamw_final": soap_steps,
         "soap_fewer_steps_fraction": None if soap_steps is None else 1.0 - soap_steps / args.steps,
+        "steps_to_adamw_final_by_run": steps_to_adamw,
         "soap_staleness_lr": soap_lr,
         "soap_final_by_staleness": {str(s): r["final"] for s, r in sorted(stale.items())},
         "soap_final_difference_s5_minus_s0": (stale[5]["final"] - stale[0]["final"])
@@ -227,14 +236,19 @@ def main():
     for v, runs in by_variant.items():
         name = "soap" if v == "permute" else f"soap-{v}"
         curves += [(f"{name} S={s} lr {soap_lr:g}", r) for s, r in sorted(runs.items())
-                   if not (v == "permute" and s == 0 and best["soap"][0] == soap_lr)]
+                   if not (v == "permute" and s == 0 and best.get("soap", (None,))[0] == soap_lr)]
     plot(curves, os.path.join(args.out, "plots", "validation_loss.png"))
     print(table)
-    if soap_steps is None:
+    if "soap" not in best:
+        print("no SOAP run at S = 0 (steps to AdamW's final loss: see the runs below)")
+    elif soap_steps is None:
         print(f"SOAP did not reach AdamW's final validation loss {adamw_final:.4f} within {args.steps} steps")
     else:
         print(f"SOAP reaches AdamW's final validation loss {adamw_final:.4f} at step {soap_steps:.0f} of "
               f"{args.steps} ({100 * summary['soap_fewer_steps_fraction']:.0f}% fewer steps)")
+    for run_name, steps in steps_to_adamw.items():
+        if steps is not None:
+            print(f"  {run_name}: AdamW's final validation loss at step {steps:.0f}")
     if summary["soap_final_difference_s5_minus_s0"] is not None:
         print(f"SOAP final validation loss, S = 5 minus S = 0: {summary['soap_final_difference_s5_minus_s0']:+.4f}")
     print(f"wrote {args.out}/table.md, table.csv, summary.json, plots/validation_loss.png")
