@@ -201,6 +201,26 @@ TEST(Soap, FirstStepOnlyInitialisesAndRefreshesFollowTheSchedule) {
   EXPECT_NE(w, w0);
 }
 
+int slot_of(const BlockState<double>& s, const std::string& name) {
+  for (std::size_t k = 0; k < s.layout().size(); ++k)
+    if (s.layout()[k].name == name) return static_cast<int>(k);
+  return -1;
+}
+
+// A copy of the block's state tensor `name` (a test failure when there is none).
+Dense dense_of(const BlockState<double>& s, const std::string& name) {
+  const int slot = slot_of(s, name);
+  if (slot < 0) {
+    ADD_FAILURE() << "no state tensor " << name;
+    return Dense();
+  }
+  const auto v = s.tensor(slot);
+  Dense d(static_cast<int>(v.rows()), static_cast<int>(v.cols()));
+  for (index i = 0; i < v.rows(); ++i)
+    for (index j = 0; j < v.cols(); ++j) d(static_cast<int>(i), static_cast<int>(j)) = v(i, j);
+  return d;
+}
+
 // Drives one block with a deterministic publication delay of `delay` steps.
 struct DelayedRun {
   SoapBlock<double> block;
@@ -210,19 +230,8 @@ struct DelayedRun {
   // Original-space momentum Q_L m Q_Rᵀ.
   Dense momentum_original() {
     const BlockState<double>& s = block.state();
-    auto to_dense = [&](const char* name) {
-      for (std::size_t k = 0; k < s.layout().size(); ++k)
-        if (s.layout()[k].name == name) {
-          auto v = s.tensor(static_cast<int>(k));
-          Dense d(static_cast<int>(v.rows()), static_cast<int>(v.cols()));
-          for (index i = 0; i < v.rows(); ++i)
-            for (index j = 0; j < v.cols(); ++j) d(static_cast<int>(i), static_cast<int>(j)) = v(i, j);
-          return d;
-        }
-      return Dense();
-    };
-    return test::matmul(test::matmul(to_dense("basis_left"), to_dense("exp_avg")),
-                        test::transpose(to_dense("basis_right")));
+    return test::matmul(test::matmul(dense_of(s, "basis_left"), dense_of(s, "exp_avg")),
+                        test::transpose(dense_of(s, "basis_right")));
   }
 
   void step(Step t, linalg::MatrixView<double> w, linalg::ConstMatrixView<double> g, Step delay) {
@@ -318,23 +327,13 @@ TEST(Soap, FirstBasisPublishedLateRestartsTheMoments) {
   }
   ASSERT_EQ(run.block.basis_version(), 1);
   const BlockState<double>& s = run.block.state();
-  auto tensor = [&](const char* name) {
-    for (std::size_t k = 0; k < s.layout().size(); ++k)
-      if (s.layout()[k].name == name) return s.tensor(static_cast<int>(k));
-    ADD_FAILURE() << "no state tensor " << name;
-    return s.tensor(0);
-  };
   for (const char* moment : {"exp_avg", "exp_avg_sq"})
-    for (index i = 0; i < n; ++i)
-      for (index j = 0; j < n; ++j) EXPECT_EQ(tensor(moment)(i, j), 0.0) << moment;
+    for (double x : dense_of(s, moment).a) EXPECT_EQ(x, 0.0) << moment;
 
-  Dense q_left(4, 4), q_right(4, 4), w_before(4, 4);
+  const Dense q_left = dense_of(s, "basis_left"), q_right = dense_of(s, "basis_right");
+  Dense w_before(4, 4);
   for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
-      q_left(i, j) = tensor("basis_left")(i, j);
-      q_right(i, j) = tensor("basis_right")(i, j);
-      w_before(i, j) = w(i, j);
-    }
+    for (int j = 0; j < 4; ++j) w_before(i, j) = w(i, j);
   const Dense g = test::random_dense(4, 4, gen);
   Dense sign = test::matmul(test::matmul(test::transpose(q_left), g), q_right);  // G′
   for (double& x : sign.a) x = x / (std::fabs(x) + hp.eps / std::sqrt(1.0 - hp.beta2));
@@ -357,19 +356,7 @@ TEST(Soap, RotatedSecondMomentFollowsTheChangeOfBasis) {
   SoapBlock<double> block(hp, rows, cols);
   std::mt19937 gen(23);
   linalg::Matrix<double> w(rows, cols);
-  auto dense = [&](const char* name) {
-    const BlockState<double>& s = block.state();
-    for (std::size_t k = 0; k < s.layout().size(); ++k)
-      if (s.layout()[k].name == name) {
-        auto v = s.tensor(static_cast<int>(k));
-        Dense d(static_cast<int>(v.rows()), static_cast<int>(v.cols()));
-        for (index i = 0; i < v.rows(); ++i)
-          for (index j = 0; j < v.cols(); ++j) d(static_cast<int>(i), static_cast<int>(j)) = v(i, j);
-        return d;
-      }
-    ADD_FAILURE() << "no state tensor " << name;
-    return Dense();
-  };
+  auto dense = [&](const char* name) { return dense_of(block.state(), name); };
   for (Step t = 1; t <= 3; ++t) {
     const Dense g = test::random_dense(4, 3, gen);
     const linalg::ConstMatrixView<double> gv(g.a.data(), rows, cols);
@@ -458,12 +445,6 @@ TEST(Soap, ApplyAndAccumulateCommute) {
   }
   EXPECT_EQ(first.state().serialize(), second.state().serialize());
   for (index i = 0; i < 12; ++i) EXPECT_EQ(w1.data()[i], w2.data()[i]);
-}
-
-int slot_of(const BlockState<double>& s, const std::string& name) {
-  for (std::size_t k = 0; k < s.layout().size(); ++k)
-    if (s.layout()[k].name == name) return static_cast<int>(k);
-  return -1;
 }
 
 TEST(Soap, CorruptStatisticsFailTheRefreshKeepTheBasisAndAreCounted) {
