@@ -110,27 +110,11 @@ double Gpt<T>::loss(std::span<const TokenId> tokens, int batch) {
   return forward(s);
 }
 
-// The convention of workload::build_workload (workload_model.hpp), so measured throughput and
-// simulated step time count the same work. With n = batch · L tokens:
-//   * each matmul with a p-element weight: 2·n·p forward (the head's V x d counts even when tied);
-//   * attention per layer: QKᵀ and PV are 2·batch·L²·d each without a mask; the causal mask
-//     halves them (what a fused kernel does), so 2·batch·L²·d in all. This CPU reference forms
-//     the full L x L products, so it does twice this attention work;
-//   * norms, activations, softmax, residuals, embedding gather: not counted;
-//   * forward + backward = 3 x forward (backward: input and weight gradients, a forward each).
+// model::step_flops (gpt_layout.hpp). This CPU reference forms the full L x L attention
+// products, so it does twice the attention work counted there.
 template <linalg::Real T>
 double Gpt<T>::step_flops(int batch, int sequence_length) const {
-  const workload::ModelConfig& c = impl_->state.config;
-  const double n = static_cast<double>(batch) * sequence_length;
-  const double d = static_cast<double>(c.d_model);
-  const double kv = static_cast<double>(c.kv_dim());
-  const double f = static_cast<double>(c.mlp_hidden);
-  const double mlp_matrices = c.mlp == workload::MlpKind::swiglu ? 3.0 : 2.0;
-  const double layer_weights = 2.0 * d * d + 2.0 * kv * d + mlp_matrices * f * d;
-  const double attention = 2.0 * static_cast<double>(batch) * sequence_length * sequence_length * d;
-  const double layer = 2.0 * n * layer_weights + attention;
-  const double head = 2.0 * n * static_cast<double>(c.vocab) * d;
-  return 3.0 * (static_cast<double>(c.layers) * layer + head);
+  return model::step_flops(impl_->state.config, batch, sequence_length);
 }
 
 template class Gpt<float>;

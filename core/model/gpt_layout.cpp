@@ -104,4 +104,17 @@ template std::vector<float> initial_parameters<float>(const workload::ModelConfi
 template std::vector<double> initial_parameters<double>(const workload::ModelConfig&,
                                                         const std::vector<workload::WeightSpec>&, std::uint64_t);
 
+double step_flops(const workload::ModelConfig& c, int batch, int sequence_length) {
+  const double n = static_cast<double>(batch) * sequence_length;
+  const double d = static_cast<double>(c.d_model);
+  const double kv = static_cast<double>(c.kv_dim());
+  const double f = static_cast<double>(c.mlp_hidden);
+  const double mlp_matrices = c.mlp == workload::MlpKind::swiglu ? 3.0 : 2.0;
+  const double layer_weights = 2.0 * d * d + 2.0 * kv * d + mlp_matrices * f * d;
+  const double attention = 2.0 * static_cast<double>(batch) * sequence_length * sequence_length * d;
+  const double layer = 2.0 * n * layer_weights + attention;
+  const double head = 2.0 * n * static_cast<double>(c.vocab) * d;
+  return 3.0 * (static_cast<double>(c.layers) * layer + head);
+}
+
 }  // namespace asteria::model

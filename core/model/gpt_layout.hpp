@@ -43,6 +43,16 @@ WeightIndex index_weights(const workload::WorkloadModel& work);
 // attention), qk_norm, an odd head_dim (RoPE rotates pairs).
 void check_supported(const workload::ModelConfig& config);
 
+// Model FLOPs of one forward + backward of `batch` sequences of `sequence_length` tokens, in the
+// convention of workload::build_workload (workload_model.hpp), so measured throughput and
+// simulated step time count the same work. With n = batch · L tokens:
+//   * each matmul with a p-element weight: 2·n·p forward (the head's V x d counts even when tied);
+//   * attention per layer: QKᵀ and PV are 2·batch·L²·d each without a mask; the causal mask
+//     halves them (what a fused kernel does), so 2·batch·L²·d in all;
+//   * norms, activations, softmax, residuals, embedding gather: not counted;
+//   * forward + backward = 3 x forward (backward: input and weight gradients, a forward each).
+double step_flops(const workload::ModelConfig& config, int batch, int sequence_length);
+
 // Start of each tensor in the flat parameter (and gradient) array, and the total.
 std::vector<std::size_t> tensor_offsets(const std::vector<workload::WeightSpec>& specs, std::size_t* total);
 

@@ -18,6 +18,7 @@
 
 #include "core/common/error.hpp"
 #include "core/model/gpt.hpp"
+#include "core/model/gpt_layout.hpp"
 #include "core/real/cuda/device.hpp"
 #include "core/real/cuda/gpt_cuda.hpp"
 #include "core/real/cuda/gpt_cuda_host.hpp"
@@ -192,10 +193,10 @@ TEST(GptCudaHost, StepFlopsFollowGptsConvention) {
   c.kv_heads = 2;
   c.mlp_hidden = 8;
   c.vocab = 10;
-  EXPECT_DOUBLE_EQ(model_step_flops(c, 1, 2), 2112.0);
+  EXPECT_DOUBLE_EQ(model::step_flops(c, 1, 2), 2112.0);
   for (MlpKind mlp : {MlpKind::swiglu, MlpKind::gelu}) {
     const workload::ModelConfig big = small_config(mlp, false, true);
-    EXPECT_DOUBLE_EQ(model_step_flops(big, 3, 16), Gpt<float>(big, 1).step_flops(3, 16));
+    EXPECT_DOUBLE_EQ(model::step_flops(big, 3, 16), Gpt<float>(big, 1).step_flops(3, 16));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/model/gpt_layout.hpp"
 #include "core/model/rope.hpp"
 #include "core/real/cuda/device.hpp"
 #include "core/real/cuda/gpt_cuda_state.hpp"
@@ -144,7 +145,7 @@ const float* GptCuda::device_gradient(std::size_t i) const {
 }
 
 double GptCuda::step_flops(int batch, int sequence_length) const {
-  return model_step_flops(impl_->state.config, batch, sequence_length);
+  return model::step_flops(impl_->state.config, batch, sequence_length);
 }
 
 }  // namespace asteria::real::cuda

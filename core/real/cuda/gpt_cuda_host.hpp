@@ -47,7 +47,4 @@ struct TokenUpload {
 // Fills `upload` (reusing its storage) from checked tokens.
 void stage_tokens(std::span<const model::TokenId> tokens, int batch, std::int64_t length, TokenUpload& upload);
 
-// Gpt::step_flops's convention, from the config alone.
-double model_step_flops(const workload::ModelConfig& config, int batch, int sequence_length);
-
 }  // namespace asteria::real::cuda
