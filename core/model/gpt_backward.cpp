@@ -17,11 +17,6 @@ using linalg::Op;
 
 namespace {
 
-template <linalg::Real T>
-std::span<T> flat(T* data, index elements) {
-  return {data, static_cast<std::size_t>(elements)};
-}
-
 // For y = x Wᵀ: dW = dyᵀ x (overwritten).
 template <linalg::Real T>
 void weight_gradient(linalg::ConstMatrixView<T> dy, linalg::ConstMatrixView<T> x, linalg::MatrixView<T> d_weight) {

@@ -15,11 +15,6 @@ using linalg::Op;
 
 namespace {
 
-template <linalg::Real T>
-std::span<T> flat(T* data, index elements) {
-  return {data, static_cast<std::size_t>(elements)};
-}
-
 // y = x Wᵀ for a weight stored out_features x in_features.
 template <linalg::Real T>
 void project(linalg::ConstMatrixView<T> x, linalg::ConstMatrixView<T> weight, linalg::MatrixView<T> y, T beta = T(0)) {

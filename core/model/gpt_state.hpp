@@ -96,6 +96,12 @@ linalg::MatrixView<T> rows_of(T* data, linalg::index tokens, linalg::index width
   return {data, tokens, width};
 }
 
+// The first `elements` values of a workspace buffer.
+template <linalg::Real T>
+std::span<T> flat(T* data, linalg::index elements) {
+  return {data, static_cast<std::size_t>(elements)};
+}
+
 // Checks `tokens` (batch sequences of L + 1 ids, 1 <= L <= sequence_length, ids in [0, vocab))
 // and sizes the workspace for them; throws InputError (source "tokens").
 template <linalg::Real T>
