@@ -3,74 +3,76 @@
 
 Usage: study_plots.py STUDY_DIR
 
-Reads STUDY_DIR/table.csv (one row per configuration) and, for each configuration that fit,
-its run_dir/steps.csv (run_dir relative to STUDY_DIR unless absolute). Writes
-STUDY_DIR/plots/{step_breakdown,tier_occupancy,staleness_histogram}.png and prints their paths.
-Configurations that did not fit, or whose steps.csv is missing, are skipped with a note.
+Reads STUDY_DIR/table.csv (one row per configuration; the columns config, fits, shortfall and
+run_dir) and, for each configuration that fit, its run_dir/steps.csv (run_dir relative to
+STUDY_DIR unless absolute). Writes STUDY_DIR/plots/{step_breakdown,tier_occupancy,
+staleness_histogram}.png and prints their paths. A configuration that did not fit, failed, or has
+no steps.csv keeps its row in the step breakdown, marked as such, and is left out of the other
+plots, with a note on stderr. Every statistic is taken over the measured steps (warmup = 0).
 """
 import argparse
 import os
 import sys
 
-from plot_common import boolean, column_numbers, read_csv, run_script
+from plot_common import boolean, read_csv, read_steps, run_script, save_png
 from staleness_histogram import REQUIRED_COLUMNS as STALENESS_COLUMNS
-from staleness_histogram import load_staleness, render_staleness_histogram
-from step_breakdown import breakdown_rows, render_step_breakdown
+from staleness_histogram import measured_staleness, staleness_figure
+from step_breakdown import REQUIRED_COLUMNS as BREAKDOWN_COLUMNS
+from step_breakdown import breakdown_figure, step_stats
 from tier_occupancy import REQUIRED_COLUMNS as OCCUPANCY_COLUMNS
-from tier_occupancy import render_tier_occupancy
+from tier_occupancy import occupancy, occupancy_figure
 
-TABLE_COLUMNS = [
-    "config", "hw", "model", "optimizer", "placement", "staleness", "fits", "p50_step_s", "p99_step_s",
-    "mean_step_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "run_dir",
-]
+TABLE_COLUMNS = ["config", "fits", "shortfall", "run_dir"]
+STEPS_COLUMNS = list(dict.fromkeys(BREAKDOWN_COLUMNS + OCCUPANCY_COLUMNS + STALENESS_COLUMNS))
+PLOTS = ("step_breakdown", "tier_occupancy", "staleness_histogram")
 
 
-def fitting_runs(table_path, rows, study_dir):
-    """(config, steps.csv path) for each configuration that fit and has its steps."""
+def load_study(study_dir):
+    """[(config, steps.csv path, steps or None, note)] in the table's order: steps is
+    read_steps(path, STEPS_COLUMNS) for a configuration that fit; otherwise note says why there
+    are none ('did not fit', 'run failed', 'no steps.csv')."""
+    table_path = os.path.join(study_dir, "table.csv")
     runs = []
-    for index, row in enumerate(rows, start=1):
+    for index, row in enumerate(read_csv(table_path, TABLE_COLUMNS), start=1):
         config = row["config"].strip() or f"row {index}"
-        if not boolean(row, "fits", table_path, index):
-            print(f"note: {config}: did not fit, skipped", file=sys.stderr)
-            continue
         run_dir = row["run_dir"].strip()
-        steps = os.path.join(run_dir if os.path.isabs(run_dir) else os.path.join(study_dir, run_dir), "steps.csv")
-        if not run_dir or not os.path.isfile(steps):
-            print(f"note: {config}: no steps.csv at {steps}, skipped", file=sys.stderr)
-            continue
-        runs.append((config, steps))
+        path = os.path.join(run_dir if os.path.isabs(run_dir) else os.path.join(study_dir, run_dir), "steps.csv")
+        if not boolean(row, "fits", table_path, index):
+            shortfall = (row.get("shortfall") or "").strip()
+            note = "run failed" if shortfall.startswith("run failed") else "did not fit"
+            print(f"note: {config}: {note}{f' ({shortfall})' if shortfall else ''}; no steps to plot",
+                  file=sys.stderr)
+            runs.append((config, path, None, note))
+        elif not run_dir or not os.path.isfile(path):
+            print(f"note: {config}: fits but has no steps.csv at {path}; no steps to plot", file=sys.stderr)
+            runs.append((config, path, None, "no steps.csv"))
+        else:
+            runs.append((config, path, read_steps(path, STEPS_COLUMNS), ""))
     return runs
 
 
-def load_steps(path):
-    """The columns both per-run plots need, read once."""
-    rows = read_csv(path, list(dict.fromkeys(OCCUPANCY_COLUMNS + STALENESS_COLUMNS)))
-    occupancy = {column: column_numbers(rows, column, path) for column in OCCUPANCY_COLUMNS}
-    return occupancy, load_staleness(path)
+def study_figures(study_dir):
+    """{plot name: figure} of the study in study_dir; nothing is written."""
+    runs = load_study(study_dir)
+    measured = [(config, path, steps) for config, path, steps, _ in runs if steps is not None]
+    return {
+        "step_breakdown": breakdown_figure(
+            [(config, step_stats(steps, path) if steps is not None else None, note)
+             for config, path, steps, note in runs]),
+        "tier_occupancy": occupancy_figure([(config, occupancy(steps, path)) for config, path, steps in measured]),
+        "staleness_histogram": staleness_figure(
+            [(config, measured_staleness(steps, path)) for config, path, steps in measured]),
+    }
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("study_dir")
     args = parser.parse_args()
-    study_dir = args.study_dir
-    table_path = os.path.join(study_dir, "table.csv")
-    rows = read_csv(table_path, TABLE_COLUMNS)
-    runs = fitting_runs(table_path, rows, study_dir)
-    loaded = [(config, load_steps(steps)) for config, steps in runs]
-
-    plots_dir = os.path.join(study_dir, "plots")
-    outputs = {
-        "step_breakdown": os.path.join(plots_dir, "step_breakdown.png"),
-        "tier_occupancy": os.path.join(plots_dir, "tier_occupancy.png"),
-        "staleness_histogram": os.path.join(plots_dir, "staleness_histogram.png"),
-    }
-    fitting = [row for index, row in enumerate(rows, start=1) if boolean(row, "fits", table_path, index)]
-    render_step_breakdown(breakdown_rows(fitting, table_path), outputs["step_breakdown"])
-    render_tier_occupancy([(config, occupancy) for config, (occupancy, _) in loaded], outputs["tier_occupancy"])
-    render_staleness_histogram([(config, staleness) for config, (_, staleness) in loaded],
-                               outputs["staleness_histogram"])
-    for path in outputs.values():
+    figures = study_figures(args.study_dir)
+    for name in PLOTS:
+        path = os.path.join(args.study_dir, "plots", name + ".png")
+        save_png(figures[name], path)
         print(path)
 
 

@@ -3,45 +3,109 @@
 
 Usage: tier_occupancy.py STEPS_CSV [STEPS_CSV...] OUT_PNG [--label L]...
 
-Each STEPS_CSV has the columns step, resident_device_bytes, resident_host_bytes,
-resident_nvme_bytes. Runs are labelled with --label (one per run, in order) or by the name of
-the directory holding their steps.csv.
+Each STEPS_CSV is a run's steps.csv, with the columns step, warmup, resident_device_bytes,
+resident_host_bytes and resident_nvme_bytes. Runs are labelled with --label (one per run, in
+order) or by the name of the directory holding their steps.csv.
+
+One small panel per run, each with its own byte scale, stacking the bytes resident on the
+device, in host memory and on NVMe at each step, so the outline is the whole optimizer state;
+a dashed line marks the first measured step when warm-up steps come before it.
 """
 import argparse
+import math
 
-from plot_common import (byte_unit, column_numbers, plt, read_csv, run_labels, run_script, save_png,
-                         split_runs_and_output)
+import numpy
 
+from plot_common import (OKABE_ITO, byte_unit, empty_figure, non_negative, plt, read_steps, run_labels, run_script,
+                         save_png, split_config, split_runs_and_output, wrap_name)
+from matplotlib.lines import Line2D  # after plot_common (Agg)
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+# (steps.csv column, legend label, colour), bottom of the stack first.
 TIERS = (
-    ("resident_device_bytes", "device"),
-    ("resident_host_bytes", "host"),
-    ("resident_nvme_bytes", "NVMe"),
+    ("resident_device_bytes", "device", OKABE_ITO["blue"]),
+    ("resident_host_bytes", "host memory", OKABE_ITO["orange"]),
+    ("resident_nvme_bytes", "NVMe", OKABE_ITO["reddish purple"]),
 )
-REQUIRED_COLUMNS = ["step"] + [column for column, _ in TIERS]
+REQUIRED_COLUMNS = ["step", "warmup"] + [column for column, _, _ in TIERS]
+MEASURED_LINE = OKABE_ITO["black"]  # the first measured step
+TITLE = "Resident optimizer state per memory tier"
+COLUMNS_OF_PANELS = 4
+
+
+def occupancy(steps, path):
+    """{'step', 'warmup', tier column...} of read_steps(path, REQUIRED_COLUMNS), checked."""
+    for column, _, _ in TIERS:
+        non_negative(steps[column], column, path)
+    return {column: steps[column] for column in REQUIRED_COLUMNS + ["measured"]}
 
 
 def load_occupancy(path):
-    """{'step': [...], column: [...]} for one run."""
-    rows = read_csv(path, REQUIRED_COLUMNS)
-    return {column: column_numbers(rows, column, path) for column in REQUIRED_COLUMNS}
+    return occupancy(read_steps(path, REQUIRED_COLUMNS), path)
 
 
-def render_tier_occupancy(runs, out_png):
-    """runs: list of (label, load_occupancy(...)). One panel per tier, one line per run."""
-    largest = max((max(run[column], default=0.0) for _, run in runs for column, _ in TIERS), default=0.0)
-    divisor, unit = byte_unit(largest)
-    figure, panels = plt.subplots(len(TIERS), 1, figsize=(8.0, 7.5), sharex=True)
-    for axes, (column, tier) in zip(panels, TIERS):
-        for label, run in runs:
-            axes.step(run["step"], [value / divisor for value in run[column]], where="post", label=label)
-        axes.set_ylim(bottom=0)
-        axes.set_ylabel(f"{tier} ({unit})")
-        axes.grid(alpha=0.3)
-    panels[0].set_title("Resident optimizer state per tier")
-    panels[-1].set_xlabel("step")
-    if runs:
-        panels[0].legend(loc="upper right", fontsize="small", ncol=max(1, min(4, len(runs) // 6 + 1)))
-    save_png(figure, out_png)
+def step_edges(steps):
+    """Each step drawn over [step, next step); the last one over one more step."""
+    steps = numpy.asarray(steps, dtype=float)
+    last = steps[-1] + (steps[-1] - steps[-2] if len(steps) > 1 else 1.0)
+    return numpy.append(steps, last)
+
+
+def occupancy_figure(runs, title=TITLE):
+    """runs: list of (label, occupancy(...)). Returns the figure.
+
+    A study's runs hold from a few MiB to hundreds of GiB of state, so the runs get a panel each
+    with its own scale and byte unit rather than lines on shared axes, where the small runs would
+    lie flat on zero and runs with the same occupancy would hide each other; within a panel the
+    tiers are stacked, as together they are the run's whole state. The step axis is shared."""
+    if not runs:
+        return empty_figure(title, "no configuration to show")
+    columns = min(COLUMNS_OF_PANELS, len(runs))
+    rows = math.ceil(len(runs) / columns)
+    figure, panels = plt.subplots(rows, columns, figsize=(3.1 * columns, 0.4 + 2.25 * rows), sharex=True,
+                                  squeeze=False, constrained_layout=True)
+    flat = panels.ravel()
+    for index, (axes, (label, run)) in enumerate(zip(flat, runs)):
+        x = step_edges(run["step"])
+        divisor, unit = byte_unit(float(sum(run[column] for column, _, _ in TIERS).max()))
+        bottom = numpy.zeros(len(x))
+        for column, tier, colour in TIERS:
+            values = numpy.append(run[column], run[column][-1]) / divisor
+            axes.fill_between(x, bottom, bottom + values, step="post", color=colour, linewidth=0, label=tier)
+            bottom = bottom + values
+        axes.step(x, bottom, where="post", color="#333333", linewidth=0.8, label="_total")
+        measured = numpy.flatnonzero(run["measured"])
+        if measured[0] > 0:  # warm-up steps first: mark where the measured steps begin
+            axes.axvline(x[measured[0]], color=MEASURED_LINE, linestyle="--", linewidth=1.1, label="_measured")
+        top = float(bottom.max())
+        axes.set_ylim(0.0, top * 1.12 if top > 0 else 1.0)
+        axes.yaxis.set_major_locator(MaxNLocator(nbins=4))
+        axes.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 5, 10], integer=True))
+        group, rest = split_config(label)
+        axes.set_title(f"{group}\n{rest}" if group else wrap_name(label), fontsize=8.5)
+        axes.set_ylabel(f"state ({unit})")
+        axes.grid(alpha=0.25)
+        axes.set_axisbelow(True)
+        if index + columns >= len(runs):  # nothing below: this panel carries the step axis
+            axes.xaxis.set_tick_params(labelbottom=True)
+            axes.set_xlabel("training step (#)")
+    edges = [step_edges(run["step"]) for _, run in runs]
+    flat[0].set_xlim(min(x[0] for x in edges), max(x[-1] for x in edges))  # shared by every panel
+    for axes in flat[len(runs):]:
+        axes.remove()
+    handles = [Patch(color=colour, label=tier) for _, tier, colour in reversed(TIERS)]
+    if any(not run["measured"][0] for _, run in runs):
+        handles.append(Line2D([], [], color=MEASURED_LINE, linestyle="--", linewidth=1.1,
+                              label="first measured step\n(warm-up before it)"))
+    figure.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    figure.suptitle(title)
+    return figure
+
+
+def render_tier_occupancy(runs, out_png, title=TITLE):
+    """Draws occupancy_figure(runs) into out_png."""
+    save_png(occupancy_figure(runs, title), out_png)
 
 
 def main():

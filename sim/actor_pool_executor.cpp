@@ -78,8 +78,9 @@ void ActorPoolExecutor::serve(std::size_t lane) {
     }
     Status status = spec_.run_bodies ? run_body(item.work) : Status::success();
     const double end = sg4::Engine::get_clock();
-    if (recorder_.enabled())
-      recorder_.slice(spec_.tracks[lane], item.work.label, spec_.category(item.work), start, end);
+    if (spec_.activities != nullptr)
+      spec_.activities->record(
+          {spec_.tracks[lane], item.work.label, item.work.tag, item.work.cost, start, end, status.ok()});
     item.work.body = nullptr;  // drop what the body captured before waiters see the completion
     item.promise.fulfil(std::move(status));
   }

@@ -25,8 +25,8 @@ struct ActorPoolSpec {
   simgrid::s4u::Host* host = nullptr;
   int threads_per_item = 1;         // cores one item occupies (a refresh worker's BLAS threads)
   std::function<double(const platform::Cost&)> seconds;  // modelled duration of an item alone
-  std::function<std::string(const platform::Work&)> category;  // for the timeline
   bool run_bodies = true;
+  platform::ActivitySink* activities = nullptr;  // where each item is recorded (null: nowhere)
 };
 
 // Runs the body, turning an escaping exception into a failed Status ("label: what"); lets

@@ -1,11 +1,12 @@
 #pragma once
-// What a simulation keeps of its run: the timeline (when enabled) and how many activities the
-// simulated resources carried. One per simulation, shared by every unit; actors all run on one
-// OS thread, so no locking is needed.
+// What a simulation keeps of its run besides its clock: how many activities the simulated
+// resources carried (every unit's), and where each unit's activities are reported (its
+// platform::ActivitySink, when the run records a trace). Actors all run on one OS thread, so no
+// locking is needed here.
 #include <cstdint>
-#include <string>
+#include <functional>
 
-#include "traces/timeline.hpp"
+#include "core/platform/activity.hpp"
 
 namespace asteria::sim {
 
@@ -16,25 +17,15 @@ struct ActivityCounts {
   std::uint64_t total() const noexcept { return executions + communications + ios; }
 };
 
+// The sink of unit u's activities; null (or an empty function): that unit records nothing.
+using SinkForUnit = std::function<platform::ActivitySink*(int unit)>;
+
 class Recorder {
  public:
-  explicit Recorder(bool record_timeline) : enabled_(record_timeline) {}
-
-  bool enabled() const noexcept { return enabled_; }
-  void slice(std::string track, std::string name, std::string category, double start_s, double end_s) {
-    if (enabled_) timeline_.add_slice({std::move(track), std::move(name), std::move(category), start_s, end_s});
-  }
-  void counter(std::string name, double time_s, double value) {
-    if (enabled_) timeline_.add_counter({std::move(name), time_s, value});
-  }
-
   ActivityCounts& counts() noexcept { return counts_; }
   const ActivityCounts& counts() const noexcept { return counts_; }
-  const traces::Timeline& timeline() const noexcept { return timeline_; }
 
  private:
-  bool enabled_;
-  traces::Timeline timeline_;
   ActivityCounts counts_;
 };
 

@@ -23,7 +23,7 @@ std::size_t index_of(Tier tier) noexcept { return static_cast<std::size_t>(tier)
 struct SimMemory::Accounts {
   std::array<platform::TierUsage, platform::kTierCount> tiers{};
   std::size_t unified = 0;
-  Recorder* recorder = nullptr;  // null once the SimMemory is gone
+  platform::ActivitySink* activities = nullptr;  // null once the SimMemory is gone (or not recording)
   std::array<std::string, platform::kTierCount> counter_names;
 
   bool try_reserve(Tier tier, std::size_t bytes) {
@@ -43,9 +43,9 @@ struct SimMemory::Accounts {
     sample(tier);
   }
   void sample(Tier tier) {
-    if (recorder != nullptr && recorder->enabled())
-      recorder->counter(counter_names[index_of(tier)], sg4::Engine::get_clock(),
-                        static_cast<double>(tiers[index_of(tier)].resident));
+    if (activities != nullptr)
+      activities->counter(counter_names[index_of(tier)], sg4::Engine::get_clock(),
+                          static_cast<double>(tiers[index_of(tier)].resident));
   }
 };
 
@@ -66,12 +66,12 @@ struct SimMemory::Storage {
 
 SimMemory::SimMemory(MemorySpec spec, platform::CompletionBoard& board, Recorder& recorder)
     : spec_(std::move(spec)), board_(board), recorder_(recorder),
-      disk_track_("disk nvme" + std::to_string(spec_.resources.unit)), accounts_(std::make_shared<Accounts>()) {
+      disk_track_(platform::disk_track(spec_.resources.unit)), accounts_(std::make_shared<Accounts>()) {
   accounts_->tiers[index_of(Tier::device)].capacity = spec_.budgets.device;
   accounts_->tiers[index_of(Tier::host)].capacity = spec_.budgets.host;
   accounts_->tiers[index_of(Tier::nvme)].capacity = spec_.budgets.nvme;
   accounts_->unified = spec_.budgets.unified;
-  accounts_->recorder = &recorder_;
+  accounts_->activities = spec_.activities;
   for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
     accounts_->counter_names[index_of(tier)] = "gpu" + std::to_string(spec_.resources.unit) + " resident " +
                                                std::string(platform::to_string(tier)) + " bytes";
@@ -79,7 +79,7 @@ SimMemory::SimMemory(MemorySpec spec, platform::CompletionBoard& board, Recorder
 
 SimMemory::~SimMemory() {
   regions_.clear();
-  accounts_->recorder = nullptr;
+  accounts_->activities = nullptr;
 }
 
 platform::TierUsage SimMemory::usage(Tier tier) const { return accounts_->tiers[index_of(tier)]; }
@@ -126,7 +126,7 @@ struct SimMemory::CopyQueue {
   int idle = 0;
 };
 
-platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
+platform::Pending SimMemory::copy(const Region& src, const Region& dst, const platform::OpTag& cause) {
   StoragePtr s = find(src.id);
   StoragePtr d = find(dst.id);
   if (!s || !d) throw std::logic_error("SimMemory::copy: unknown region '" + (s ? dst.label : src.label) + "'");
@@ -135,8 +135,8 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst) {
   auto [promise, pending] = board_.make();
   // The job holds the regions until the copy ends, so a region released during the copy is
   // given back at its end.
-  auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise)});
-  if (recorder_.enabled()) job->name = job->src->label + " -> " + job->dst->label;  // only traces show it
+  auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise), cause});
+  if (spec_.activities != nullptr) job->name = job->src->label + " -> " + job->dst->label;  // only traces show it
   start_copy_engines();
   copies_->jobs.push_back(std::move(job));
   if (copies_->idle > 0) {
@@ -170,7 +170,7 @@ void SimMemory::spawn_copy_engine(int engine) {
       {
         const StoragePtr from = std::move(job->src);
         const StoragePtr to = std::move(job->dst);
-        move(*from, *to, job->bytes, job->name);
+        move(*from, *to, *job);
       }
       job->promise.fulfil();
     }
@@ -178,34 +178,42 @@ void SimMemory::spawn_copy_engine(int engine) {
   });
 }
 
-void SimMemory::move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name) {
+void SimMemory::move(const Storage& src, Storage& dst, const CopyJob& job) {
   const UnitResources& r = spec_.resources;
   const Tier from = src.tier;
   const Tier to = dst.tier;
-  if (from == Tier::nvme) disk_io(false, bytes, name);
-  if (from == Tier::device && to == Tier::device) transfer(r.gpu, r.gpu, *r.device_memory, bytes, name);
-  if (from == Tier::host && to == Tier::host) transfer(r.cpu, r.cpu, *r.host_memory, bytes, name);
-  if (from == Tier::device && to != Tier::device) transfer(r.gpu, r.cpu, *r.d2h, bytes, name);
-  if (from != Tier::device && to == Tier::device) transfer(r.cpu, r.gpu, *r.h2d, bytes, name);
-  if (to == Tier::nvme) disk_io(true, bytes, name);
-  if (spec_.holds_data) std::memcpy(dst.data.data(), src.data.data(), bytes);
+  if (from == Tier::nvme) disk_io(false, job);
+  if (from == Tier::device && to == Tier::device) transfer(r.gpu, r.gpu, *r.device_memory, job);
+  if (from == Tier::host && to == Tier::host) transfer(r.cpu, r.cpu, *r.host_memory, job);
+  if (from == Tier::device && to != Tier::device) transfer(r.gpu, r.cpu, *r.d2h, job);
+  if (from != Tier::device && to == Tier::device) transfer(r.cpu, r.gpu, *r.h2d, job);
+  if (to == Tier::nvme) disk_io(true, job);
+  if (spec_.holds_data) std::memcpy(dst.data.data(), src.data.data(), job.bytes);
 }
 
-void SimMemory::transfer(sg4::Host* from, sg4::Host* to, const sg4::Link& link, std::size_t bytes,
-                         const std::string& name) {
+void SimMemory::record(std::string track, const CopyJob& job, platform::ActivityRole role, double start) const {
+  if (spec_.activities == nullptr) return;
+  platform::OpTag tag = job.cause;
+  tag.role = role;
+  spec_.activities->record({std::move(track), job.name, tag,
+                            {platform::WorkKind::other, 0.0, static_cast<double>(job.bytes), 0}, start,
+                            sg4::Engine::get_clock(), true});
+}
+
+void SimMemory::transfer(sg4::Host* from, sg4::Host* to, const sg4::Link& link, const CopyJob& job) {
   const double start = sg4::Engine::get_clock();
-  sg4::Comm::sendto(from, to, bytes);
+  sg4::Comm::sendto(from, to, job.bytes);
   ++recorder_.counts().communications;
-  if (recorder_.enabled()) recorder_.slice("link " + link.get_name(), name, "transfer", start, sg4::Engine::get_clock());
+  record("link " + link.get_name(), job, platform::ActivityRole::transfer, start);
 }
 
-void SimMemory::disk_io(bool write, std::size_t bytes, const std::string& name) {
+void SimMemory::disk_io(bool write, const CopyJob& job) {
   const double start = sg4::Engine::get_clock();
   if (spec_.nvme_latency > 0.0) sg4::this_actor::sleep_for(spec_.nvme_latency);
-  if (write) spec_.resources.nvme->write(bytes);
-  else spec_.resources.nvme->read(bytes);
+  if (write) spec_.resources.nvme->write(job.bytes);
+  else spec_.resources.nvme->read(job.bytes);
   ++recorder_.counts().ios;
-  if (recorder_.enabled()) recorder_.slice(disk_track_, name, "io", start, sg4::Engine::get_clock());
+  record(disk_track_, job, platform::ActivityRole::io, start);
 }
 
 }  // namespace asteria::sim

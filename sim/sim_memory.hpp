@@ -33,6 +33,7 @@ struct MemorySpec {
   TierBudgets budgets;
   bool holds_data = true;
   double nvme_latency = 0.0;
+  platform::ActivitySink* activities = nullptr;  // transfers, I/O and occupancy counters (null: none)
 };
 
 class SimMemory final : public platform::Memory {
@@ -49,7 +50,9 @@ class SimMemory final : public platform::Memory {
   std::byte* host_address(const platform::Region& region) override;
   bool holds_data() const override { return spec_.holds_data; }
   // Throws std::logic_error for unknown regions.
-  platform::Pending copy(const platform::Region& src, const platform::Region& dst) override;
+  platform::Pending copy(const platform::Region& src, const platform::Region& dst,
+                         const platform::OpTag& cause) override;
+  using platform::Memory::copy;
 
  private:
   struct Accounts;
@@ -61,6 +64,7 @@ class SimMemory final : public platform::Memory {
     std::size_t bytes = 0;
     std::string name;
     platform::Promise promise;
+    platform::OpTag cause;
   };
   // Copies wait here for one of the unit's copy engines: a fixed set of daemon actors, so a
   // copy costs no actor creation (a fresh actor's stack is most of a copy's host cost) and at
@@ -73,10 +77,10 @@ class SimMemory final : public platform::Memory {
   void spawn_copy_engine(int engine);
 
   StoragePtr find(std::uint64_t id) const;
-  void move(const Storage& src, Storage& dst, std::size_t bytes, const std::string& name);
-  void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, const simgrid::s4u::Link& link, std::size_t bytes,
-                const std::string& name);
-  void disk_io(bool write, std::size_t bytes, const std::string& name);
+  void move(const Storage& src, Storage& dst, const CopyJob& job);
+  void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, const simgrid::s4u::Link& link, const CopyJob& job);
+  void disk_io(bool write, const CopyJob& job);
+  void record(std::string track, const CopyJob& job, platform::ActivityRole role, double start) const;
 
   MemorySpec spec_;
   platform::CompletionBoard& board_;

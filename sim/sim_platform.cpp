@@ -8,34 +8,32 @@ namespace asteria::sim {
 namespace {
 
 ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitResources& r,
-                                 const hw::CostModel& costs) {
+                                 const hw::CostModel& costs, platform::ActivitySink* sink) {
   ActorPoolSpec spec;
-  spec.name = "gpu" + std::to_string(r.unit) + " stream";
+  spec.name = platform::device_stream_track(r.unit);
   spec.tracks = {spec.name};
   spec.host = r.gpu;
   spec.seconds = [&costs](const platform::Cost& cost) {
     return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
   };
-  spec.category = [](const platform::Work& work) -> std::string {
-    return work.cost.reduced_precision ? "compute" : "optimizer";
-  };
-  spec.run_bodies = options.data == DataMode::data_true;
+  spec.run_bodies = options.numerics != platform::Numerics::shapes;
+  spec.activities = sink;
   return spec;
 }
 
 ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitResources& r,
-                                const hw::CostModel& costs) {
+                                const hw::CostModel& costs, platform::ActivitySink* sink) {
   ActorPoolSpec spec;
   const std::string cpu = "cpu" + std::to_string(r.unit);
   spec.name = cpu + " workers";
   const int workers =
       options.host_workers_per_unit > 0 ? options.host_workers_per_unit : default_host_workers(options.profile);
-  for (int k = 0; k < workers; ++k) spec.tracks.push_back(cpu + " worker " + std::to_string(k));
+  for (int k = 0; k < workers; ++k) spec.tracks.push_back(platform::host_worker_track(r.unit, k));
   spec.host = r.cpu;
   spec.threads_per_item = static_cast<int>(options.profile.cpu.threads_per_worker.value);
   spec.seconds = [&costs](const platform::Cost& cost) { return costs.cpu_worker_seconds(cost); };
-  spec.category = [](const platform::Work&) -> std::string { return "refresh"; };
-  spec.run_bodies = options.data == DataMode::data_true;
+  spec.run_bodies = options.numerics != platform::Numerics::shapes;
+  spec.activities = sink;
   return spec;
 }
 
@@ -43,15 +41,18 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
 
 SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& resources,
                          const hw::CostModel& costs, Recorder& recorder)
-    : unit_(resources.unit), board_(sync_) {
+    : unit_(resources.unit), board_(sync_), activities_(options.activities ? options.activities(resources.unit) : nullptr) {
   MemorySpec memory;
   memory.resources = resources;
   memory.budgets = options.budgets ? *options.budgets : budgets_from(options.profile);
-  memory.holds_data = options.data == DataMode::data_true;
+  memory.holds_data = options.numerics != platform::Numerics::shapes;
   memory.nvme_latency = options.profile.nvme.latency.value;
+  memory.activities = activities_;
   memory_ = std::make_unique<SimMemory>(memory, board_, recorder);
-  host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs), board_, recorder);
-  device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs), board_, recorder);
+  host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs, activities_), board_,
+                                              recorder);
+  device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs, activities_), board_,
+                                                recorder);
 }
 
 SimPlatform::~SimPlatform() = default;

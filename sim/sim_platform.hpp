@@ -8,8 +8,8 @@
 //   CostModel::gpu_optimizer_seconds for everything else (fp32, category "optimizer").
 // Host workers: N actors on the CPU host; every work is an execution of
 //   CostModel::cpu_worker_seconds on cpu.threads_per_worker cores (category "refresh").
-// Timeline tracks: "gpu<u> stream", "cpu<u> worker <k>", "link <name>", "disk nvme<u>";
-// counters "gpu<u> resident <tier> bytes".
+// Activity tracks (platform::ActivitySink): "gpu<u> stream", "cpu<u> worker <k>", "link <name>",
+// "disk nvme<u>"; counters "gpu<u> resident <tier> bytes".
 #include <memory>
 
 #include "core/platform/platform.hpp"
@@ -35,6 +35,8 @@ class SimPlatform final : public platform::Platform {
   platform::Executor& device_stream() override { return *device_; }
   platform::Executor& host_workers() override { return *host_; }
   platform::Memory& memory() override { return *memory_; }
+  platform::ActivitySink* activities() override { return activities_; }
+  platform::TimeSource time_source() const noexcept override { return platform::TimeSource::simulated; }
 
   int unit() const noexcept { return unit_; }
   void start_services();  // spawns the executors' actors (Simulation::run does, once)
@@ -44,6 +46,7 @@ class SimPlatform final : public platform::Platform {
   SimClock clock_;
   SimSyncFactory sync_;
   platform::CompletionBoard board_;  // before the executors and memory: their Pendings point into it
+  platform::ActivitySink* activities_;  // not owned
   std::unique_ptr<SimMemory> memory_;
   std::unique_ptr<ActorPoolExecutor> host_;
   std::unique_ptr<ActorPoolExecutor> device_;

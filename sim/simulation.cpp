@@ -72,7 +72,7 @@ struct Simulation::Impl {
   std::vector<bool> finished;
 
   explicit Impl(SimulationOptions o)
-      : options(std::move(o)), costs(options.profile, options.gemm_precision), recorder(options.record_timeline) {}
+      : options(std::move(o)), costs(options.profile, options.gemm_precision) {}
 
   void unit_main(int unit, const UnitMain& main) {
     try {
@@ -135,7 +135,6 @@ void Simulation::run(const UnitMain& main_per_unit) {
 }
 
 double Simulation::now() const { return sg4::Engine::get_clock(); }
-const traces::Timeline& Simulation::timeline() const noexcept { return impl_->recorder.timeline(); }
 ActivityCounts Simulation::activity_counts() const noexcept { return impl_->recorder.counts(); }
 const SimulationOptions& Simulation::options() const noexcept { return impl_->options; }
 const hw::CostModel& Simulation::cost_model() const noexcept { return impl_->costs; }

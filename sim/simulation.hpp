@@ -4,7 +4,7 @@
 //
 //   Simulation sim(options);
 //   sim.run([](int unit, platform::Platform& p) { ... the rank's main ... });
-//   sim.now(); sim.timeline(); sim.activity_counts();
+//   sim.now(); sim.activity_counts();
 //
 // One simulation per process. SimGrid's engine is a process-wide singleton; SimGrid 3.32 lets a
 // program delete it and create another, but the second engine inherits the first one's
@@ -23,7 +23,6 @@
 #include "hwmodels/cost_model.hpp"
 #include "sim/recorder.hpp"
 #include "sim/simulation_options.hpp"
-#include "traces/timeline.hpp"
 
 namespace asteria::sim {
 
@@ -50,7 +49,6 @@ class Simulation {
   void run(const UnitMain& main_per_unit);
 
   double now() const;  // simulated seconds since the start
-  const traces::Timeline& timeline() const noexcept;
   ActivityCounts activity_counts() const noexcept;
   const SimulationOptions& options() const noexcept;
   const hw::CostModel& cost_model() const noexcept;

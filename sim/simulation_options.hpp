@@ -5,15 +5,12 @@
 #include <cstddef>
 #include <optional>
 
+#include "core/platform/execution.hpp"
 #include "hwmodels/cost_model.hpp"
 #include "hwmodels/profile.hpp"
+#include "sim/recorder.hpp"
 
 namespace asteria::sim {
-
-enum class DataMode {
-  data_true,  // work bodies run and regions hold bytes; time still comes from the model
-  data_free,  // bodies are skipped, regions are sizes only (host_address is null, copies move nothing)
-};
 
 // Budgets of one unit's tiers, in bytes. `unified`, when non-zero, also bounds device + host
 // together (GB10-style memory that the GPU and the CPU allocate from one pool).
@@ -40,10 +37,13 @@ struct SimulationOptions {
   // node.nodes is not used.
   int units = 1;
   int host_workers_per_unit = 0;  // 0: default_host_workers(profile)
-  DataMode data = DataMode::data_true;
+  // values or refresh (data-true): work bodies run and regions hold bytes; shapes (data-free):
+  // bodies are skipped and regions are sizes only (host_address is null, copies move nothing).
+  // Time comes from the model either way.
+  platform::Numerics numerics = platform::Numerics::values;
   std::optional<TierBudgets> budgets;  // per unit; empty: budgets_from(profile)
   hw::Precision gemm_precision = hw::Precision::bf16;  // the training step's GEMM peak
-  bool record_timeline = true;
+  SinkForUnit activities;  // where each unit's activities are recorded (empty: nowhere)
 };
 
 // Throws asteria::InputError (naming the profile, the field and what was expected) for options

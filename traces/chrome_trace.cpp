@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 #include "core/io/atomic_file.hpp"
 #include "traces/track_lanes.hpp"
 
@@ -86,8 +88,39 @@ struct TimedEvent {
   std::size_t index = 0;  // into the TimedSlice list or timeline.counters()
 };
 
-nlohmann::json metadata(const char* name, int pid, int tid, nlohmann::json args) {
-  return {{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+// Appends JSON text; strings escaped as RFC 8259 asks.
+void put_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+}
+
+void put_metadata(std::string& out, const char* name, int pid, int tid, const char* key, std::string_view value,
+                  bool value_is_text) {
+  out += "{\"ph\":\"M\",\"name\":";
+  put_string(out, name);
+  out += ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"args\":{";
+  put_string(out, key);
+  out += ':';
+  if (value_is_text) put_string(out, value);
+  else out += value;
+  out += "}},\n";
 }
 
 void check_options(const ChromeTraceOptions& options) {
@@ -159,7 +192,7 @@ std::string default_track_group(std::string_view track) {
   return std::string(track.substr(0, track.find(' ')));
 }
 
-nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOptions& options) {
+std::string chrome_trace_text(const Timeline& timeline, const ChromeTraceOptions& options) {
   check_options(options);
   std::vector<TimedSlice> slices = convert_slices(timeline, options.source);
   const std::vector<TrackPlan> tracks = plan_tracks(timeline, slices, options);
@@ -184,18 +217,28 @@ nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOpti
   for (const TrackPlan& track : tracks) {
     if (groups.empty() || groups.back() != track.group) groups.push_back(track.group);
   }
+  for (const std::string& group : groups)
+    if (group == options.counters_process && !timeline.counters().empty())
+      throw InputError(options.source, "counters_process",
+                       "expected a name no track group uses, found \"" + options.counters_process + "\"");
   const int counters_pid = timeline.counters().empty() ? 0 : static_cast<int>(groups.size()) + 1;
   int next_tid = static_cast<int>(groups.size()) + 2;
 
-  nlohmann::json events = nlohmann::json::array();
+  std::string out = "{\"displayTimeUnit\":";
+  put_string(out, options.display_time_unit);
+  if (options.other_data.is_object() && !options.other_data.empty())
+    out += ",\"otherData\":" + options.other_data.dump();
+  out += ",\"traceEvents\":[\n";
+  out.reserve(out.size() + 160 * (slices.size() + counter_ns.size()));
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const int pid = static_cast<int>(g) + 1;
-    events.push_back(metadata("process_name", pid, pid, {{"name", groups[g]}}));
-    events.push_back(metadata("process_sort_index", pid, pid, {{"sort_index", pid}}));
+    put_metadata(out, "process_name", pid, pid, "name", groups[g], true);
+    put_metadata(out, "process_sort_index", pid, pid, "sort_index", std::to_string(pid), false);
   }
   if (counters_pid != 0) {
-    events.push_back(metadata("process_name", counters_pid, counters_pid, {{"name", options.counters_process}}));
-    events.push_back(metadata("process_sort_index", counters_pid, counters_pid, {{"sort_index", counters_pid}}));
+    put_metadata(out, "process_name", counters_pid, counters_pid, "name", options.counters_process, true);
+    put_metadata(out, "process_sort_index", counters_pid, counters_pid, "sort_index", std::to_string(counters_pid),
+                 false);
   }
   int thread_order = 0;
   std::size_t group_index = 0;
@@ -205,8 +248,8 @@ nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOpti
     const int first_tid = next_tid;
     for (std::size_t lane = 0; lane < track.lane_count; ++lane) {
       const int tid = next_tid++;
-      events.push_back(metadata("thread_name", pid, tid, {{"name", lane_name(track.name, lane)}}));
-      events.push_back(metadata("thread_sort_index", pid, tid, {{"sort_index", ++thread_order}}));
+      put_metadata(out, "thread_name", pid, tid, "name", lane_name(track.name, lane), true);
+      put_metadata(out, "thread_sort_index", pid, tid, "sort_index", std::to_string(++thread_order), false);
     }
     for (std::size_t k = 0; k < track.slices.size(); ++k) {
       TimedSlice& slice = slices[track.slices[k]];
@@ -233,32 +276,47 @@ nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOpti
     if (event.is_slice) {
       const TimedSlice& slice = slices[event.index];
       const Slice& source = timeline.slices()[slice.index];
-      events.push_back({{"ph", "X"},
-                        {"name", source.name},
-                        {"cat", source.category},
-                        {"pid", slice.pid},
-                        {"tid", slice.tid},
-                        {"ts", to_microseconds(event.ts_ns)},
-                        {"dur", to_microseconds(event.dur_ns)}});
+      out += "{\"ph\":\"X\",\"name\":";
+      put_string(out, source.name);
+      out += ",\"cat\":";
+      put_string(out, source.category);
+      out += ",\"pid\":" + std::to_string(slice.pid) + ",\"tid\":" + std::to_string(slice.tid) +
+             ",\"ts\":" + exact_number(to_microseconds(event.ts_ns)) +
+             ",\"dur\":" + exact_number(to_microseconds(event.dur_ns));
+      if (!source.args.empty()) {
+        out += ",\"args\":{";
+        for (std::size_t a = 0; a < source.args.size(); ++a) {
+          if (a) out += ',';
+          put_string(out, source.args[a].first);
+          out += ':' + source.args[a].second;
+        }
+        out += '}';
+      }
+      out += "},\n";
     } else {
       const CounterSample& sample = timeline.counters()[event.index];
-      events.push_back({{"ph", "C"},
-                        {"name", sample.counter},
-                        {"pid", counters_pid},
-                        {"tid", counters_pid},
-                        {"ts", to_microseconds(event.ts_ns)},
-                        {"args", {{"value", sample.value}}}});
+      out += "{\"ph\":\"C\",\"name\":";
+      put_string(out, sample.counter);
+      out += ",\"pid\":" + std::to_string(counters_pid) + ",\"tid\":" + std::to_string(counters_pid) +
+             ",\"ts\":" + exact_number(to_microseconds(event.ts_ns)) +
+             ",\"args\":{\"value\":" + exact_number(sample.value) + "}},\n";
     }
   }
+  if (out.size() >= 2 && out[out.size() - 2] == ',') out.erase(out.size() - 2, 1);  // no trailing comma
+  out += "]}\n";
+  return out;
+}
 
-  nlohmann::json document = {{"traceEvents", std::move(events)}, {"displayTimeUnit", options.display_time_unit}};
-  if (options.other_data.is_object() && !options.other_data.empty()) document["otherData"] = options.other_data;
-  return document;
+nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOptions& options) {
+  return nlohmann::json::parse(chrome_trace_text(timeline, options));
 }
 
 void write_chrome_trace(const Timeline& timeline, const std::filesystem::path& out, const ChromeTraceOptions& options) {
-  const std::string text = chrome_trace_json(timeline, options).dump() + "\n";
-  io::write_file_atomically(out, text);
+  io::write_file_atomically(out, chrome_trace_text(timeline, options));
+}
+
+void write_chrome_trace(const NativeTrace& trace, const std::filesystem::path& out, const ChromeTraceOptions& options) {
+  write_chrome_trace(chrome_timeline(trace), out, options);
 }
 
 }  // namespace asteria::traces

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/native_trace.hpp"
 #include "traces/timeline.hpp"
 
 namespace asteria::traces {
@@ -39,15 +40,27 @@ struct ChromeTraceOptions {
 // The part of `track` before its first space, or the whole name when it has none.
 std::string default_track_group(std::string_view track);
 
-// Builds the trace document. Throws InputError (source = options.source) on a slice with an
+// The trace document as text, written event by event (a large trace never exists as a JSON tree
+// in memory). Throws InputError (source = options.source) on a slice with an
 // empty track, a non-finite time, end before start or a time beyond ±9.2e9 s; on a counter
 // sample with an empty name or a non-finite time or value; on a bad display_time_unit; and when
 // group_of returns an empty name or the counters process name is taken by a track group.
+std::string chrome_trace_text(const Timeline& timeline, const ChromeTraceOptions& options = {});
+// The same document parsed (for tests and small traces).
 nlohmann::json chrome_trace_json(const Timeline& timeline, const ChromeTraceOptions& options = {});
+
+// A native trace as a timeline: one slice per record on its resource's track, named by its label,
+// with category compute (forward, backward), optimizer (accumulate, publish, update, launch),
+// refresh (refresh_job), bookkeeping (prefetch, acquire, release, refresh on the issuing thread:
+// their length is the wait), transfer, io, network (reduce), step (a whole step, enclosing its
+// issuing thread's ops), other; args step, op, block, layer, bytes, flops where they apply.
+// Counter records become counter samples.
+Timeline chrome_timeline(const NativeTrace& trace);
 
 // Writes chrome_trace_json(...) to `out` atomically (temporary file + rename): a reader never
 // sees a half-written trace. Throws InputError naming the file when it cannot be written.
 void write_chrome_trace(const Timeline& timeline, const std::filesystem::path& out,
                         const ChromeTraceOptions& options = {});
+void write_chrome_trace(const NativeTrace& trace, const std::filesystem::path& out, const ChromeTraceOptions& options = {});
 
 }  // namespace asteria::traces

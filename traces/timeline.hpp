@@ -5,6 +5,7 @@
 // backend, simulated time in the simulator). Not thread-safe: a backend with threads records
 // into its own structures and converts once the run is over.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace asteria::traces {
@@ -15,6 +16,8 @@ struct Slice {
   std::string category;  // "compute", "optimizer", "refresh", "transfer", "io", "wait"
   double start_s = 0.0;
   double end_s = 0.0;
+  // Shown with the slice ("step": "12", "block": "\"layer3.w block 2\""): each value is JSON text.
+  std::vector<std::pair<std::string, std::string>> args;
 };
 
 struct CounterSample {

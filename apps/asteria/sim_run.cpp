@@ -1,15 +1,16 @@
 // asteria sim: builds the workload, the simulated platform and one step driver per unit, runs
 // them, and keeps unit 0's per-step records (every unit runs the same single-GPU step).
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <limits>
 #include <ostream>
 
+#include "apps/asteria/progress.hpp"
+#include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
-#include "core/runtime/driver/modelled_block.hpp"
+#include "core/common/number_text.hpp"
 #include "core/runtime/driver/step_driver.hpp"
+#include "core/runtime/driver/warmup.hpp"
 #include "core/workload/optimizer_blocks.hpp"
 #include "core/workload/runtime_stack.hpp"
 #include "hwmodels/profile_loader.hpp"
@@ -22,17 +23,6 @@ using platform::Tier;
 using WallClock = std::chrono::steady_clock;
 
 constexpr std::size_t kStateElementBytes = sizeof(float);  // optimizer state is fp32
-
-void validate(const SimSettings& s) {
-  if (s.steps < 1) throw InputError("asteria sim", "--steps", "expected an integer >= 1");
-  if (s.staleness < 0) throw InputError("asteria sim", "--staleness", "expected an integer >= 0");
-  if (s.units && *s.units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
-  if (s.nodes && *s.nodes < 1) throw InputError("asteria sim", "--nodes", "expected an integer >= 1");
-  if (s.host_workers < 0) throw InputError("asteria sim", "--host-workers", "expected an integer >= 0");
-  if (s.lookahead < 0) throw InputError("asteria sim", "--lookahead", "expected an integer >= 0");
-  if (s.warmup_steps && *s.warmup_steps < 0)
-    throw InputError("asteria sim", "--warmup-steps", "expected an integer >= 0");
-}
 
 // Subtracts what the model itself keeps on the device (weights, gradients, activations) from the
 // budgets the optimizer state may use; a model that alone exceeds the device fits nowhere.
@@ -48,43 +38,11 @@ std::optional<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& bud
   return std::nullopt;
 }
 
-// Progress on stderr once the run has taken more than a second of wall time.
-class Progress {
- public:
-  Progress(std::ostream& out, bool enabled, int total) : out_(out), enabled_(enabled), total_(total) {}
-  ~Progress() {
-    if (shown_) out_ << '\n' << std::flush;
-  }
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
-  void step(int done, double simulated_s) {
-    if (!enabled_) return;
-    const double wall = std::chrono::duration<double>(WallClock::now() - start_).count();
-    if (wall < 1.0 && done < total_) return;
-    if (wall < 1.0 && !shown_) return;
-    const int width = 30;
-    const int filled = total_ > 0 ? done * width / total_ : width;
-    char line[160];
-    std::snprintf(line, sizeof line, "\rsim [%-*s] step %d/%d, simulated %.3f s, wall %.1f s", width,
-                  std::string(static_cast<std::size_t>(filled), '#').c_str(), done, total_, simulated_s, wall);
-    out_ << line << std::flush;
-    shown_ = true;
-  }
-
- private:
-  std::ostream& out_;
-  bool enabled_;
-  int total_;
-  WallClock::time_point start_ = WallClock::now();
-  bool shown_ = false;
-};
-
 }  // namespace
 
 UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes, int units_per_node,
                              const std::string& hw_name) {
-  if (units_per_node < 1)
-    throw InputError(hw_name, "node.units_per_node", "expected an integer >= 1");
+  if (units_per_node < 1) throw InputError(hw_name, "node.units_per_node", "expected an integer >= 1");
   if (units && *units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
   if (nodes && *nodes < 1) throw InputError("asteria sim", "--nodes", "expected an integer >= 1");
   if (!nodes) {
@@ -108,41 +66,41 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
   return {*units, *nodes};
 }
 
-std::string_view to_string(SimDataMode mode) noexcept {
-  return mode == SimDataMode::data_free ? "data-free" : "data-true";
-}
-
-SimOutcome run_sim(const SimSettings& settings, std::ostream& progress_out) {
-  validate(settings);
+RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
+  const RunSpec& spec = settings.spec;
+  validate(spec);
   const auto wall_start = WallClock::now();
-  SimOutcome out;
-  out.settings = settings;
+  RunReport out;
+  out.spec = spec;
 
-  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(settings.hw));
-  const workload::ModelConfig config = workload::find_model_config(settings.model);
+  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
+  const workload::ModelConfig config = workload::find_model_config(*spec.model);
   const workload::WorkloadModel wl = workload::build_workload(config);
-  out.hw_name = profile.name;
-  out.model_name = config.name;
+  out.hw = profile.name;
+  out.model = config.name;
   const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
   out.units = count.units;
   out.nodes = count.nodes;
   out.parameters = static_cast<std::size_t>(wl.totals.parameters);
-  optim::validate(settings.hp, "asteria sim");
-  const auto blocks = workload::optimizer_blocks(wl, settings.optimizer, settings.hp, kStateElementBytes);
+  const auto blocks = workload::optimizer_blocks(wl, spec.optimizer, spec.hp, kStateElementBytes);
   const workload::OptimizerTotals totals = workload::summarize(blocks);
   out.blocks = totals.blocks;
   out.state_bytes = totals.state_bytes;
-  out.model_device_bytes = static_cast<std::size_t>(wl.totals.parameter_bytes + wl.totals.gradient_bytes +
-                                                    wl.totals.activation_bytes);
+  const auto model_device_bytes = static_cast<std::size_t>(wl.totals.parameter_bytes + wl.totals.gradient_bytes +
+                                                           wl.totals.activation_bytes);
+  out.host_workers = spec.host_workers > 0 ? spec.host_workers : sim::default_host_workers(profile);
+  out.platform = "SimGrid model of " + std::to_string(out.units) + " x " + profile.name + " (" +
+                 std::to_string(out.nodes) + (out.nodes == 1 ? " node" : " nodes") + "), " +
+                 std::to_string(out.host_workers) + " host worker(s) per unit";
+  out.extra.emplace_back("model_device_bytes", model_device_bytes);
 
   sim::SimulationOptions options;
   options.profile = profile;
   options.units = out.units;
-  options.host_workers_per_unit = settings.host_workers;
-  options.data = settings.mode == SimDataMode::data_free ? sim::DataMode::data_free : sim::DataMode::data_true;
-  options.record_timeline = settings.trace;
+  options.host_workers_per_unit = spec.host_workers;
+  options.numerics = spec.numerics;
   sim::TierBudgets budgets = sim::budgets_from(profile);
-  if (const auto short_of = reserve_model_memory(budgets, out.model_device_bytes)) {
+  if (const auto short_of = reserve_model_memory(budgets, model_device_bytes)) {
     out.fits = false;
     out.shortfall = {*short_of};
     out.fit_message = "the model's weights, gradients and activations alone exceed the device memory";
@@ -153,43 +111,47 @@ SimOutcome run_sim(const SimSettings& settings, std::ostream& progress_out) {
   options.budgets = budgets;
   out.capacity_bytes = {budgets.device, budgets.host, budgets.nvme};
 
-  const runtime::SyntheticModelSpec stack = workload::runtime_stack(wl, runtime::GradientSpec{settings.seed});
-  const int warmup = settings.warmup_steps.value_or(
-      static_cast<int>(runtime::first_publication_step(settings.optimizer, settings.hp, settings.staleness)));
-  const int total_steps = warmup + settings.steps;
+  const runtime::SyntheticModelSpec stack = workload::runtime_stack(wl, runtime::GradientSpec{spec.seed});
+  const int warmup = spec.warmup_steps.value_or(
+      static_cast<int>(runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness)));
+  out.warmup_steps = warmup;
+  const int total_steps = warmup + spec.steps;
 
+  TraceSession trace(spec, out.units, warmup + 1, total_steps);
+  options.activities = [&trace](int unit) { return trace.sink(unit); };
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
   runtime::DriverOptions driver_options;
-  driver_options.mode = settings.mode == SimDataMode::data_free ? runtime::NumericsMode::shapes
-                                                                : runtime::NumericsMode::full;
+  driver_options.numerics = spec.numerics;
   driver_options.warmup_steps = warmup;
-  driver_options.store.policy = settings.placement;
-  driver_options.store.lookahead = settings.lookahead;
-  driver_options.service.staleness = settings.staleness;
-  driver_options.service.policy = runtime::PublishPolicy::deterministic;
+  driver_options.store.policy = spec.placement;
+  driver_options.store.lookahead = spec.lookahead;
+  driver_options.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
   driver_options.device_seconds = [&costs](const platform::Cost& cost) {
     return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
   };
-  driver_options.shapes = workload::shape_model(kStateElementBytes);
 
   std::optional<runtime::PlacementError> placement_error;
-  Progress progress(progress_out, settings.progress, total_steps);
+  std::int64_t failures = 0;
+  Progress progress(progress_out, "sim", spec.progress, total_steps);
   simulation.run([&](int unit, platform::Platform& platform) {
-    runtime::SyntheticModel<float> model(stack, settings.mode == SimDataMode::data_free ? runtime::ModelData::shapes
-                                                                                       : runtime::ModelData::values);
+    runtime::SyntheticModel<float> model(stack, spec.numerics);
     std::optional<runtime::StepDriver<float>> driver;
     try {
-      driver.emplace(platform, model, settings.optimizer, settings.hp, driver_options);
+      driver.emplace(platform, model, spec.optimizer, spec.hp, driver_options);
     } catch (const runtime::PlacementError& e) {
       if (unit == 0) placement_error = e;
       return;
     }
+    trace.set_plan(unit, driver->plan());
     for (int t = 1; t <= total_steps; ++t) {
-      driver->run_step();
-      if (unit == 0) progress.step(t, platform.clock().now());
+      const runtime::StepRecord r = driver->run_step();
+      if (unit == 0) progress.step(r, "simulated " + significant(platform.clock().now(), 4) + " s");
     }
-    if (unit == 0) out.records = driver->history();
+    if (unit == 0) {
+      out.records = driver->history();
+      failures = driver->service().totals().failures;
+    }
   });
 
   if (placement_error) {
@@ -198,11 +160,20 @@ SimOutcome run_sim(const SimSettings& settings, std::ostream& progress_out) {
     out.fit_message = placement_error->what();
   } else {
     out.summary = runtime::summarize(out.records);
+    out.refresh_failures = failures;
   }
-  out.simulated_seconds = simulation.now();
-  out.activities = simulation.activity_counts();
-  if (settings.trace) out.timeline = simulation.timeline();
+  const sim::ActivityCounts activities = simulation.activity_counts();
+  out.extra.emplace_back("simulated_seconds", simulation.now());
+  out.extra.emplace_back("activities", activities.total());
+  if (trace.enabled() && spec.out && out.fits)
+    out.trace = trace.write(*spec.out, {{"verb", "sim"}, {"hw", out.hw}, {"model", out.model},
+                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
+                                        {"placement", std::string(runtime::to_string(spec.placement))},
+                                        {"staleness", std::to_string(spec.staleness)},
+                                        {"units", std::to_string(out.units)}});
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
+  out.extra.emplace_back("wall_seconds_per_step",
+                         out.wall_seconds / static_cast<double>(std::max(1, total_steps)));
   return out;
 }
 

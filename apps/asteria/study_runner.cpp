@@ -35,7 +35,7 @@ std::vector<std::string> run_command(const StudyPoint& point, const RunnerOption
   std::vector<std::string> command{options.asteria};
   const std::vector<std::string> args = sim_arguments(point, options.out_dir / relative_run_dir(point));
   command.insert(command.end(), args.begin(), args.end());
-  if (!options.traces) command.emplace_back("--no-trace");
+  if (options.traces) command.emplace_back("--trace");
   return command;
 }
 

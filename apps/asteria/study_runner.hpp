@@ -15,7 +15,7 @@ struct RunnerOptions {
   std::filesystem::path out_dir;  // DIR: runs/<slug>/ per point, table.csv, table.md
   std::string asteria;            // the program run as `<asteria> sim ...`
   int jobs = 1;                   // runs at once
-  bool traces = false;            // keep each run's trace.json (otherwise --no-trace)
+  bool traces = false;            // runs record trace.json (--trace); otherwise they record none
 };
 
 // The full command line of one point's run: program, "sim", options.

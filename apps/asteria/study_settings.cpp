@@ -12,7 +12,7 @@
 namespace asteria::cli::study {
 namespace {
 
-enum class Kind { name_or_path, optimizer, placement, mode, count_or_zero, count };
+enum class Kind { name_or_path, optimizer, placement, numerics, publish, count_or_zero, count };
 
 struct SettingInfo {
   Setting setting;
@@ -28,9 +28,10 @@ constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
     {Setting::optimizer, "optimizer", "--optimizer", Kind::optimizer, ""},
     {Setting::placement, "placement", "--placement", Kind::placement, ""},
     {Setting::staleness, "staleness", "--staleness", Kind::count_or_zero, "s"},
+    {Setting::publish, "publish", "--publish", Kind::publish, ""},
     {Setting::steps, "steps", "--steps", Kind::count, "steps"},
     {Setting::warmup_steps, "warmup_steps", "--warmup-steps", Kind::count_or_zero, "warmup"},
-    {Setting::mode, "mode", "--mode", Kind::mode, ""},
+    {Setting::numerics, "numerics", "--numerics", Kind::numerics, ""},
     {Setting::precondition_frequency, "precondition_frequency", "--precondition-frequency", Kind::count, "freq"},
     {Setting::max_precond_dim, "max_precond_dim", "--max-precond-dim", Kind::count, "dim"},
     {Setting::units, "units", "--units", Kind::count, "units"},
@@ -120,9 +121,12 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
       } catch (const InputError&) {
         throw InputError(context.source, field, "expected one of device, host, tiered, nvme; found '" + text + "'" + where);
       }
-    case Kind::mode:
-      if (text == "data-free" || text == "data-true") return text;
-      throw InputError(context.source, field, "expected data-free or data-true, found '" + text + "'" + where);
+    case Kind::numerics:
+      if (text == "shapes" || text == "values") return text;
+      throw InputError(context.source, field, "expected shapes or values, found '" + text + "'" + where);
+    case Kind::publish:
+      if (text == "deterministic" || text == "opportunistic") return text;
+      throw InputError(context.source, field, "expected deterministic or opportunistic, found '" + text + "'" + where);
     case Kind::count_or_zero: return whole_number(text, 0, context.source, field, where);
     case Kind::count: return whole_number(text, 1, context.source, field, where);
   }
@@ -130,6 +134,8 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
 }
 
 std::string slug_part(Setting setting, const std::string& value) {
+  // Deterministic publishing is the usual case: only its alternative is spelled out.
+  if (info(setting).kind == Kind::publish && value == "deterministic") return {};
   std::string part = value;
   if (info(setting).kind == Kind::name_or_path && looks_like_path(value))
     part = std::filesystem::path(value).stem().string();

@@ -25,8 +25,9 @@ std::string line_suffix(const YAML::Node& node);
 // integers without signs or leading zeros, absolute paths). Throws InputError otherwise.
 std::string parse_setting_value(const YAML::Node& node, Setting setting, const ValueContext& context);
 
-// The piece of a run's slug that shows `value` ("s3", "freq10", a path's stem), with every
-// character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator.
+// The piece of a run's slug that shows `value` ("s3", "freq10", "opportunistic", a path's stem),
+// with every character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator;
+// empty for a value the slug leaves out (publish: deterministic).
 std::string slug_part(Setting setting, const std::string& value);
 
 }  // namespace asteria::cli::study

@@ -13,10 +13,18 @@ namespace asteria::cli::study {
 namespace {
 
 using Values = std::array<std::optional<std::string>, kSettingCount>;
+using Origins = std::array<ValueOrigin, kSettingCount>;
 
 struct Axis {
   Setting setting;
   std::vector<std::string> values;
+  std::vector<ValueOrigin> origins;  // one per value
+};
+
+// Every default given, and where.
+struct Defaults {
+  Values values;
+  Origins origins;
 };
 
 constexpr std::array<std::string_view, 4> kTopKeys = {"name", "description", "defaults", "grid"};
@@ -29,6 +37,11 @@ std::string found_kind(const YAML::Node& node) {
 }
 
 std::string key_text(const YAML::Node& key) { return key.IsScalar() ? key.Scalar() : std::string("?"); }
+
+ValueOrigin origin_of(const YAML::Node& node, std::string field) {
+  const int line = node.Mark().line;
+  return {std::move(field), line >= 0 ? line + 1 : 0};
+}
 
 // A run's directory name must not escape the results directory: letters, digits, '.', '-', '_'.
 bool safe_name(const std::string& name) {
@@ -43,13 +56,17 @@ Setting known_setting(const YAML::Node& key, const std::string& source, const st
   const std::string name = key_text(key);
   const std::optional<Setting> setting = setting_named(name);
   const std::string field = parent.empty() ? name : parent + "." + name;
+  if (name == "mode")
+    throw InputError(source, field,
+                     "renamed: use numerics: shapes|values instead (data-free is shapes, data-true is values)" +
+                         line_suffix(key));
   if (!setting)
     throw InputError(source, field, "unknown setting; expected one of " + known_settings_list() + line_suffix(key));
   return *setting;
 }
 
-Values parse_defaults(const YAML::Node& node, const std::string& source, const std::filesystem::path& base_dir) {
-  Values defaults;
+Defaults parse_defaults(const YAML::Node& node, const std::string& source, const std::filesystem::path& base_dir) {
+  Defaults defaults;
   if (!node.IsMap())
     throw InputError(source, "defaults", "expected a mapping of setting: value, found " + found_kind(node) +
                                              line_suffix(node));
@@ -59,7 +76,9 @@ Values parse_defaults(const YAML::Node& node, const std::string& source, const s
     if (entry.second.IsSequence())
       throw InputError(source, field, "expected a single value (lists of values go under grid)" +
                                           line_suffix(entry.second));
-    defaults[static_cast<std::size_t>(setting)] = parse_setting_value(entry.second, setting, {source, field, base_dir});
+    const auto i = static_cast<std::size_t>(setting);
+    defaults.values[i] = parse_setting_value(entry.second, setting, {source, field, base_dir});
+    defaults.origins[i] = origin_of(entry.second, field);
   }
   return defaults;
 }
@@ -76,7 +95,7 @@ std::vector<Axis> parse_subgrid(const YAML::Node& node, const std::string& field
     const bool repeated =
         std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
     if (repeated) throw InputError(source, axis_field, "given twice in one sub-grid" + line_suffix(entry.first));
-    Axis axis{setting, {}};
+    Axis axis{setting, {}, {}};
     const YAML::Node& list = entry.second;
     if (list.IsSequence()) {
       if (list.size() == 0)
@@ -84,37 +103,45 @@ std::vector<Axis> parse_subgrid(const YAML::Node& node, const std::string& field
       for (std::size_t i = 0; i < list.size(); ++i) {
         const std::string item_field = axis_field + "[" + std::to_string(i) + "]";
         axis.values.push_back(parse_setting_value(list[i], setting, {source, item_field, base_dir}));
+        axis.origins.push_back(origin_of(list[i], item_field));
       }
     } else {
       // A single value is a one-point axis.
       axis.values.push_back(parse_setting_value(list, setting, {source, axis_field, base_dir}));
+      axis.origins.push_back(origin_of(list, axis_field));
     }
     axes.push_back(std::move(axis));
   }
   return axes;
 }
 
-void require_core_settings(const std::vector<Axis>& axes, const Values& defaults, const YAML::Node& node,
+void require_core_settings(const std::vector<Axis>& axes, const Defaults& defaults, const YAML::Node& node,
                            const std::string& field, const std::string& source) {
   for (std::size_t i = 0; i < kCoreSettingCount; ++i) {
     const auto setting = static_cast<Setting>(i);
     const bool on_axis = std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
-    if (!on_axis && !defaults[i])
+    if (!on_axis && !defaults.values[i])
       throw InputError(source, field,
                        "missing axis '" + std::string(key_of(setting)) +
                            "' (give it in this sub-grid or under defaults)" + line_suffix(node));
   }
 }
 
-// The cartesian product of `axes` over `defaults`: the first axis varies slowest.
-void expand(const std::vector<Axis>& axes, const Values& defaults, std::vector<Values>& out) {
+// The cartesian product of `axes` over `defaults`: the first axis varies slowest. The points
+// are not named yet.
+void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector<StudyPoint>& out) {
   std::vector<std::size_t> index(axes.size(), 0);
   while (true) {
-    Values point = defaults;
-    for (std::size_t a = 0; a < axes.size(); ++a)
-      point[static_cast<std::size_t>(axes[a].setting)] = axes[a].values[index[a]];
+    StudyPoint point{defaults.values, {}, defaults.origins};
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      const auto s = static_cast<std::size_t>(axes[a].setting);
+      point.values[s] = axes[a].values[index[a]];
+      point.origins[s] = axes[a].origins[index[a]];
+    }
     // A point reached by two sub-grids runs once, at its first place.
-    if (std::find(out.begin(), out.end(), point) == out.end()) out.push_back(std::move(point));
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](const StudyPoint& p) { return p.values == point.values; });
+    if (!seen) out.push_back(std::move(point));
     std::size_t a = axes.size();
     while (a > 0) {
       --a;
@@ -131,18 +158,20 @@ std::string slug_of(const Values& values, const std::vector<Setting>& extra_axes
   auto add = [&](Setting s) {
     const auto& value = values[static_cast<std::size_t>(s)];
     if (!value) return;
+    const std::string part = slug_part(s, *value);
+    if (part.empty()) return;
     if (!slug.empty()) slug += '_';
-    slug += slug_part(s, *value);
+    slug += part;
   };
   for (std::size_t i = 0; i < kCoreSettingCount; ++i) add(static_cast<Setting>(i));
   for (Setting s : extra_axes) add(s);
   return slug;
 }
 
-void name_points(StudySpec& spec, std::vector<Values> points) {
+void name_points(StudySpec& spec, std::vector<StudyPoint> points) {
   std::set<std::string> used;
-  for (Values& values : points) {
-    const std::string base = slug_of(values, spec.extra_axes);
+  for (StudyPoint& point : points) {
+    const std::string base = slug_of(point.values, spec.extra_axes);
     // Different paths with one file stem would share a slug: number the later ones.
     std::string slug = base;
     for (int n = 2; used.count(slug) != 0; ++n) {
@@ -151,7 +180,8 @@ void name_points(StudySpec& spec, std::vector<Values> points) {
       slug += std::to_string(n);
     }
     used.insert(slug);
-    spec.points.push_back(StudyPoint{std::move(values), std::move(slug)});
+    point.slug = std::move(slug);
+    spec.points.push_back(std::move(point));
   }
 }
 
@@ -189,7 +219,7 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
                          spec.name + "'" + line_suffix(const_root["name"]));
   spec.description = optional_text(const_root, "description", source);
 
-  Values defaults;
+  Defaults defaults;
   if (const YAML::Node node = const_root["defaults"]; node.IsDefined() && !node.IsNull())
     defaults = parse_defaults(node, source, base_dir);
 
@@ -198,7 +228,7 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
   if (!grid.IsSequence() || grid.size() == 0)
     throw InputError(source, "grid", "expected a non-empty list of sub-grids, found " + found_kind(grid) +
                                          line_suffix(grid));
-  std::vector<Values> points;
+  std::vector<StudyPoint> points;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     const std::string field = "grid[" + std::to_string(g) + "]";
     const std::vector<Axis> axes = parse_subgrid(grid[g], field, source, base_dir);

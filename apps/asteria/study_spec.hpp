@@ -19,15 +19,16 @@ enum class Setting : std::size_t {
   optimizer,
   placement,
   staleness,
+  publish,
   steps,
   warmup_steps,
-  mode,
+  numerics,
   precondition_frequency,
   max_precond_dim,
   units,
   nodes,
 };
-inline constexpr std::size_t kSettingCount = 12;
+inline constexpr std::size_t kSettingCount = 13;
 
 // The first five are required for every run (from its sub-grid or the defaults).
 inline constexpr std::size_t kCoreSettingCount = 5;
@@ -36,11 +37,19 @@ std::string_view key_of(Setting setting) noexcept;     // "warmup_steps" (the YA
 std::string_view option_of(Setting setting) noexcept;  // "--warmup-steps" (the sim option)
 std::optional<Setting> setting_named(std::string_view key) noexcept;
 
+// Where in the study file a value was written, so that a problem found later (a profile that
+// does not load) can point at it.
+struct ValueOrigin {
+  std::string field;  // "grid[0].hw[1]", "defaults.steps"
+  int line = 0;       // 1-based; 0 when unknown
+};
+
 // One run of the study. Values are normalized text: "kl-shampoo", "3", an absolute path for a
 // hw/model given as a path.
 struct StudyPoint {
   std::array<std::optional<std::string>, kSettingCount> values;
   std::string slug;  // unique within the study; the run's directory name and its `config` label
+  std::array<ValueOrigin, kSettingCount> origins;  // of each given value (where the point first appears)
 
   const std::optional<std::string>& operator[](Setting s) const { return values[static_cast<std::size_t>(s)]; }
   std::optional<std::string>& operator[](Setting s) { return values[static_cast<std::size_t>(s)]; }
@@ -49,6 +58,7 @@ struct StudyPoint {
   const std::string& optimizer() const { return *(*this)[Setting::optimizer]; }
   const std::string& placement() const { return *(*this)[Setting::placement]; }
   int staleness() const { return std::stoi(*(*this)[Setting::staleness]); }
+  const ValueOrigin& origin(Setting s) const { return origins[static_cast<std::size_t>(s)]; }
 };
 
 struct StudySpec {
@@ -68,7 +78,8 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
 // Reads `file` and parses it; relative paths inside resolve against the file's directory.
 StudySpec load_study(const std::filesystem::path& file);
 
-// The `asteria sim` arguments (without the program name) of one point, writing to `run_dir`.
+// The `asteria sim` arguments (without the program name) of one point, writing to `run_dir`;
+// no trace option (the runner adds --trace when traces are kept).
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir);
 
 }  // namespace asteria::cli::study

@@ -1,8 +1,13 @@
-// The study table: one row per run, as CSV (SI units) and Markdown (ms, GiB).
+// The study table: one row per run, as CSV (every column, SI units) and Markdown (the essential
+// columns, seconds and GiB to 3 significant figures).
 #include "apps/asteria/study_table.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace asteria::cli::study {
 namespace {
@@ -11,23 +16,40 @@ enum class Unit { seconds, ratio, count, bytes };
 
 struct MetricColumn {
   Metric metric;
-  std::string_view markdown_header;
   Unit unit;
 };
 
 constexpr std::array<MetricColumn, kMetricCount> kMetricColumns = {{
-    {Metric::p50_step_s, "p50 step (ms)", Unit::seconds},
-    {Metric::p99_step_s, "p99 step (ms)", Unit::seconds},
+    {Metric::p50_step_s, Unit::seconds},
+    {Metric::p99_step_s, Unit::seconds},
+    {Metric::p99_over_p50, Unit::ratio},
+    {Metric::mean_step_s, Unit::seconds},
+    {Metric::compute_s, Unit::seconds},
+    {Metric::visible_optimizer_s, Unit::seconds},
+    {Metric::refresh_wait_s, Unit::seconds},
+    {Metric::state_move_wait_s, Unit::seconds},
+    {Metric::max_staleness, Unit::count},
+    {Metric::peak_device_bytes, Unit::bytes},
+    {Metric::peak_host_bytes, Unit::bytes},
+    {Metric::peak_nvme_bytes, Unit::bytes},
+}};
+
+// The metrics table.md shows, after config and fits, with their headers.
+struct MarkdownColumn {
+  Metric metric;
+  std::string_view header;
+  Unit unit;
+};
+
+constexpr std::array<MarkdownColumn, 8> kMarkdownColumns = {{
+    {Metric::p50_step_s, "p50 step (s)", Unit::seconds},
+    {Metric::p99_step_s, "p99 step (s)", Unit::seconds},
     {Metric::p99_over_p50, "p99/p50", Unit::ratio},
-    {Metric::mean_step_s, "mean step (ms)", Unit::seconds},
-    {Metric::compute_s, "compute (ms)", Unit::seconds},
-    {Metric::visible_optimizer_s, "visible optimizer (ms)", Unit::seconds},
-    {Metric::refresh_wait_s, "refresh wait (ms)", Unit::seconds},
-    {Metric::state_move_wait_s, "state-move wait (ms)", Unit::seconds},
-    {Metric::max_staleness, "max staleness", Unit::count},
+    {Metric::compute_s, "compute (s)", Unit::seconds},
+    {Metric::visible_optimizer_s, "visible optimizer (s)", Unit::seconds},
+    {Metric::refresh_wait_s, "refresh wait (s)", Unit::seconds},
+    {Metric::state_move_wait_s, "state-move wait (s)", Unit::seconds},
     {Metric::peak_device_bytes, "peak device (GiB)", Unit::bytes},
-    {Metric::peak_host_bytes, "peak host (GiB)", Unit::bytes},
-    {Metric::peak_nvme_bytes, "peak NVMe (GiB)", Unit::bytes},
 }};
 
 constexpr double kGiB = 1073741824.0;
@@ -42,15 +64,9 @@ std::string csv_number(double value, Unit unit) {
   return std::string(buffer, result.ptr);
 }
 
-std::string human_number(double value, Unit unit) {
-  char buffer[64];
-  switch (unit) {
-    case Unit::seconds: std::snprintf(buffer, sizeof buffer, "%.3f", value * 1e3); break;
-    case Unit::ratio: std::snprintf(buffer, sizeof buffer, "%.3f", value); break;
-    case Unit::count: std::snprintf(buffer, sizeof buffer, "%.0f", value); break;
-    case Unit::bytes: std::snprintf(buffer, sizeof buffer, "%.2f", value / kGiB); break;
-  }
-  return buffer;
+// table.md: table_number() of seconds and ratios as they are, of bytes in GiB.
+std::string markdown_number(double value, Unit unit) {
+  return table_number(unit == Unit::bytes ? value / kGiB : value);
 }
 
 std::string csv_cell(const std::string& text) {
@@ -70,55 +86,63 @@ std::string markdown_cell(const std::string& text) {
   return escaped;
 }
 
-struct Row {
-  std::vector<std::string> csv;
-  std::vector<std::string> markdown;
-  void add(std::string csv_text, std::string markdown_text) {
-    csv.push_back(std::move(csv_text));
-    markdown.push_back(std::move(markdown_text));
-  }
-  void add(const std::string& text) { add(text, text); }
-};
-
-Row header_row(const StudySpec& spec) {
-  Row row;
-  for (const char* name : {"config", "hw", "model", "optimizer", "placement", "staleness", "fits"}) row.add(name);
-  for (const MetricColumn& c : kMetricColumns) row.add(std::string(key_of(c.metric)), std::string(c.markdown_header));
-  row.add("shortfall");
-  row.add("run_dir", "run dir");
-  for (Setting s : spec.extra_axes) row.add(std::string(key_of(s)));
-  return row;
+std::vector<std::string> csv_header(const StudySpec& spec) {
+  std::vector<std::string> cells = {"config", "hw", "model", "optimizer", "placement", "staleness", "fits"};
+  for (const MetricColumn& c : kMetricColumns) cells.emplace_back(key_of(c.metric));
+  cells.emplace_back("shortfall");
+  cells.emplace_back("run_dir");
+  for (Setting s : spec.extra_axes) cells.emplace_back(key_of(s));
+  return cells;
 }
 
-Row result_row(const StudySpec& spec, const StudyPoint& point, const RunResult& result) {
-  Row row;
-  row.add(point.slug);
-  for (std::size_t s = 0; s < kCoreSettingCount; ++s) row.add(point.values[s].value_or(""));
-  const std::string run_dir = relative_run_dir(point).string();
-  if (result.failed()) row.add("false", "failed");
-  else row.add(result.fits ? "true" : "false", result.fits ? "yes" : "no");
+std::string failure_text(const StudyPoint& point, const RunResult& result) {
+  return result.failure + " (log: " + (relative_run_dir(point) / "log.txt").string() + ")";
+}
+
+std::vector<std::string> csv_row(const StudySpec& spec, const StudyPoint& point, const RunResult& result) {
+  std::vector<std::string> cells = {point.slug};
+  for (std::size_t s = 0; s < kCoreSettingCount; ++s) cells.push_back(point.values[s].value_or(""));
+  cells.emplace_back(result.fits && !result.failed() ? "true" : "false");
   for (const MetricColumn& c : kMetricColumns) {
     const std::optional<double>& value = result[c.metric];
-    if (value) row.add(csv_number(*value, c.unit), human_number(*value, c.unit));
-    else row.add("");
+    cells.push_back(value ? csv_number(*value, c.unit) : "");
   }
-  if (result.failed()) {
-    const std::string log = run_dir + "/log.txt";
-    row.add("run failed: " + result.failure + " (log: " + log + ")", result.failure + "; see " + log);
-  } else {
-    row.add(shortfall_text(result.shortfall));
-  }
-  row.add(run_dir);
-  for (Setting s : spec.extra_axes) row.add(point[s].value_or(""));
-  return row;
+  cells.push_back(result.failed() ? "run failed: " + failure_text(point, result) : shortfall_text(result.shortfall));
+  cells.push_back(relative_run_dir(point).string());
+  for (Setting s : spec.extra_axes) cells.push_back(point[s].value_or(""));
+  return cells;
 }
 
-bool numeric_column(std::size_t column) {
-  constexpr std::size_t kFirstMetric = 7;  // after config, the five core settings and fits
-  return column == 5 || (column >= kFirstMetric && column < kFirstMetric + kMetricCount);
+// yes; what the run is short of ("device 12.3 GiB short"), or "no" when it does not say; failed: why.
+std::string fits_text(const StudyPoint& point, const RunResult& result) {
+  if (result.failed()) return "failed: " + failure_text(point, result);
+  if (result.fits) return "yes";
+  const std::string shortfall = shortfall_text(result.shortfall);
+  return shortfall.empty() ? "no" : shortfall;
+}
+
+std::vector<std::string> markdown_row(const StudyPoint& point, const RunResult& result) {
+  std::vector<std::string> cells = {point.slug, fits_text(point, result)};
+  for (const MarkdownColumn& c : kMarkdownColumns) {
+    const std::optional<double>& value = result[c.metric];
+    cells.push_back(value ? markdown_number(*value, c.unit) : "");
+  }
+  return cells;
 }
 
 }  // namespace
+
+std::string table_number(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0.0) return "0";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2e", value);  // rounded to 3 significant figures
+  const int exponent = std::atoi(std::strchr(buffer, 'e') + 1);
+  if (exponent < -4 || exponent >= 5) return buffer;
+  std::snprintf(buffer, sizeof buffer, "%.*f", std::max(0, 2 - exponent), value);
+  return buffer;
+}
 
 std::string table_csv(const StudySpec& spec, std::span<const RunResult> results) {
   std::string text;
@@ -129,9 +153,9 @@ std::string table_csv(const StudySpec& spec, std::span<const RunResult> results)
     }
     text += '\n';
   };
-  append(header_row(spec).csv);
+  append(csv_header(spec));
   for (std::size_t i = 0; i < spec.points.size() && i < results.size(); ++i)
-    append(result_row(spec, spec.points[i], results[i]).csv);
+    append(csv_row(spec, spec.points[i], results[i]));
   return text;
 }
 
@@ -142,13 +166,14 @@ std::string table_markdown(const StudySpec& spec, std::span<const RunResult> res
     for (const std::string& cell : cells) text += ' ' + markdown_cell(cell) + " |";
     text += '\n';
   };
-  const Row header = header_row(spec);
-  append(header.markdown);
-  text += '|';
-  for (std::size_t c = 0; c < header.markdown.size(); ++c) text += numeric_column(c) ? " ---: |" : " --- |";
+  std::vector<std::string> header = {"config", "fits"};
+  for (const MarkdownColumn& c : kMarkdownColumns) header.emplace_back(c.header);
+  append(header);
+  text += "| --- | --- |";  // config and fits left-aligned, the numbers right-aligned
+  for (std::size_t c = 0; c < kMarkdownColumns.size(); ++c) text += " ---: |";
   text += '\n';
   for (std::size_t i = 0; i < spec.points.size() && i < results.size(); ++i)
-    append(result_row(spec, spec.points[i], results[i]).markdown);
+    append(markdown_row(spec.points[i], results[i]));
   return text;
 }
 

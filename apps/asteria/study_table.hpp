@@ -1,6 +1,7 @@
 #pragma once
 // A study's results: each run's summary.json read back, and the study table built from them
-// (table.csv in SI units for scripts and plots, table.md in ms and GiB for people).
+// (table.csv: every column in SI units, for scripts and plots; table.md: the essential columns in
+// seconds and GiB, for people).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -68,8 +69,17 @@ std::string shortfall_text(std::span<const Shortfall> shortfall);
 // A failed run has fits=false and its failure in the shortfall column.
 std::string table_csv(const StudySpec& spec, std::span<const RunResult> results);
 
-// table.md: the same columns with times in ms (3 decimals), bytes in GiB (2 decimals), fits as
-// yes / no / failed.
+// table.md, one row per run: config, fits, p50 step (s), p99 step (s), p99/p50, compute (s),
+// visible optimizer (s), refresh wait (s), state-move wait (s), peak device (GiB); the other
+// columns are in table.csv only. fits is "yes", the shortfall text of a run that does not fit
+// ("device 12.3 GiB short"; "no" when it gives none) or "failed: <why> (log: runs/<config>/log.txt)".
+// Numbers as table_number(): times in seconds, bytes in GiB (2^30); empty cells for what a run did
+// not report.
 std::string table_markdown(const StudySpec& spec, std::span<const RunResult> results);
+
+// A number to 3 significant figures, as table.md writes it: plain decimals while the rounded
+// value's exponent is in [-4, 5), with every digit before the decimal point ("1.70", "145",
+// "0.000212", "12346"), scientific notation outside it ("2.12e-05", "1.23e+07"); "0" for zero.
+std::string table_number(double value);
 
 }  // namespace asteria::cli::study

@@ -4,11 +4,12 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "apps/asteria/synth.hpp"
+#include "apps/asteria/table.hpp"
+#include "core/common/number_text.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 
@@ -16,24 +17,18 @@ namespace asteria::cli {
 
 namespace {
 
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
 // Seconds one refresh of every block takes on the settings' platform (host workers, real
 // LAPACK; on the fake backend, modelled), after a few real steps so the statistics are real.
 // Best of two rounds.
 double measure_full_refresh(const SynthSettings& s) {
   openblas_set_num_threads(1);  // as the runs: one BLAS thread per refresh worker
-  SynthPlatform platform(s);
+  SynthPlatform platform(s, nullptr);
   runtime::SyntheticModel<float> model(model_spec(s));
   std::vector<std::unique_ptr<optim::TensorOptimizer<float>>> tensors;
   for (std::size_t l = 0; l < model.layer_count(); ++l)
     tensors.push_back(std::make_unique<optim::TensorOptimizer<float>>(
-        s.optimizer, s.hp, std::vector<linalg::index>{model.layer(l).rows, model.layer(l).cols}, model.layer(l).name));
-  const int warmup = std::max(2, s.warmup_steps);
+        s.spec.optimizer, s.spec.hp, std::vector<linalg::index>{model.layer(l).rows, model.layer(l).cols}, model.layer(l).name));
+  const int warmup = std::max(2, s.spec.warmup_steps.value_or(2));
   for (int t = 1; t <= warmup; ++t)
     for (std::size_t l = 0; l < tensors.size(); ++l) {
       model.compute_gradient(l, t);
@@ -65,9 +60,9 @@ double measure_full_refresh(const SynthSettings& s) {
 }
 
 double modelled_step(const SynthSettings& s) {
+  const auto seconds = device_seconds(s);
   double total = 0.0;
-  for (const runtime::LayerSpec& layer : model_spec(s).layers)
-    total += s.device_model.duration(layer.forward) + s.device_model.duration(layer.backward);
+  for (const runtime::LayerSpec& layer : model_spec(s).layers) total += seconds(layer.forward) + seconds(layer.backward);
   return total;
 }
 
@@ -77,56 +72,67 @@ struct Config {
   int staleness;
 };
 
-std::vector<std::string> row(const SynthRun& run, double adamw_p50) {
-  const runtime::RunSummary& m = run.summary;
-  return {run.name,
-          format("%.2f", m.p50_step_s * 1e3),
-          format("%.2f", m.p99_step_s * 1e3),
-          format("%.3f", m.p99_over_p50),
-          format("%.2f", m.mean_visible_optimizer_s * 1e3),
-          adamw_p50 > 0.0 ? format("%.3f", m.p50_step_s / adamw_p50) : "-",
-          format("%.3f", m.total_refresh_wait_s),
-          std::to_string(m.max_staleness)};
+double adamw_p50(const CompareResult& r) {
+  for (const RunReport& run : r.runs)
+    if (run.spec.optimizer == optim::OptimizerKind::adamw) return run.summary.p50_step_s;
+  return 0.0;
 }
 
-const std::vector<std::string> kColumns = {"config",          "p50 step (ms)",          "p99 step (ms)",
-                                           "p99/p50",         "mean visible opt (ms)",  "p50 / AdamW p50",
-                                           "refresh wait (s)", "max staleness"};
+// The comparison for people: times in seconds, 4 significant digits.
+Table display_table(const CompareResult& r) {
+  const double base = adamw_p50(r);
+  Table t{{"config", "p50 step (s)", "p99 step (s)", "p99/p50", "mean visible opt (s)", "p50 / AdamW p50",
+           "refresh wait (s)", "max staleness"},
+          {false, true, true, true, true, true, true, true},
+          {}};
+  for (const RunReport& run : r.runs) {
+    const runtime::RunSummary& m = run.summary;
+    t.add_row({run.name, significant(m.p50_step_s, 4), significant(m.p99_step_s, 4), significant(m.p99_over_p50, 4),
+               significant(m.mean_visible_optimizer_s, 4), base > 0.0 ? significant(m.p50_step_s / base, 4) : "-",
+               significant(m.total_refresh_wait_s, 4), std::to_string(m.max_staleness)});
+  }
+  return t;
+}
 
-double adamw_p50(const CompareResult& r) {
-  for (const SynthRun& run : r.runs)
-    if (run.settings.optimizer == optim::OptimizerKind::adamw) return run.summary.p50_step_s;
-  return 0.0;
+// The same for scripts: SI units, every digit.
+Table data_table(const CompareResult& r) {
+  const double base = adamw_p50(r);
+  Table t{{"config", "optimizer", "staleness", "numerics", "p50_step_s", "p99_step_s", "p99_over_p50",
+           "mean_visible_optimizer_s", "p50_over_adamw_p50", "total_refresh_wait_s", "max_staleness"},
+          {},
+          {}};
+  for (const RunReport& run : r.runs) {
+    const runtime::RunSummary& m = run.summary;
+    t.add_row({run.name, std::string(optim::to_string(run.spec.optimizer)), std::to_string(run.spec.staleness),
+               std::string(platform::to_string(run.spec.numerics)), exact_number(m.p50_step_s),
+               exact_number(m.p99_step_s), exact_number(m.p99_over_p50), exact_number(m.mean_visible_optimizer_s),
+               base > 0.0 ? exact_number(m.p50_step_s / base) : "", exact_number(m.total_refresh_wait_s),
+               std::to_string(m.max_staleness)});
+  }
+  return t;
 }
 
 std::string describe(const CompareResult& r) {
   const SynthSettings& s = r.base;
-  std::string shapes;
-  for (const auto& [rows, cols] : s.shapes) {
-    if (!shapes.empty()) shapes += ',';
-    shapes += std::to_string(rows);
-    shapes += 'x';
-    shapes += std::to_string(cols);
+  std::string stack;
+  if (s.spec.model) {
+    stack = "model " + *s.spec.model;
+  } else {
+    for (const auto& [rows, cols] : s.shapes) stack += (stack.empty() ? "" : ",") + std::to_string(rows) + 'x' + std::to_string(cols);
+    stack = std::to_string(s.shapes.size()) + " layers " + stack;
   }
-  std::string text = "mode ";
-  text += runtime::to_string(s.mode);
-  text += std::string(" (") +
-                     (s.mode == runtime::NumericsMode::emulated
-                          ? "optimizer device work modelled, refreshes real LAPACK on host workers"
-                          : "optimizer device numerics real inside device work, refreshes real LAPACK on host workers") +
-                     "); " + std::to_string(s.shapes.size()) + " layers " + shapes + ", f = " +
-                     std::to_string(s.hp.precondition_frequency) + ", max_precond_dim " +
-                     std::to_string(s.hp.max_precond_dim) + ", " + std::to_string(s.steps) + " measured steps after " +
-                     std::to_string(s.warmup_steps) + " warm-up" +
-                     (s.warmup_to_first_publication ? " (or more: until the first refresh is published)" : "") +
-                     ", publish " + std::string(runtime::to_string(s.publish)) +
+  std::string text = "numerics " + std::string(platform::to_string(s.spec.numerics)) + ", time " +
+                     std::string(platform::to_string(s.spec.time)) + "; " + stack + ", f = " +
+                     std::to_string(s.spec.hp.precondition_frequency) + ", max_precond_dim " +
+                     std::to_string(s.spec.hp.max_precond_dim) + ", " + std::to_string(s.spec.steps) +
+                     " measured steps after the warm-up, publish " + std::string(runtime::to_string(s.spec.publish)) +
                      "\n";
-  text += "one full refresh: shampoo " + format("%.4f", r.shampoo_refresh_s) + " s, soap " +
-          format("%.4f", r.soap_refresh_s) + " s; modelled forward+backward step " + format("%.4f", r.step_compute_s) +
+  text += "one full refresh: shampoo " + significant(r.shampoo_refresh_s, 4) + " s, soap " +
+          significant(r.soap_refresh_s, 4) + " s; modelled forward+backward step " + significant(r.step_compute_s, 4) +
           " s (";
-  text += r.step_given ? std::string("given") : std::string("chosen as shampoo refresh / ") + format("%g", r.refresh_ratio_target);
-  text += "); refresh / step = " + format("%.2f", r.shampoo_refresh_s / r.step_compute_s) + " (shampoo), " +
-          format("%.2f", r.soap_refresh_s / r.step_compute_s) + " (soap)\n";
+  text += r.step_given ? std::string("given") : "chosen as shampoo refresh / " + significant(r.refresh_ratio_target, 4);
+  text += "); refresh / step = " + significant(r.shampoo_refresh_s / r.step_compute_s, 3) + " (shampoo), " +
+          significant(r.soap_refresh_s / r.step_compute_s, 3) + " (soap)\n";
   if (!r.runs.empty()) text += r.runs.front().platform + "\n";
   return text;
 }
@@ -134,18 +140,18 @@ std::string describe(const CompareResult& r) {
 std::string verdict(const CompareResult& r) {
   const double base = adamw_p50(r);
   std::string text;
-  for (const SynthRun& run : r.runs) {
-    if (run.settings.optimizer == optim::OptimizerKind::adamw || base <= 0.0) continue;
+  for (const RunReport& run : r.runs) {
+    if (run.spec.optimizer == optim::OptimizerKind::adamw || base <= 0.0) continue;
     const double ratio = run.summary.p50_step_s / base;
-    if (run.settings.staleness == 5)
-      text += "target " + run.name + ": p50 / AdamW p50 = " + format("%.3f", ratio) +
+    if (run.spec.staleness == 5)
+      text += "target " + run.name + ": p50 / AdamW p50 = " + significant(ratio, 4) +
               (ratio <= 1.10 ? " (<= 1.10 met)" : " (> 1.10 missed)") + ", p99/p50 = " +
-              format("%.3f", run.summary.p99_over_p50) +
+              significant(run.summary.p99_over_p50, 4) +
               (run.summary.p99_over_p50 <= 1.2 ? " (<= 1.2 met)" : " (> 1.2 missed)") + "\n";
-    if (run.settings.staleness == 0)
-      text += "synchronous " + run.name + ": p99/p50 = " + format("%.3f", run.summary.p99_over_p50) +
-              ", max step " + format("%.1f", run.summary.max_step_s * 1e3) + " ms vs p50 " +
-              format("%.1f", run.summary.p50_step_s * 1e3) + " ms (refresh-step spikes)\n";
+    if (run.spec.staleness == 0)
+      text += "synchronous " + run.name + ": p99/p50 = " + significant(run.summary.p99_over_p50, 4) + ", max step " +
+              seconds_text(run.summary.max_step_s) + " vs p50 " + seconds_text(run.summary.p50_step_s) +
+              " (refresh-step spikes)\n";
   }
   return text;
 }
@@ -157,14 +163,15 @@ CompareResult run_compare(const SynthSettings& base, double refresh_ratio,
                           std::ostream& out, std::ostream& progress) {
   CompareResult result;
   result.base = base;
-  result.base.hp = hyperparameters(optim::OptimizerKind::shampoo);
+  result.base.spec.optimizer = optim::OptimizerKind::shampoo;
+  result.base.spec.hp = hyperparameters(optim::OptimizerKind::shampoo);
   result.refresh_ratio_target = refresh_ratio;
-  result.step_given = base.step_seconds.has_value() || base.layer_flops.has_value();
+  result.step_given = base.step_seconds.has_value() || base.layer_flops.has_value() || base.spec.model.has_value();
 
   for (optim::OptimizerKind kind : {optim::OptimizerKind::shampoo, optim::OptimizerKind::soap}) {
     SynthSettings s = base;
-    s.optimizer = kind;
-    s.hp = hyperparameters(kind);
+    s.spec.optimizer = kind;
+    s.spec.hp = hyperparameters(kind);
     validate(s);
     (kind == optim::OptimizerKind::shampoo ? result.shampoo_refresh_s : result.soap_refresh_s) = measure_full_refresh(s);
   }
@@ -183,73 +190,36 @@ CompareResult run_compare(const SynthSettings& base, double refresh_ratio,
   };
   for (const Config& c : configs) {
     SynthSettings s = result.base;
-    s.optimizer = c.kind;
-    s.hp = hyperparameters(c.kind);
-    s.staleness = c.staleness;
+    s.spec.optimizer = c.kind;
+    s.spec.hp = hyperparameters(c.kind);
+    s.spec.staleness = c.staleness;
+    s.spec.trace.enabled = false;  // one trace per run would overwrite the last
     result.runs.push_back(run_synth(s, c.name, progress));
   }
   return result;
 }
 
-void print_compare(const CompareResult& r, std::ostream& out) {
-  const double base = adamw_p50(r);
-  std::vector<std::vector<std::string>> rows = {kColumns};
-  for (const SynthRun& run : r.runs) rows.push_back(row(run, base));
-  std::vector<std::size_t> width(kColumns.size(), 0);
-  for (const auto& cells : rows)
-    for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());
-  for (const auto& cells : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string pad(width[c] - cells[c].size(), ' ');
-      line += c == 0 ? cells[c] + pad : pad + cells[c];
-      if (c + 1 < cells.size()) line += "  ";
-    }
-    out << line << '\n';
-  }
-  out << verdict(r);
-}
+void print_compare(const CompareResult& r, std::ostream& out) { out << table_text(display_table(r)) << verdict(r); }
 
 void write_compare(const CompareResult& r, const std::filesystem::path& dir) {
-  ensure_directory(dir);
-  const double base = adamw_p50(r);
-  std::string csv = "config,optimizer,staleness,mode,p50_step_s,p99_step_s,p99_over_p50,mean_visible_optimizer_s,"
-                    "p50_over_adamw_p50,total_refresh_wait_s,max_staleness\n";
-  std::string md = describe(r) + "\n|";
-  for (const std::string& c : kColumns) md += ' ' + c + " |";
-  md += "\n|";
-  for (std::size_t i = 0; i < kColumns.size(); ++i) md += i == 0 ? " :--- |" : " ---: |";
-  md += '\n';
-  std::string steps = steps_csv_header(true);
+  std::string steps;
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
-  for (const SynthRun& run : r.runs) {
-    const runtime::RunSummary& m = run.summary;
-    csv += run.name + ',' + std::string(optim::to_string(run.settings.optimizer)) + ',' +
-           std::to_string(run.settings.staleness) + ',' + std::string(runtime::to_string(run.settings.mode)) + ',' +
-           format("%.9f", m.p50_step_s) + ',' + format("%.9f", m.p99_step_s) + ',' + format("%.6f", m.p99_over_p50) +
-           ',' + format("%.9f", m.mean_visible_optimizer_s) + ',' +
-           (base > 0.0 ? format("%.6f", m.p50_step_s / base) : "") + ',' + format("%.9f", m.total_refresh_wait_s) +
-           ',' + std::to_string(m.max_staleness) + '\n';
-    md += '|';
-    for (const std::string& cell : row(run, base)) md += ' ' + cell + " |";
-    md += '\n';
+  for (const RunReport& run : r.runs) {
+    if (steps.empty()) steps = steps_csv_header(run, true);
     steps += steps_csv_rows(run, true);
-    runs.push_back(nlohmann::ordered_json::parse(synth_summary_json(run)));
+    runs.push_back(summary_json(run));
   }
-  md += '\n' + verdict(r);
   nlohmann::ordered_json j;
-  j["verb"] = "synth --compare";
-  j["mode"] = runtime::to_string(r.base.mode);
-  j["refresh_measurement"] = {{"shampoo_full_refresh_s", r.shampoo_refresh_s},
-                              {"soap_full_refresh_s", r.soap_refresh_s},
-                              {"step_compute_s", r.step_compute_s},
-                              {"step_given", r.step_given},
-                              {"target_ratio", r.refresh_ratio_target},
-                              {"shampoo_ratio", r.shampoo_refresh_s / r.step_compute_s},
-                              {"soap_ratio", r.soap_refresh_s / r.step_compute_s}};
+  j["verb"] = "synth";
+  j["compare"] = true;
+  j["shampoo_full_refresh_s"] = r.shampoo_refresh_s;
+  j["soap_full_refresh_s"] = r.soap_refresh_s;
+  j["step_compute_s"] = r.step_compute_s;
+  j["step_given"] = r.step_given;
+  j["target_refresh_ratio"] = r.refresh_ratio_target;
   j["runs"] = runs;
-  io::write_file_atomically(dir / "table.csv", csv);
-  io::write_file_atomically(dir / "table.md", md);
+  io::write_file_atomically(dir / "table.csv", table_csv(data_table(r)));
+  io::write_file_atomically(dir / "table.md", describe(r) + "\n" + table_markdown(display_table(r)) + "\n" + verdict(r));
   io::write_file_atomically(dir / "steps.csv", steps);
   io::write_file_atomically(dir / "summary.json", j.dump(2) + '\n');
 }

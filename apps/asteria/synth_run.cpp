@@ -1,92 +1,75 @@
-// One `asteria synth` configuration: build the platform, the synthetic stack and the step
-// driver, run warm-up and measured steps, summarize.
+// One `asteria synth` configuration: the platform, the synthetic stack and the step driver, the
+// warm-up and measured steps, the report.
 #include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <ostream>
 
+#include "apps/asteria/progress.hpp"
+#include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/synth.hpp"
 #include "core/runtime/driver/step_driver.hpp"
+#include "core/runtime/driver/warmup.hpp"
 
 namespace asteria::cli {
 
-namespace {
-
-using WallClock = std::chrono::steady_clock;
-
-// Progress lines, only once a run has lasted more than a second and then at most once a second.
-class Progress {
- public:
-  Progress(std::ostream& out, std::string name, bool enabled)
-      : out_(out), name_(std::move(name)), enabled_(enabled), start_(WallClock::now()), last_(start_) {}
-
-  void step(const runtime::StepRecord& r, int total) {
-    if (!enabled_) return;
-    const WallClock::time_point now = WallClock::now();
-    if (seconds(start_, now) < 1.0 || seconds(last_, now) < 1.0) return;
-    last_ = now;
-    char line[160];
-    std::snprintf(line, sizeof line, "synth: %s step %lld/%d%s, %.1f s, last step %.1f ms\n", name_.c_str(),
-                  static_cast<long long>(r.step), total, r.warmup ? " (warm-up)" : "", seconds(start_, now),
-                  r.step_time_s * 1e3);
-    out_ << line << std::flush;
-  }
-
- private:
-  static double seconds(WallClock::time_point a, WallClock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  }
-  std::ostream& out_;
-  std::string name_;
-  bool enabled_;
-  WallClock::time_point start_;
-  WallClock::time_point last_;
-};
-
-}  // namespace
-
-SynthRun run_synth(const SynthSettings& s, const std::string& name, std::ostream& progress_out) {
+RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostream& progress_out) {
   validate(s);
+  const RunSpec& spec = s.spec;
+  const auto wall_start = std::chrono::steady_clock::now();
   // Refresh workers already run in parallel with each other: one BLAS thread each keeps them
   // from oversubscribing the cores (OPENBLAS_NUM_THREADS=1).
   openblas_set_num_threads(1);
-  SynthRun run;
-  run.name = name;
-  run.settings = s;
-  SynthPlatform platform(s);
-  run.platform = platform.description();
-  run.settings.host_threads = platform.host_threads();
-  runtime::SyntheticModel<float> model(model_spec(s));
+  RunReport out;
+  out.spec = spec;
+  out.name = name;
+  out.hw = spec.hw.value_or("");
+  out.model = spec.model.value_or("synthetic stack");
+  // Unless chosen, the warm-up lasts at least until the first refresh is published, so measured
+  // steps are steady state (updates use a preconditioner; refresh numerics start from a real basis).
+  const int warmup = spec.warmup_steps.value_or(
+      std::max(2, static_cast<int>(runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness))));
+  out.warmup_steps = warmup;
+  const int total = warmup + spec.steps;
+  TraceSession trace(spec, 1, warmup + 1, total);
+  SynthPlatform platform(s, trace.sink(0));
+  out.platform = platform.description();
+  out.host_workers = platform.host_workers();
+  const runtime::SyntheticModelSpec stack = model_spec(s);
+  runtime::SyntheticModel<float> model(stack, spec.numerics);
+  for (std::size_t l = 0; l < model.layer_count(); ++l)
+    out.parameters += static_cast<std::size_t>(model.layer(l).rows * model.layer(l).cols);
 
   runtime::DriverOptions o;
-  o.mode = s.mode;
-  o.warmup_steps = s.warmup_steps;
-  if (s.warmup_to_first_publication)
-    o.warmup_steps = std::max<int>(
-        o.warmup_steps, static_cast<int>(runtime::first_publication_step(s.optimizer, s.hp, s.staleness)));
-  run.settings.warmup_steps = o.warmup_steps;
-  o.store.policy = s.placement;
-  o.store.lookahead = s.lookahead;
-  o.service = runtime::service_options(s.hp, s.staleness, s.publish);
-  const real::DeviceModel device = s.device_model;
-  o.device_seconds = [device](const platform::Cost& cost) { return device.duration(cost); };
+  o.numerics = spec.numerics;
+  o.warmup_steps = warmup;
+  o.store.policy = spec.placement;
+  o.store.lookahead = spec.lookahead;
+  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
+  o.device_seconds = device_seconds(s);
 
-  runtime::StepDriver<float> driver(platform.get(), model, s.optimizer, s.hp, o);
-  run.state_bytes = driver.state_bytes();
-  run.blocks = driver.block_count();
-  Progress progress(progress_out, name, s.progress);
-  const int total = o.warmup_steps + s.steps;
-  run.records.reserve(static_cast<std::size_t>(total));
+  runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp, o);
+  trace.set_plan(0, driver.plan());
+  out.state_bytes = driver.state_bytes();
+  out.blocks = driver.block_count();
+  out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
+  Progress progress(progress_out, "synth" + (name.empty() ? std::string() : " " + name), spec.progress, total);
+  out.records.reserve(static_cast<std::size_t>(total));
   for (int t = 1; t <= total; ++t) {
-    run.records.push_back(driver.run_step());
-    progress.step(run.records.back(), total);
+    out.records.push_back(driver.run_step());
+    progress.step(out.records.back());
   }
   driver.finish();
-  run.summary = runtime::summarize(run.records);
-  run.refresh_failures = driver.service().totals().failures;
-  return run;
+  out.summary = runtime::summarize(out.records);
+  out.refresh_failures = driver.service().totals().failures;
+  if (trace.enabled() && spec.out)
+    out.trace = trace.write(*spec.out, {{"verb", "synth"}, {"model", out.model},
+                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
+                                        {"staleness", std::to_string(spec.staleness)}});
+  out.extra.emplace_back("gradient_rank", s.gradients.rank);
+  out.extra.emplace_back("gradient_noise", s.gradients.noise);
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
 }
 
 }  // namespace asteria::cli

@@ -1,4 +1,4 @@
-// One `asteria train` run: corpus, model, platform, the step driver in full-numerics mode, the
+// One `asteria train` run: corpus, model, platform, the step driver (values, measured time), the
 // training loop with periodic validation.
 #include <cblas.h>
 
@@ -10,16 +10,17 @@
 #include <thread>
 #include <utility>
 
+#include "apps/asteria/progress.hpp"
+#include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/synth.hpp"
 #include "apps/asteria/train.hpp"
+#include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 #include "core/data/batch_loader.hpp"
 #include "core/data/corpus.hpp"
-#include "apps/asteria/train_models.hpp"
-#include "core/real/trace.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/workload/model_config.hpp"
-#include "traces/work_log_timeline.hpp"
 
 namespace asteria::cli {
 
@@ -31,21 +32,17 @@ double seconds_between(WallClock::time_point a, WallClock::time_point b) {
 }
 
 void validate(const TrainSettings& s) {
-  optim::validate(s.hp, "hyperparameters");
-  if (s.steps < 1) throw InputError("asteria train", "--steps", "expected an integer >= 1");
-  if (s.eval_every < 0) throw InputError("asteria train", "--eval-every", "expected an integer >= 0");
-  if (s.eval_sequences < 1) throw InputError("asteria train", "--eval-sequences", "expected an integer >= 1");
-  if (s.batch < 0) throw InputError("asteria train", "--batch", "expected an integer >= 1 (0: the config's)");
-  if (s.staleness < 0) throw InputError("asteria train", "--staleness", "expected an integer >= 0");
-  if (s.lookahead < 0) throw InputError("asteria train", "--lookahead", "expected an integer >= 0");
-  if (s.host_workers < 1) throw InputError("asteria train", "--host-workers", "expected an integer >= 1");
-  if (s.blas_threads < 0) throw InputError("asteria train", "--blas-threads", "expected an integer >= 0 (0: all cores)");
+  validate(s.spec);
+  const std::string source = "asteria train";
+  if (s.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
+  if (s.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
+  if (s.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
+  if (s.spec.host_workers < 1) throw InputError(source, "--host-workers", "expected an integer >= 1");
+  if (s.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
   if (!(s.validation_fraction > 0.0 && s.validation_fraction < 1.0))
-    throw InputError("asteria train", "--validation-fraction", "expected a fraction in (0, 1)");
+    throw InputError(source, "--validation-fraction", "expected a fraction in (0, 1)");
   if (s.device != "cpu" && s.device != "cuda")
-    throw InputError("asteria train", "--device", "expected cpu or cuda, found '" + s.device + "'");
-  if (s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
-    throw InputError("asteria train", "--placement", "nvme placement needs --nvme-dir DIR");
+    throw InputError(source, "--device", "expected cpu or cuda, found '" + s.device + "'");
 }
 
 // Times the model's forward and backward, so that the optimizer's visible share of a step is
@@ -90,50 +87,29 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
   return weighted / counted;
 }
 
-class Progress {
- public:
-  Progress(std::ostream& out, bool enabled) : out_(out), enabled_(enabled), start_(WallClock::now()), last_(start_) {}
-  void step(const TrainStep& s, int total) {
-    if (!enabled_) return;
-    const WallClock::time_point now = WallClock::now();
-    if (seconds_between(start_, now) < 1.0 || (seconds_between(last_, now) < 1.0 && s.record.step != total)) return;
-    last_ = now;
-    char line[200];
-    std::snprintf(line, sizeof line, "train: step %lld/%d, loss %.4f%s, %.0f ms/step, %.1f s\n",
-                  static_cast<long long>(s.record.step), total, s.loss,
-                  s.validation_loss ? (", validation " + std::to_string(*s.validation_loss)).c_str() : "",
-                  s.record.step_time_s * 1e3, seconds_between(start_, now));
-    out_ << line << std::flush;
-  }
-
- private:
-  std::ostream& out_;
-  bool enabled_;
-  WallClock::time_point start_;
-  WallClock::time_point last_;
-};
-
 }  // namespace
 
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out) {
   validate(settings);
+  const RunSpec& spec = settings.spec;
   const WallClock::time_point start = WallClock::now();
-  TrainOutcome out;
-  out.settings = settings;
+  TrainOutcome outcome;
+  RunReport& out = outcome.report;
+  out.spec = spec;
 
-  workload::ModelConfig config = workload::find_model_config(settings.model);
+  workload::ModelConfig config = workload::find_model_config(*spec.model);
   if (settings.batch > 0) config.micro_batch = settings.batch;
   if (config.vocab != data::kByteVocabulary)
-    throw InputError(settings.model, "vocab",
+    throw InputError(*spec.model, "vocab",
                      "expected " + std::to_string(data::kByteVocabulary) + " (byte-level tokens), found " +
                          std::to_string(config.vocab));
-  out.model_name = config.name;
+  out.model = config.name;
   const int batch = static_cast<int>(config.micro_batch);
   const int length = static_cast<int>(config.sequence_length);
 
   data::CorpusOptions corpus_options;
   corpus_options.validation_fraction = settings.validation_fraction;
-  corpus_options.seed = settings.seed;
+  corpus_options.seed = spec.seed;
   corpus_options.max_bytes = settings.max_corpus_bytes;
   std::filesystem::path root;
   if (settings.data) {
@@ -143,94 +119,105 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     corpus_options.extensions = data::default_corpus_extensions();
   }
   const data::Corpus corpus = data::Corpus::from_directory(root, corpus_options);
-  out.corpus = corpus.description();
-  out.train_bytes = corpus.train().size();
-  out.validation_bytes = corpus.validation().size();
-  data::BatchLoader train_loader(corpus.train(), batch, length, settings.seed);
-  data::BatchLoader validation_loader(corpus.validation(), batch, length, settings.seed);
+  data::BatchLoader train_loader(corpus.train(), batch, length, spec.seed);
+  data::BatchLoader validation_loader(corpus.validation(), batch, length, spec.seed);
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(settings.blas_threads > 0 ? settings.blas_threads : cores);
 
-  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, config, settings.seed);
+  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, config, spec.seed);
   TimedModel timed(model->driver_model());
   out.parameters = model->parameter_count();
-  out.step_flops = model->step_flops(batch, length);
-  out.device = model->device_description();
+  const double step_flops = model->step_flops(batch, length);
 
+  const int warmup = spec.warmup_steps.value_or(0);
+  out.warmup_steps = warmup;
+  const int total = warmup + spec.steps;
+  TraceSession trace(spec, 1, warmup + 1, total);
   SynthSettings platform_settings;
-  platform_settings.device_mode = real::DeviceMode::cpu;
-  platform_settings.device_budget = settings.device_budget;
-  platform_settings.host_budget = settings.host_budget;
-  platform_settings.nvme_budget = settings.nvme_budget;
-  platform_settings.nvme_dir = settings.nvme_dir;
-  platform_settings.host_threads = settings.host_workers;
-  platform_settings.record_trace = settings.trace;
-  SynthPlatform platform(platform_settings);
-  platform::Clock& clock = platform.get().clock();  // the work records' time base
+  platform_settings.spec = spec;
+  SynthPlatform platform(platform_settings, trace.sink(0));
+  out.platform = model->device_description() + "; optimizer on the " + platform.description();
+  out.host_workers = platform.host_workers();
+  platform::Clock& clock = platform.get().clock();
 
   runtime::DriverOptions o;
-  o.mode = runtime::NumericsMode::full;
-  o.warmup_steps = 0;  // every training step counts
-  o.store.policy = settings.placement;
-  o.store.lookahead = settings.lookahead;
-  o.service = runtime::service_options(settings.hp, settings.staleness, runtime::PublishPolicy::deterministic);
+  o.numerics = spec.numerics;
+  o.warmup_steps = warmup;
+  o.store.policy = spec.placement;
+  o.store.lookahead = spec.lookahead;
+  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
   o.device_seconds = [](const platform::Cost&) { return 0.0; };  // measured, not modelled
 
-  runtime::StepDriver<float> driver(platform.get(), timed, settings.optimizer, settings.hp, o);
+  runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, o);
+  trace.set_plan(0, driver.plan());
   out.blocks = driver.block_count();
   out.state_bytes = driver.state_bytes();
+  out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
+  out.extra_columns = {"loss", "validation_loss", "tokens_per_s"};
 
-  Progress progress(progress_out, settings.progress);
+  Progress progress(progress_out, "train", spec.progress, total);
   std::vector<data::TokenId> tokens;
-  std::vector<runtime::StepRecord> records;
-  std::vector<traces::Slice> step_slices;  // the "steps" track of the trace
-  for (int t = 1; t <= settings.steps; ++t) {
+  double first_loss = 0.0, last_loss = 0.0;
+  for (int t = 1; t <= total; ++t) {
     train_loader.next(tokens);
     model->set_batch(tokens, batch);
-    TrainStep step;
-    const double step_start = clock.now();
-    step.record = driver.run_step();
-    if (settings.trace) step_slices.push_back({"steps", "step " + std::to_string(t), "step", step_start, clock.now()});
-    step.model_s = timed.take_seconds();
-    step.record.compute_s = step.model_s;
-    step.record.visible_optimizer_s = std::max(0.0, step.record.step_time_s - step.model_s);
-    step.loss = model->last_loss();
-    step.tokens = static_cast<double>(batch) * length;
-    if (!std::isfinite(step.loss))
-      throw NumericalError("asteria train: the training loss is " + std::to_string(step.loss) + " at step " +
+    runtime::StepRecord record = driver.run_step();
+    record.compute_s = timed.take_seconds();  // the model's forward + backward, measured
+    record.visible_optimizer_s = std::max(0.0, record.step_time_s - record.compute_s);
+    const double loss = model->last_loss();
+    if (!std::isfinite(loss))
+      throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
-    const bool evaluate = t == settings.steps || (settings.eval_every > 0 && t % settings.eval_every == 0);
-    if (evaluate) {
+    if (t == 1) first_loss = loss;
+    last_loss = loss;
+    std::optional<double> validation;
+    if (t == total || (settings.eval_every > 0 && t % settings.eval_every == 0)) {
       const double eval_start = clock.now();
-      step.validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
-      if (settings.trace)
-        step_slices.push_back(
-            {"steps", "validation after step " + std::to_string(t), "validation", eval_start, clock.now()});
+      validation = validation_loss(*model, validation_loader, settings.eval_sequences);
+      if (platform::ActivitySink* sink = trace.sink(0); sink != nullptr && sink->recording(t))
+        sink->record({platform::issuer_track(0), "validation after step " + std::to_string(t),
+                      {t, -1, -1, platform::ActivityRole::other}, {}, eval_start, clock.now(), true});
     }
-    records.push_back(step.record);
-    out.steps.push_back(step);
-    progress.step(out.steps.back(), settings.steps);
+    const double tokens_per_s = record.step_time_s > 0.0 ? static_cast<double>(batch) * length / record.step_time_s : 0.0;
+    out.records.push_back(record);
+    out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
+    progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
+    if (validation) outcome.final_validation_loss = *validation;
   }
   driver.finish();
-  if (const real::WorkLog* log = platform.work_log()) {
-    // After finish(): every refresh has ended, so the log holds the whole run.
-    out.timeline.emplace();
-    traces::add_work_records(log->records(), *out.timeline);
-    for (traces::Slice& s : step_slices) out.timeline->add_slice(std::move(s));
-    out.trace_dropped_records = log->dropped();
-  }
-  out.summary = runtime::summarize(records);
+  out.summary = runtime::summarize(out.records);
   out.refresh_failures = driver.service().totals().failures;
-  out.final_validation_loss = *out.steps.back().validation_loss;
+  out.extra = {{"corpus", corpus.description()},
+               {"train_bytes", corpus.train().size()},
+               {"validation_bytes", corpus.validation().size()},
+               {"device", settings.device},
+               {"batch", batch},
+               {"sequence_length", length},
+               {"first_loss", first_loss},
+               {"final_loss", last_loss},
+               {"final_validation_loss", outcome.final_validation_loss},
+               {"step_flops", step_flops},
+               {"tokens_per_s", out.summary.mean_step_s > 0.0 ? batch * length / out.summary.mean_step_s : 0.0},
+               {"model_flops_per_s", out.summary.mean_compute_s > 0.0 ? step_flops / out.summary.mean_compute_s : 0.0}};
+  if (spec.optimizer == optim::OptimizerKind::soap) {
+    out.extra.emplace_back("soap_second_moment",
+                           spec.hp.soap_second_moment == optim::SecondMomentOnRefresh::rotate ? "rotate" : "permute");
+    out.extra.emplace_back("soap_adam_before_first_basis", spec.hp.soap_adam_before_first_basis);
+  }
+  if (trace.enabled() && spec.out)
+    out.trace = trace.write(*spec.out, {{"verb", "train"}, {"model", out.model}, {"device", settings.device},
+                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
+                                        {"staleness", std::to_string(spec.staleness)}});
   for (std::size_t i = 0; i < model->tensor_count(); ++i) {
     const workload::WeightSpec& w = model->tensor(i);
-    out.tensor_names.push_back(w.name);
-    out.tensor_shapes.push_back(w.order == 1 ? std::vector<std::int64_t>{w.cols} : std::vector<std::int64_t>{w.rows, w.cols});
-    out.tensors.push_back(model->parameters(i));
+    outcome.tensor_names.push_back(w.name);
+    outcome.tensor_shapes.push_back(w.order == 1 ? std::vector<std::int64_t>{w.cols}
+                                                 : std::vector<std::int64_t>{w.rows, w.cols});
+    outcome.tensors.push_back(model->parameters(i));
   }
   out.wall_seconds = seconds_between(start, WallClock::now());
-  return out;
+  return outcome;
 }
 
 }  // namespace asteria::cli

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "apps/asteria/options.hpp"
-#include "apps/asteria/synth_parse.hpp"
+#include "apps/asteria/option_values.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #include "hwmodels/calibrate/calibration.hpp"

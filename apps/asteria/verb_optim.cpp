@@ -1,6 +1,9 @@
 // asteria optim: one optimizer over a gradient sequence read from .npy, for conformance checks
 // against other implementations (e.g. scripts/check_optim_numpy.py).
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 #include <span>
 #include <string>
@@ -28,7 +31,9 @@ constexpr std::string_view kAbout =
     "other dtype are converted to it first (float64 -> float32 rounds to nearest). Tensors of order\n"
     "2 or more are viewed as a matrix (first dimension by the product of the others) and blocked by\n"
     "--max-precond-dim; tensors of order <= 1 use AdamW. The output is written atomically: on any\n"
-    "error no file is left behind and an existing file is kept.";
+    "error no file is left behind and an existing file is kept. --out must be a regular file or a\n"
+    "new path in a writable directory; anything else (a directory, a FIFO, /dev/null) is refused\n"
+    "before any work.";
 
 template <linalg::Real T>
 void run_optimizer(optim::OptimizerKind kind, const optim::Hyperparameters& hp, const io::NpyArray& params,
@@ -51,6 +56,40 @@ void run_optimizer(optim::OptimizerKind kind, const optim::Hyperparameters& hp, 
       << ' ' << io::to_string(io::dtype_of<T>()) << " -> " << out_file << " (refreshes " << c.refreshes
       << ", refresh failures " << c.refresh_failures << ", skipped non-finite blocks " << c.skipped_non_finite_blocks
       << ")\n";
+}
+
+std::string kind_of(std::filesystem::file_type type) {
+  using std::filesystem::file_type;
+  switch (type) {
+    case file_type::directory: return "a directory";
+    case file_type::fifo: return "a FIFO";
+    case file_type::character: return "a character device";
+    case file_type::block: return "a block device";
+    case file_type::socket: return "a socket";
+    default: return "a file that is not a regular file";
+  }
+}
+
+// The trajectory is written to a temporary file renamed over --out: anything there but a regular
+// file would be replaced (or, written in place, would swallow the output), and a directory that
+// cannot take the temporary would fail only after all the work. Both are refused up front.
+void check_output_path(const std::string& out_file) {
+  namespace fs = std::filesystem;
+  const auto refuse = [&](const std::string& found) {
+    throw InputError(out_file, "--out",
+                     "expected a regular file or a path that does not exist yet, in a directory that exists and is "
+                     "writable; found " + found);
+  };
+  const fs::path path(out_file);
+  if (out_file.empty() || !path.has_filename()) refuse("a path that names no file");
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows links: a link to /dev/null is refused
+  if (fs::exists(status) && !fs::is_regular_file(status)) refuse(kind_of(status.type()));
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const fs::file_status dir_status = fs::status(dir, ec);
+  if (!fs::exists(dir_status)) refuse("no directory " + dir.string());
+  if (!fs::is_directory(dir_status)) refuse(dir.string() + ", which is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse("the directory " + dir.string() + ", which is not writable");
 }
 
 void check_shapes(const io::NpyArray& params, const io::NpyArray& grads, const std::string& params_file,
@@ -93,6 +132,7 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
   const auto params_file = (*values)["params"].as<std::string>();
   const auto grads_file = (*values)["grads"].as<std::string>();
   const auto out_file = (*values)["out"].as<std::string>();
+  check_output_path(out_file);  // before reading or computing anything
   const io::NpyArray params = io::read_npy(params_file);
   const io::NpyArray grads = io::read_npy(grads_file);
   check_shapes(params, grads, params_file, grads_file);

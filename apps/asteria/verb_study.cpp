@@ -11,6 +11,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/study_runner.hpp"
 #include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/study_validation.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
@@ -31,11 +32,13 @@ constexpr std::string_view kSynopsis = "FILE.yaml [--out DIR] [--jobs N] [--aste
 constexpr std::string_view kAbout =
     "Runs a what-if study: the study file names a grid over hardware, model, optimizer, placement and\n"
     "staleness (and optionally other sim settings); every point of it runs as its own `asteria sim`\n"
-    "process, --jobs at a time. A run that fails is reported with its log and the study goes on.\n"
+    "process, --jobs at a time. Every run's inputs (profiles, models, units and nodes, hyperparameters)\n"
+    "are checked first: a problem stops the study before any run starts (--dry-run checks too). A run\n"
+    "that fails is reported with its log and the study goes on.\n"
     "The study format is described in experiments/README.md; experiments/studies/ holds examples.\n"
     "\n"
     "Exit code 0 when every run produced a summary (a model that does not fit is a result), 1 when\n"
-    "some run did not or the study file is invalid.";
+    "some run did not, or the study file or a run's inputs are invalid.";
 
 constexpr std::string_view kDetails =
     "Files written in DIR:\n"
@@ -58,7 +61,7 @@ po::options_description study_options() {
        "the asteria binary that runs each point")
       ("no-plots", "write the tables only")
       ("dry-run", "print the runs' command lines and stop")
-      ("traces", "keep each run's trace.json (runs get --no-trace otherwise)");
+      ("traces", "runs record trace.json (they get --trace; otherwise they record no trace)");
   return o;
 }
 
@@ -124,6 +127,8 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (options.jobs < 1) throw InputError("--jobs", "jobs", "expected a whole number >= 1");
   options.traces = v.count("traces") != 0;
   options.asteria = asteria_program(v);
+  // A broken profile or a missing model is one error here, not one failed run per point.
+  study::check_run_inputs(spec);
 
   if (v.count("dry-run") != 0) {
     out << "# study " << spec.name << ": " << spec.points.size() << " runs\n";

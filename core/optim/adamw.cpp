@@ -2,13 +2,17 @@
 
 #include <cmath>
 
+#include "core/optim/shape_model.hpp"
+
 namespace asteria::optim {
 
 template <Real T>
 AdamWBlock<T>::AdamWBlock(const Hyperparameters& hp, index rows, index cols) : BlockOptimizer<T>(rows, cols), hp_(hp) {
-  m_ = this->state_.add_tensor("exp_avg", rows, cols);
-  v_ = this->state_.add_tensor("exp_avg_sq", rows, cols);
-  step_ = this->state_.add_counter("step");
+  BlockState<T>& s = this->state_;
+  s.add_layout(state_layout(OptimizerKind::adamw, hp, rows, cols), state_counters(OptimizerKind::adamw, hp));
+  m_ = s.tensor_slot("exp_avg");
+  v_ = s.tensor_slot("exp_avg_sq");
+  step_ = s.counter_slot("step");
 }
 
 template <Real T>

@@ -17,6 +17,7 @@
 //   apply(w, g, t);
 //   if activation_delay() == 1: publish(job) after apply  (SOAP: the next step uses it)
 // A runtime with staleness bound S publishes the same job at most S steps later.
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,12 @@ class BlockOptimizer {
 
   // Phase 2. Optimizers without a refresh keep the defaults.
   virtual bool refresh_due(Step /*t*/) const { return false; }
+  // Gradients the block's statistics have absorbed (accumulate calls, from its state counter),
+  // and the refresh schedule as a pure function of that count (optim::refresh_due_after):
+  // refresh_due(t) of the optimizers equals refresh_due_after(statistics_updates()), and a
+  // runtime can ask about other counts without driving a twin of the block.
+  virtual std::int64_t statistics_updates() const noexcept { return 0; }
+  virtual bool refresh_due_after(std::int64_t /*statistics_updates*/) const { return false; }
   virtual std::unique_ptr<RefreshJob<T>> snapshot(Step /*t*/) const { return nullptr; }
   // snapshot(t), refilling `spare` (a resolved job of this block, or null) when it fits, so
   // that the shadow buffers of a long run are allocated once: snapshots happen on the training

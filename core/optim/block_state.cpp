@@ -87,6 +87,36 @@ int BlockState<T>::add_counter(std::string name) {
 }
 
 template <Real T>
+void BlockState<T>::add_layout(std::span<const TensorSlot> layout, std::span<const std::string> counters) {
+  for (const TensorSlot& slot : layout) {
+    if (slot.offset != static_cast<index>(count_))
+      throw std::logic_error("BlockState::add_layout: tensor " + slot.name + " is not where the layout places it");
+    add_tensor(slot.name, slot.rows, slot.cols);
+  }
+  for (const std::string& name : counters) add_counter(name);
+}
+
+template <Real T>
+int BlockState<T>::find_tensor(std::string_view name) const noexcept {
+  const auto it = std::find_if(slots_.begin(), slots_.end(), [&](const TensorSlot& s) { return s.name == name; });
+  return it == slots_.end() ? -1 : static_cast<int>(it - slots_.begin());
+}
+
+template <Real T>
+int BlockState<T>::tensor_slot(std::string_view name) const {
+  const int slot = find_tensor(name);
+  if (slot < 0) throw std::logic_error("BlockState: no tensor named " + std::string(name));
+  return slot;
+}
+
+template <Real T>
+int BlockState<T>::counter_slot(std::string_view name) const {
+  const auto it = std::find(counter_names_.begin(), counter_names_.end(), name);
+  if (it == counter_names_.end()) throw std::logic_error("BlockState: no counter named " + std::string(name));
+  return static_cast<int>(it - counter_names_.begin());
+}
+
+template <Real T>
 linalg::MatrixView<T> BlockState<T>::tensor(int slot) noexcept {
   const TensorSlot& s = slots_[static_cast<std::size_t>(slot)];
   return {arena_.data() + s.offset, s.rows, s.cols};

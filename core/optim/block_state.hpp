@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/linalg/matrix.hpp"
@@ -35,6 +36,16 @@ class BlockState {
   // Adds a zero-filled tensor; views taken before an add are invalidated.
   int add_tensor(std::string name, index rows, index cols);
   int add_counter(std::string name);
+  // Adds every slot of `layout` in order, each where the layout places it (std::logic_error
+  // otherwise), then every counter: how a block builds its state from its shape model
+  // (optim::state_layout, optim::state_counters), so the two are one description.
+  void add_layout(std::span<const TensorSlot> layout, std::span<const std::string> counters);
+
+  // Slot of the tensor (counter) named `name`. find_tensor: -1 when there is none (optional
+  // tensors); tensor_slot, counter_slot: a missing name is a programming error (std::logic_error).
+  int find_tensor(std::string_view name) const noexcept;
+  int tensor_slot(std::string_view name) const;
+  int counter_slot(std::string_view name) const;
 
   linalg::MatrixView<T> tensor(int slot) noexcept;
   linalg::ConstMatrixView<T> tensor(int slot) const noexcept;

@@ -8,6 +8,32 @@
 
 namespace asteria::optim {
 
+void append_eigenbasis_cost(std::vector<platform::Cost>& pieces, index n, std::size_t element_bytes, bool full,
+                            linalg::Orthogonalization method, bool change_of_basis) {
+  const auto d = static_cast<double>(n);
+  const double cube = d * d * d;
+  const double matrix_bytes = d * d * static_cast<double>(element_bytes);
+  if (full) {
+    // syevd with eigenvectors: c·n³ with c ≈ 9 (ALGORITHMS.md, "State sizes").
+    pieces.push_back({platform::WorkKind::eigh, 9.0 * cube, 2.0 * matrix_bytes, n});
+    return;
+  }
+  if (change_of_basis)  // C = Q_newᵀ Q_snapshot
+    pieces.push_back({platform::WorkKind::gemm, 2.0 * cube, 3.0 * matrix_bytes, n});
+  // Power step F·B (the eigenvalue estimate diag(Bᵀ(FB)) is O(n²) on top), then QR.
+  pieces.push_back({platform::WorkKind::gemm, 2.0 * cube, 3.0 * matrix_bytes, n});
+  // Householder geqrf + orgqr ≈ 4n³/3; Cholesky QR: Gram matrix n³ + Cholesky n³/3 + triangular
+  // solve n³, twice (the second pass restores orthogonality).
+  const double qr_flops = method == linalg::Orthogonalization::householder ? 4.0 * cube / 3.0 : 2.0 * (7.0 * cube / 3.0);
+  pieces.push_back({platform::WorkKind::qr, qr_flops, 2.0 * matrix_bytes, n});
+}
+
+std::size_t eigenbasis_job_bytes(index n, std::size_t element_bytes, bool change_of_basis) {
+  const auto square = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  const std::size_t matrices = 3 + (change_of_basis ? 1 : 0);
+  return matrices * square * element_bytes + static_cast<std::size_t>(n) * sizeof(index);
+}
+
 template <Real T>
 EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from_version,
                                               linalg::ConstMatrixView<T> left_stats,
@@ -75,37 +101,16 @@ Status EigenbasisRefreshJob<T>::run() {
 template <Real T>
 std::vector<platform::Cost> EigenbasisRefreshJob<T>::cost() const {
   std::vector<platform::Cost> costs;
-  for (const Factor& f : factors_) {
-    const auto n = static_cast<double>(f.stats.rows());
-    const double matrix_bytes = n * n * sizeof(T);
-    if (full()) {
-      // syevd with eigenvectors: c·n³ with c ≈ 9 (ALGORITHMS.md, "State sizes").
-      costs.push_back({platform::WorkKind::eigh, 9.0 * n * n * n, 2.0 * matrix_bytes, f.stats.rows()});
-      continue;
-    }
-    if (compute_change_of_basis_)  // C = Q_newᵀ Q_snapshot
-      costs.push_back({platform::WorkKind::gemm, 2.0 * n * n * n, 3.0 * matrix_bytes, f.stats.rows()});
-    // Power step F·B (the eigenvalue estimate diag(Bᵀ(FB)) is O(n²) on top), then QR.
-    costs.push_back({platform::WorkKind::gemm, 2.0 * n * n * n, 3.0 * matrix_bytes, f.stats.rows()});
-    // Householder geqrf + orgqr ≈ 4n³/3; Cholesky QR: Gram matrix n³ + Cholesky n³/3 + triangular
-    // solve n³, twice (the second pass restores orthogonality).
-    const double qr_flops =
-        method_ == linalg::Orthogonalization::householder ? 4.0 * n * n * n / 3.0 : 2.0 * (7.0 * n * n * n / 3.0);
-    costs.push_back({platform::WorkKind::qr, qr_flops, 2.0 * matrix_bytes, f.stats.rows()});
-  }
+  for (const Factor& f : factors_)
+    append_eigenbasis_cost(costs, f.stats.rows(), sizeof(T), full(), method_, compute_change_of_basis_);
   return costs;
 }
 
 template <Real T>
 std::size_t EigenbasisRefreshJob<T>::bytes() const {
-  // What the job needs once run (snapshot, result, change of basis), from the shapes alone:
-  // result buffers are sized by run() and a refilled job may hold a basis a full job ignores.
+  // From the shapes alone: result buffers are sized by run().
   std::size_t total = 0;
-  for (const Factor& f : factors_) {
-    const auto square = static_cast<std::size_t>(f.stats.rows() * f.stats.rows());
-    const std::size_t matrices = 2 + (full() ? 0 : 1) + (compute_change_of_basis_ ? 1 : 0);
-    total += matrices * square * sizeof(T) + static_cast<std::size_t>(f.stats.rows()) * sizeof(index);
-  }
+  for (const Factor& f : factors_) total += eigenbasis_job_bytes(f.stats.rows(), sizeof(T), compute_change_of_basis_);
   return total;
 }
 

@@ -27,6 +27,17 @@ namespace asteria::optim {
 
 enum class Side { left = 0, right = 1 };
 
+// The pieces of work of one factor's refresh (n x n, `element_bytes` per value), as
+// EigenbasisRefreshJob::cost() reports them and optim::refresh_cost() models them: a full eigh,
+// or (warm) the change of basis when requested, the power step and the orthogonalization.
+void append_eigenbasis_cost(std::vector<platform::Cost>& pieces, index n, std::size_t element_bytes, bool full,
+                            linalg::Orthogonalization method, bool change_of_basis);
+
+// Bytes a job holds per factor once run, full or warm alike (run() sizes a full job's basis
+// buffer too, so that a warm refill allocates nothing): statistics, snapshot basis, new basis,
+// the change of basis when requested, and the sort order. As EigenbasisRefreshJob::bytes().
+std::size_t eigenbasis_job_bytes(index n, std::size_t element_bytes, bool change_of_basis);
+
 template <Real T>
 class EigenbasisRefreshJob final : public RefreshJob<T> {
  public:

@@ -8,6 +8,7 @@
 #include "core/common/error.hpp"
 #include "core/linalg/blas.hpp"
 #include "core/optim/eigenbasis_refresh.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 
@@ -20,20 +21,21 @@ template <Real T>
 KlShampooBlock<T>::KlShampooBlock(const Hyperparameters& hp, index rows, index cols)
     : BlockOptimizer<T>(rows, cols), hp_(hp) {
   BlockState<T>& s = this->state_;
-  m_ = s.add_tensor("exp_avg", rows, cols);
-  left_stats_ = s.add_tensor("stats_left", rows, rows);
-  right_stats_ = s.add_tensor("stats_right", cols, cols);
-  left_basis_ = s.add_tensor("basis_left", rows, rows);
-  right_basis_ = s.add_tensor("basis_right", cols, cols);
-  left_inv_sqrt_ = s.add_tensor("inv_sqrt_eigenvalues_left", rows, 1);
-  right_inv_sqrt_ = s.add_tensor("inv_sqrt_eigenvalues_right", cols, 1);
-  left_inv_sqrt_before_ = s.add_tensor("inv_sqrt_eigenvalues_left_before", rows, 1);
-  right_inv_sqrt_before_ = s.add_tensor("inv_sqrt_eigenvalues_right_before", cols, 1);
-  statistics_updates_ = s.add_counter("statistics_updates");
-  accumulated_step_ = s.add_counter("accumulated_step");
-  step_ = s.add_counter("step");
-  basis_version_ = s.add_counter("basis_version");
-  basis_stats_step_ = s.add_counter("basis_stats_step");
+  s.add_layout(state_layout(OptimizerKind::kl_shampoo, hp, rows, cols), state_counters(OptimizerKind::kl_shampoo, hp));
+  m_ = s.tensor_slot("exp_avg");
+  left_stats_ = s.tensor_slot("stats_left");
+  right_stats_ = s.tensor_slot("stats_right");
+  left_basis_ = s.tensor_slot("basis_left");
+  right_basis_ = s.tensor_slot("basis_right");
+  left_inv_sqrt_ = s.tensor_slot("inv_sqrt_eigenvalues_left");
+  right_inv_sqrt_ = s.tensor_slot("inv_sqrt_eigenvalues_right");
+  left_inv_sqrt_before_ = s.tensor_slot("inv_sqrt_eigenvalues_left_before");
+  right_inv_sqrt_before_ = s.tensor_slot("inv_sqrt_eigenvalues_right_before");
+  statistics_updates_ = s.counter_slot(statistics_counter(OptimizerKind::kl_shampoo));
+  accumulated_step_ = s.counter_slot("accumulated_step");
+  step_ = s.counter_slot("step");
+  basis_version_ = s.counter_slot("basis_version");
+  basis_stats_step_ = s.counter_slot("basis_stats_step");
   // Identity bases until the first refresh is published (see the header).
   for (int slot : {left_basis_, right_basis_}) {
     MatrixView<T> q = s.tensor(slot);
@@ -136,8 +138,17 @@ void KlShampooBlock<T>::accumulate(ConstMatrixView<T> grad, Step t) {
 
 template <Real T>
 bool KlShampooBlock<T>::refresh_due(Step /*t*/) const {
-  const std::int64_t k = this->state_.counter(statistics_updates_);
-  return k == 1 || (k > 1 && (k - 1) % hp_.precondition_frequency == 0);
+  return refresh_due_after(statistics_updates());
+}
+
+template <Real T>
+std::int64_t KlShampooBlock<T>::statistics_updates() const noexcept {
+  return this->state_.counter(statistics_updates_);
+}
+
+template <Real T>
+bool KlShampooBlock<T>::refresh_due_after(std::int64_t updates) const {
+  return optim::refresh_due_after(OptimizerKind::kl_shampoo, hp_, updates);
 }
 
 template <Real T>

@@ -36,6 +36,7 @@
 // bfloat16 except its decompositions); 2-D blocks only (tensors are viewed as matrices).
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 
@@ -47,10 +48,12 @@ class KlShampooBlock final : public BlockOptimizer<T> {
 
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
   bool refresh_due(Step t) const override;
+  std::int64_t statistics_updates() const noexcept override;
+  bool refresh_due_after(std::int64_t updates) const override;
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
   std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   void publish(RefreshJob<T>& finished) override;
-  int activation_delay() const noexcept override { return 1; }
+  int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::kl_shampoo); }
   bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   std::int64_t basis_version() const noexcept { return this->state_.counter(basis_version_); }

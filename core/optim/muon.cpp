@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/linalg/blas.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -25,8 +26,10 @@ MuonBlock<T>::MuonBlock(const Hyperparameters& hp, index rows, index cols)
       next_(std::min(rows, cols), std::max(rows, cols)),
       gram_(std::min(rows, cols), std::min(rows, cols)),
       poly_(std::min(rows, cols), std::min(rows, cols)) {
-  momentum_ = this->state_.add_tensor("momentum", rows, cols);
-  step_ = this->state_.add_counter("step");
+  BlockState<T>& s = this->state_;
+  s.add_layout(state_layout(OptimizerKind::muon, hp, rows, cols), state_counters(OptimizerKind::muon, hp));
+  momentum_ = s.tensor_slot("momentum");
+  step_ = s.counter_slot("step");
 }
 
 template <Real T>

@@ -3,26 +3,14 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/common/error.hpp"
 #include "core/linalg/blas.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 namespace {
 
 // DS's grafting guard: ‖P_graft‖ / (‖P‖ + 1e-16).
 constexpr double kGraftNormFloor = 1e-16;
-
-ShampooRootSettings root_settings(const Hyperparameters& hp) {
-  ShampooRootSettings s;
-  // Every block is a matrix (order 2), so the DS default root is −1/(2·2) per side.
-  s.exponent = hp.exponent_override > 0.0 ? hp.exponent_override : 4.0;
-  s.epsilon = hp.eps;
-  s.method = hp.root_method;
-  if (s.method == RootMethod::coupled_newton && s.exponent != std::round(s.exponent))
-    throw InputError("shampoo hyperparameters", "exponent_override",
-                     "coupled Newton needs an integer root order; found " + std::to_string(s.exponent));
-  return s;
-}
 
 template <Real T>
 void set_identity(linalg::MatrixView<T> m) {
@@ -36,21 +24,22 @@ template <Real T>
 ShampooBlock<T>::ShampooBlock(const Hyperparameters& hp, index rows, index cols)
     : BlockOptimizer<T>(rows, cols),
       hp_(hp),
-      settings_(root_settings(hp)),
+      settings_(shampoo_root_settings(hp)),
       filtered_(rows, cols),
       graft_direction_(hp.grafting ? rows : 0, hp.grafting ? cols : 0),
       half_(rows, cols),
       direction_(rows, cols) {
   BlockState<T>& s = this->state_;
-  left_ = s.add_tensor("L", rows, rows);
-  right_ = s.add_tensor("R", cols, cols);
-  left_root_ = s.add_tensor("L_root", rows, rows);
-  right_root_ = s.add_tensor("R_root", cols, cols);
-  if (hp_.beta1 > 0.0) momentum_ = s.add_tensor("momentum", rows, cols);
-  if (hp_.grafting) graft_sq_ = s.add_tensor("graft_exp_avg_sq", rows, cols);
-  step_ = s.add_counter("step");
-  stats_steps_ = s.add_counter("stats_steps");
-  root_stats_steps_ = s.add_counter("root_stats_steps");
+  s.add_layout(state_layout(OptimizerKind::shampoo, hp, rows, cols), state_counters(OptimizerKind::shampoo, hp));
+  left_ = s.tensor_slot("L");
+  right_ = s.tensor_slot("R");
+  left_root_ = s.tensor_slot("L_root");
+  right_root_ = s.tensor_slot("R_root");
+  momentum_ = s.find_tensor("momentum");          // only when β1 > 0
+  graft_sq_ = s.find_tensor("graft_exp_avg_sq");  // only with grafting
+  step_ = s.counter_slot("step");
+  stats_steps_ = s.counter_slot(statistics_counter(OptimizerKind::shampoo));
+  root_stats_steps_ = s.counter_slot("root_stats_steps");
   set_identity(s.tensor(left_root_));
   set_identity(s.tensor(right_root_));
 }
@@ -68,9 +57,17 @@ void ShampooBlock<T>::accumulate(linalg::ConstMatrixView<T> grad, Step /*t*/) {
 
 template <Real T>
 bool ShampooBlock<T>::refresh_due(Step /*t*/) const {
-  const std::int64_t k = this->state_.counter(stats_steps_);
-  const std::int64_t start = hp_.effective_start_preconditioning_step();
-  return k == start || (k > start && k % hp_.precondition_frequency == 0);
+  return refresh_due_after(statistics_updates());
+}
+
+template <Real T>
+std::int64_t ShampooBlock<T>::statistics_updates() const noexcept {
+  return this->state_.counter(stats_steps_);
+}
+
+template <Real T>
+bool ShampooBlock<T>::refresh_due_after(std::int64_t updates) const {
+  return optim::refresh_due_after(OptimizerKind::shampoo, hp_, updates);
 }
 
 template <Real T>

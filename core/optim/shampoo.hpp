@@ -22,6 +22,7 @@
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/optim/shape_model.hpp"
 #include "core/optim/shampoo_refresh.hpp"
 
 namespace asteria::optim {
@@ -30,16 +31,18 @@ template <Real T>
 class ShampooBlock final : public BlockOptimizer<T> {
  public:
   // Throws InputError when the root order does not suit the root method (coupled Newton needs
-  // an integer order).
+  // an integer order). The state is laid out by optim::state_layout.
   ShampooBlock(const Hyperparameters& hp, index rows, index cols);
 
   std::string_view name() const noexcept override { return "shampoo"; }
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
   bool refresh_due(Step t) const override;
+  std::int64_t statistics_updates() const noexcept override;
+  bool refresh_due_after(std::int64_t updates) const override;
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
   std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   void publish(RefreshJob<T>& finished) override;
-  int activation_delay() const noexcept override { return 0; }
+  int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::shampoo); }
   bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   // The root order p of both factors.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/common/error.hpp"
 #include "core/linalg/blas.hpp"
 
 namespace asteria::optim {
@@ -14,9 +15,8 @@ namespace {
 // back-transformation); the reconstruction Q Λ^(−1/p) Qᵀ = (QD)(QD)ᵀ is one SYRK, n³.
 constexpr double kEighFlopsPerCube = 9.0;
 constexpr double kReconstructionFlopsPerCube = 1.0;
-// Before run() the Newton iteration count is unknown; charge a typical one (DS stops at
-// ‖M − I‖∞ ≤ 1e-6, which well-scaled Shampoo factors reach in ~10–30 iterations).
-constexpr int kNewtonIterationsEstimate = 20;
+// Every block is a matrix (order 2), so the DS default root is −1/(2·2) per side.
+constexpr double kMatrixRootOrder = 4.0;
 
 // Flops per n³ of one coupled Newton iteration for integer p: X·M′ (GEMM, 2), then M′^p·M by
 // repeated squaring (SYRK, 1 each) and multiplication (GEMM, 2 each).
@@ -28,6 +28,35 @@ double newton_flops_per_cube(double p) {
 }
 
 }  // namespace
+
+ShampooRootSettings shampoo_root_settings(const Hyperparameters& hp) {
+  ShampooRootSettings s;
+  s.exponent = hp.exponent_override > 0.0 ? hp.exponent_override : kMatrixRootOrder;
+  s.epsilon = hp.eps;
+  s.method = hp.root_method;
+  if (s.method == RootMethod::coupled_newton && s.exponent != std::round(s.exponent))
+    throw InputError("shampoo hyperparameters", "exponent_override",
+                     "coupled Newton needs an integer root order; found " + std::to_string(s.exponent));
+  return s;
+}
+
+void append_root_cost(std::vector<platform::Cost>& pieces, const ShampooRootSettings& settings, index n,
+                      std::size_t element_bytes, int newton_iterations) {
+  const double cube = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const double matrix_bytes = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(element_bytes);
+  if (settings.method == RootMethod::eigen) {
+    pieces.push_back({platform::WorkKind::eigh, kEighFlopsPerCube * cube, 2.0 * matrix_bytes, n});
+    pieces.push_back({platform::WorkKind::gemm, kReconstructionFlopsPerCube * cube, 2.0 * matrix_bytes, n});
+  } else {
+    const double flops = newton_iterations * newton_flops_per_cube(settings.exponent) * cube;
+    pieces.push_back({platform::WorkKind::newton, flops, 4.0 * newton_iterations * matrix_bytes, n});
+  }
+}
+
+std::size_t root_job_bytes(index n, std::size_t element_bytes) {
+  // The statistics and the root, both n x n (roots are sized by run(), but a job holds them once run).
+  return 2 * static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * element_bytes;
+}
 
 template <Real T>
 ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
@@ -89,34 +118,20 @@ Status ShampooRefreshJob<T>::run() {
 }
 
 template <Real T>
-void ShampooRefreshJob<T>::add_cost(std::vector<platform::Cost>& pieces, const Factor& factor) const {
-  const index n = factor.statistics.rows();
-  const double cube = static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-  const double matrix_bytes = static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
-  if (settings_.method == RootMethod::eigen) {
-    pieces.push_back({platform::WorkKind::eigh, kEighFlopsPerCube * cube, 2.0 * matrix_bytes, n});
-    pieces.push_back({platform::WorkKind::gemm, kReconstructionFlopsPerCube * cube, 2.0 * matrix_bytes, n});
-  } else {
-    // After run() the iteration count is known (also when the iteration failed).
-    const int iterations = factor.newton_ran ? factor.newton.iterations : kNewtonIterationsEstimate;
-    const double flops = iterations * newton_flops_per_cube(settings_.exponent) * cube;
-    pieces.push_back({platform::WorkKind::newton, flops, 4.0 * iterations * matrix_bytes, n});
-  }
-}
-
-template <Real T>
 std::vector<platform::Cost> ShampooRefreshJob<T>::cost() const {
   std::vector<platform::Cost> pieces;
-  add_cost(pieces, left_);
-  add_cost(pieces, right_);
+  for (const Factor* factor : {&left_, &right_}) {
+    // After run() the iteration count is known (also when the iteration failed).
+    const int iterations = factor->newton_ran ? factor->newton.iterations : kNewtonIterationsEstimate;
+    append_root_cost(pieces, settings_, factor->statistics.rows(), sizeof(T), iterations);
+  }
   return pieces;
 }
 
 template <Real T>
 std::size_t ShampooRefreshJob<T>::bytes() const {
-  // Statistics and root per factor, from the shapes: roots are sized by run().
-  const auto elements = 2 * (left_.statistics.size() + right_.statistics.size());
-  return static_cast<std::size_t>(elements) * sizeof(T);
+  // From the shapes: roots are sized by run().
+  return root_job_bytes(left_.statistics.rows(), sizeof(T)) + root_job_bytes(right_.statistics.rows(), sizeof(T));
 }
 
 template class ShampooRefreshJob<float>;

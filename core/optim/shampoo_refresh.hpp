@@ -16,6 +16,22 @@ struct ShampooRootSettings {
   linalg::CoupledNewtonOptions newton{};
 };
 
+// The root settings of a Shampoo block under `hp`. Throws InputError when the root order does
+// not suit the root method (coupled Newton needs an integer order).
+ShampooRootSettings shampoo_root_settings(const Hyperparameters& hp);
+
+// Before run() a coupled Newton root's iteration count is unknown; cost() charges this many.
+inline constexpr int kNewtonIterationsEstimate = 20;
+
+// The pieces of work of one factor's root (n x n, `element_bytes` per value), as
+// ShampooRefreshJob::cost() reports them and optim::refresh_cost() models them:
+// eigh + reconstruction, or one coupled Newton piece of `newton_iterations` iterations.
+void append_root_cost(std::vector<platform::Cost>& pieces, const ShampooRootSettings& settings, index n,
+                      std::size_t element_bytes, int newton_iterations);
+
+// Bytes a job holds per factor (statistics and root), as ShampooRefreshJob::bytes().
+std::size_t root_job_bytes(index n, std::size_t element_bytes);
+
 template <Real T>
 class ShampooRefreshJob final : public RefreshJob<T> {
  public:
@@ -48,7 +64,6 @@ class ShampooRefreshJob final : public RefreshJob<T> {
     bool bias_corrected = false;
   };
   Status compute_root(Factor& factor) const;
-  void add_cost(std::vector<platform::Cost>& pieces, const Factor& factor) const;
 
   std::int64_t stats_count_;
   double bias_correction_;

@@ -5,6 +5,7 @@
 #include "core/common/error.hpp"
 #include "core/linalg/blas.hpp"
 #include "core/optim/eigenbasis_refresh.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 
@@ -16,17 +17,18 @@ using linalg::Op;
 template <Real T>
 SoapBlock<T>::SoapBlock(const Hyperparameters& hp, index rows, index cols) : BlockOptimizer<T>(rows, cols), hp_(hp) {
   BlockState<T>& s = this->state_;
-  m_ = s.add_tensor("exp_avg", rows, cols);
-  v_ = s.add_tensor("exp_avg_sq", rows, cols);
-  left_stats_ = s.add_tensor("stats_left", rows, rows);
-  right_stats_ = s.add_tensor("stats_right", cols, cols);
-  left_basis_ = s.add_tensor("basis_left", rows, rows);
-  right_basis_ = s.add_tensor("basis_right", cols, cols);
-  statistics_updates_ = s.add_counter("statistics_updates");
-  step_ = s.add_counter("step");
-  basis_version_ = s.add_counter("basis_version");
-  basis_stats_step_ = s.add_counter("basis_stats_step");
-  moments_restart_ = s.add_counter("moments_restart");
+  s.add_layout(state_layout(OptimizerKind::soap, hp, rows, cols), state_counters(OptimizerKind::soap, hp));
+  m_ = s.tensor_slot("exp_avg");
+  v_ = s.tensor_slot("exp_avg_sq");
+  left_stats_ = s.tensor_slot("stats_left");
+  right_stats_ = s.tensor_slot("stats_right");
+  left_basis_ = s.tensor_slot("basis_left");
+  right_basis_ = s.tensor_slot("basis_right");
+  statistics_updates_ = s.counter_slot(statistics_counter(OptimizerKind::soap));
+  step_ = s.counter_slot("step");
+  basis_version_ = s.counter_slot("basis_version");
+  basis_stats_step_ = s.counter_slot("basis_stats_step");
+  moments_restart_ = s.counter_slot("moments_restart");
   // Identity bases until the first refresh is published (see the header).
   for (int slot : {left_basis_, right_basis_}) {
     MatrixView<T> q = s.tensor(slot);
@@ -44,8 +46,17 @@ void SoapBlock<T>::accumulate(ConstMatrixView<T> grad, Step /*t*/) {
 
 template <Real T>
 bool SoapBlock<T>::refresh_due(Step /*t*/) const {
-  const std::int64_t k = this->state_.counter(statistics_updates_);
-  return k == 1 || (k > 1 && (k - 1) % hp_.precondition_frequency == 0);
+  return refresh_due_after(statistics_updates());
+}
+
+template <Real T>
+std::int64_t SoapBlock<T>::statistics_updates() const noexcept {
+  return this->state_.counter(statistics_updates_);
+}
+
+template <Real T>
+bool SoapBlock<T>::refresh_due_after(std::int64_t updates) const {
+  return optim::refresh_due_after(OptimizerKind::soap, hp_, updates);
 }
 
 template <Real T>

@@ -40,6 +40,7 @@
 // means "k-th largest", which is the correspondence the permutation maintains.
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
 
@@ -51,10 +52,12 @@ class SoapBlock final : public BlockOptimizer<T> {
 
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
   bool refresh_due(Step t) const override;
+  std::int64_t statistics_updates() const noexcept override;
+  bool refresh_due_after(std::int64_t updates) const override;
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
   std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   void publish(RefreshJob<T>& finished) override;
-  int activation_delay() const noexcept override { return 1; }
+  int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::soap); }
   bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   // Number of bases published so far (0: the identity placeholder is in use).

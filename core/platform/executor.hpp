@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/common/status.hpp"
+#include "core/platform/activity.hpp"
 #include "core/platform/cost.hpp"
 #include "core/platform/pending.hpp"
 
@@ -20,6 +21,8 @@ struct Work {
   // optimizer update on the host must not wait behind background refreshes. Executors that
   // schedule at submission (the fake backend) ignore it.
   bool urgent = false;
+  // The plan operation this work serves; executors pass it on to the activity they record.
+  OpTag tag;
 };
 
 class Executor {

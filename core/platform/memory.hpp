@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/platform/activity.hpp"
 #include "core/platform/pending.hpp"
 
 namespace asteria::platform {
@@ -45,7 +46,9 @@ class Memory {
   virtual bool holds_data() const { return true; }
   // Copies min(src.bytes, dst.bytes) bytes between any two regions, asynchronously. A failed
   // copy (I/O error, checksum mismatch) gives a Pending whose Status names the region and file.
-  virtual Pending copy(const Region& src, const Region& dst) = 0;
+  // `cause`: the plan op during which the copy started (for the trace).
+  virtual Pending copy(const Region& src, const Region& dst, const OpTag& cause) = 0;
+  Pending copy(const Region& src, const Region& dst) { return copy(src, dst, OpTag{}); }
 };
 
 // Owns one region and releases it on destruction.

@@ -1,8 +1,10 @@
 #pragma once
 // Everything one rank of the runtime may touch: time, synchronization, executors, memory
 // tiers, communication. Core code reaches the world only through this.
+#include "core/platform/activity.hpp"
 #include "core/platform/clock.hpp"
 #include "core/platform/comm.hpp"
+#include "core/platform/execution.hpp"
 #include "core/platform/executor.hpp"
 #include "core/platform/memory.hpp"
 #include "core/platform/pending.hpp"
@@ -21,6 +23,10 @@ class Platform {
   virtual Executor& host_workers() = 0;   // a pool: preconditioner refreshes
   virtual Memory& memory() = 0;
   virtual Comm* comm() { return nullptr; }  // null for single-rank platforms
+  // Where this rank's activities are recorded; null when nothing records them.
+  virtual ActivitySink* activities() { return nullptr; }
+  // Where time comes from on this platform (whether its memory holds values: memory().holds_data()).
+  virtual TimeSource time_source() const noexcept = 0;
 };
 
 }  // namespace asteria::platform

@@ -4,14 +4,6 @@
 
 namespace asteria::real {
 
-std::string_view to_string(DeviceMode mode) noexcept {
-  switch (mode) {
-    case DeviceMode::emulated: return "emulated";
-    case DeviceMode::cpu: return "cpu";
-  }
-  return "unknown";
-}
-
 platform::Seconds DeviceModel::duration(const platform::Cost& cost) const noexcept {
   const double compute = flops_per_second > 0.0 ? cost.flops / flops_per_second : 0.0;
   const double memory = bytes_per_second > 0.0 ? cost.bytes / bytes_per_second : 0.0;

@@ -8,16 +8,6 @@
 
 namespace asteria::real {
 
-// How the device stream runs its work on a machine without a GPU (DESIGN.md, "two honest modes").
-enum class DeviceMode {
-  // Each work lasts its modelled duration: the body (if any) runs, then the stream waits out the
-  // rest. The host CPU stays free, as when a real GPU is busy. A body slower than the model
-  // makes the work last as long as the body.
-  emulated,
-  // The body runs on a CPU core and takes the time it takes; a work without a body is instant.
-  cpu,
-};
-std::string_view to_string(DeviceMode mode) noexcept;
 
 // Roofline of one device: a kernel lasts launch_latency + max(flops / flops_per_second,
 // bytes / bytes_per_second). A rate of 0 leaves that term out.

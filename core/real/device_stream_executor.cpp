@@ -1,19 +1,32 @@
 #include "core/real/device_stream_executor.hpp"
 
+#include "core/common/error.hpp"
+
 namespace asteria::real {
 
+namespace {
+platform::TimeSource checked(platform::TimeSource time) {
+  if (time == platform::TimeSource::simulated)
+    throw InputError("real device stream", "time", "measured or modelled (simulated time needs a simulator)");
+  return time;
+}
+}  // namespace
+
 DeviceStreamExecutor::DeviceStreamExecutor(DeviceStreamOptions options, platform::CompletionBoard& board,
-                                           platform::Clock& clock, TraceSink* trace)
-    : mode_(options.mode), model_(options.model), clock_(clock),
-      queue_(std::move(options.name), 1, board, clock, trace, [this](platform::Work& w) { return execute(w); }) {}
+                                           platform::Clock& clock, platform::ActivitySink* activities)
+    : time_(checked(options.time)), model_(options.model), duration_(std::move(options.duration)), clock_(clock),
+      queue_(
+          std::move(options.name), 1, board, clock, activities,
+          [unit = options.unit](int) { return platform::device_stream_track(unit); },
+          [this](platform::Work& w) { return execute(w); }) {}
 
 platform::Pending DeviceStreamExecutor::submit(platform::Work work) { return queue_.submit(std::move(work)); }
 
 Status DeviceStreamExecutor::execute(platform::Work& work) {
-  if (mode_ == DeviceMode::cpu) return run_body(work);
+  if (time_ == platform::TimeSource::measured) return run_body(work);
   const platform::Seconds start = clock_.now();
   Status status = run_body(work);
-  clock_.sleep_until(start + model_.duration(work.cost));
+  clock_.sleep_until(start + (duration_ ? duration_(work.cost) : model_.duration(work.cost)));
   return status;
 }
 

@@ -55,8 +55,8 @@ RealMemory::Storage::~Storage() {
 }
 
 RealMemory::RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
-                       TraceSink* trace, NvmeTier* nvme, std::unique_ptr<GpuTier> gpu)
-    : options_(options), board_(board), clock_(clock), trace_(trace), nvme_(nvme), gpu_(std::move(gpu)) {
+                       platform::ActivitySink* activities, NvmeTier* nvme, std::unique_ptr<GpuTier> gpu)
+    : options_(options), board_(board), clock_(clock), activities_(activities), nvme_(nvme), gpu_(std::move(gpu)) {
   for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
     accounts_[static_cast<std::size_t>(index_of(tier))].capacity = options_.budgets.of(tier);
   if (nvme_ == nullptr) accounts_[static_cast<std::size_t>(index_of(Tier::nvme))].capacity = 0;
@@ -150,13 +150,20 @@ WorkQueue& RealMemory::engine(Tier from, Tier to) {
   std::unique_ptr<WorkQueue>& e = engines_[pair_index(from, to)];
   if (!e) {
     std::string name = "copy " + std::string(platform::to_string(from)) + "->" + std::string(platform::to_string(to));
-    e = std::make_unique<WorkQueue>(std::move(name), 1, board_, clock_, trace_,
-                                    [this, from, to](platform::Work& w) { return run_move(w, from, to); });
+    const int unit = activities_ != nullptr ? activities_->unit() : 0;
+    std::string track = platform::disk_track(unit);
+    if (from == Tier::device && to == Tier::device) track = "link hbm" + std::to_string(unit);
+    else if (from == Tier::host && to == Tier::host) track = "link dram" + std::to_string(unit);
+    else if (from == Tier::host && to == Tier::device) track = "link h2d" + std::to_string(unit);
+    else if (from == Tier::device && to == Tier::host) track = "link d2h" + std::to_string(unit);
+    e = std::make_unique<WorkQueue>(
+        std::move(name), 1, board_, clock_, activities_, [track](int) { return track; },
+        [this, from, to](platform::Work& w) { return run_move(w, from, to); });
   }
   return *e;
 }
 
-platform::Pending RealMemory::copy(const Region& src, const Region& dst) {
+platform::Pending RealMemory::copy(const Region& src, const Region& dst, const platform::OpTag& cause) {
   StoragePtr s = find(src.id);
   StoragePtr d = find(dst.id);
   if (!s || !d)
@@ -167,6 +174,9 @@ platform::Pending RealMemory::copy(const Region& src, const Region& dst) {
   work.label = "copy " + std::string(platform::to_string(s->tier)) + "->" + std::string(platform::to_string(d->tier)) +
                ": " + s->label + " -> " + d->label;
   work.cost = {platform::WorkKind::other, 0.0, static_cast<double>(bytes), 0};
+  work.tag = cause;
+  work.tag.role = s->tier == Tier::nvme || d->tier == Tier::nvme ? platform::ActivityRole::io
+                                                                  : platform::ActivityRole::transfer;
   // The body holds both storages: a region released mid-copy stays alive until the copy ends.
   work.body = [this, s, d, bytes] { return move(*s, *d, bytes); };
   return engine(s->tier, d->tier).submit(std::move(work));

@@ -20,7 +20,6 @@
 #include "core/platform/memory.hpp"
 #include "core/real/device_model.hpp"
 #include "core/real/tier_backend.hpp"
-#include "core/real/trace.hpp"
 #include "core/real/work_queue.hpp"
 
 namespace asteria::real {
@@ -62,8 +61,12 @@ class RealMemory final : public platform::Memory {
  public:
   // `nvme` (not owned, must outlive this) backs the nvme tier; without it that tier has no
   // capacity. `gpu` makes the device tier GPU memory; without it the device tier is host RAM.
+  // Copies are recorded on `activities` (not owned; null: nowhere) on the tracks the simulator
+  // charges the same moves to: "link h2d<u>", "link d2h<u>", "link hbm<u>", "link dram<u>", and
+  // "disk nvme<u>" for a copy to or from the NVMe tier (u = activities->unit()).
   RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
-             TraceSink* trace = nullptr, NvmeTier* nvme = nullptr, std::unique_ptr<GpuTier> gpu = nullptr);
+             platform::ActivitySink* activities = nullptr, NvmeTier* nvme = nullptr,
+             std::unique_ptr<GpuTier> gpu = nullptr);
   ~RealMemory() override;
   RealMemory(const RealMemory&) = delete;
   RealMemory& operator=(const RealMemory&) = delete;
@@ -76,7 +79,9 @@ class RealMemory final : public platform::Memory {
   void release(platform::Region& region) override;
   std::byte* host_address(const platform::Region& region) override;
   // Throws std::logic_error for unknown regions; failures of the move itself come as Status.
-  platform::Pending copy(const platform::Region& src, const platform::Region& dst) override;
+  platform::Pending copy(const platform::Region& src, const platform::Region& dst,
+                         const platform::OpTag& cause) override;
+  using platform::Memory::copy;
 
   bool device_is_gpu() const noexcept { return gpu_ != nullptr; }
   std::vector<MoveRecord> moves() const;  // the first max_move_records, in finishing order
@@ -108,7 +113,7 @@ class RealMemory final : public platform::Memory {
   RealMemoryOptions options_;
   platform::CompletionBoard& board_;
   platform::Clock& clock_;
-  TraceSink* trace_;
+  platform::ActivitySink* activities_;
   NvmeTier* nvme_;
   std::unique_ptr<GpuTier> gpu_;
   std::array<TierAccount, platform::kTierCount> accounts_;

@@ -20,13 +20,15 @@ std::unique_ptr<GpuTier> gpu_tier_for(GpuUse use) {
 
 RealPlatform::RealPlatform(RealPlatformOptions options)
     : options_(options), board_(sync_) {
-  TraceSink* sink = options_.record_trace ? &trace_ : nullptr;
+  platform::ActivitySink* sink = options_.activities;
+  const int unit = sink != nullptr ? sink->unit() : 0;
   memory_ = std::make_unique<RealMemory>(options_.memory, board_, clock_, sink, options_.nvme,
                                          gpu_tier_for(options_.gpu));
   const int threads = options_.host_threads > 0 ? options_.host_threads : default_host_threads();
-  host_ = std::make_unique<ThreadPoolExecutor>("host-workers", threads, board_, clock_, sink);
+  host_ = std::make_unique<ThreadPoolExecutor>("host-workers", threads, board_, clock_, sink, unit);
   device_ = std::make_unique<DeviceStreamExecutor>(
-      DeviceStreamOptions{"device", options_.device_mode, options_.device_model}, board_, clock_, sink);
+      DeviceStreamOptions{"device", options_.time, options_.device_model, options_.device_seconds, unit}, board_,
+      clock_, sink);
 }
 
 RealPlatform::~RealPlatform() = default;

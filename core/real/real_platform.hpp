@@ -2,6 +2,7 @@
 // The real backend for one rank: wall clock, std:: synchronization, a device stream (emulated
 // or CPU kernels), a host worker pool, and memory tiers (GPU memory when a CUDA device is
 // present and allowed, host RAM with its own budget otherwise; NVMe through a provider).
+#include <functional>
 #include <memory>
 
 #include "core/platform/platform.hpp"
@@ -10,7 +11,6 @@
 #include "core/real/real_memory.hpp"
 #include "core/real/real_sync.hpp"
 #include "core/real/thread_pool_executor.hpp"
-#include "core/real/trace.hpp"
 
 namespace asteria::real {
 
@@ -22,11 +22,14 @@ enum class GpuUse {
 struct RealPlatformOptions {
   RealMemoryOptions memory;             // tier budgets and modelled links
   int host_threads = 0;                 // 0: default_host_threads() (all cores but one, at least 1)
-  DeviceMode device_mode = DeviceMode::emulated;
-  DeviceModel device_model;             // paces the device stream in emulated mode
-  GpuUse gpu = GpuUse::never;           // device memory only; device-stream work runs as DeviceMode says
+  // modelled: device work lasts its modelled duration (emulated kernels); measured: it runs (on
+  // a CPU core, or drives a GPU) and takes what it takes. Host work is measured either way.
+  platform::TimeSource time = platform::TimeSource::modelled;
+  DeviceModel device_model;             // paces the device stream with modelled time...
+  std::function<platform::Seconds(const platform::Cost&)> device_seconds;  // ...unless this is given
+  GpuUse gpu = GpuUse::never;           // device memory only; device-stream work runs as `time` says
   NvmeTier* nvme = nullptr;             // not owned, must outlive the platform; null: no nvme tier
-  bool record_trace = true;             // keep a WorkRecord per finished work (see trace())
+  platform::ActivitySink* activities = nullptr;  // not owned; where every executor and copy records
 };
 
 class RealPlatform final : public platform::Platform {
@@ -43,17 +46,17 @@ class RealPlatform final : public platform::Platform {
   platform::Executor& device_stream() override { return *device_; }
   platform::Executor& host_workers() override { return *host_; }
   platform::Memory& memory() override { return *memory_; }
+  platform::ActivitySink* activities() override { return options_.activities; }
+  platform::TimeSource time_source() const noexcept override { return options_.time; }
 
   RealMemory& real_memory() noexcept { return *memory_; }
   DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }
-  WorkLog& trace() noexcept { return trace_; }  // work of every executor and copy engine
   const RealPlatformOptions& options() const noexcept { return options_; }
 
  private:
   RealPlatformOptions options_;
   RealClock clock_;
   RealSync sync_;
-  WorkLog trace_;
   platform::CompletionBoard board_;  // before the executors: their Pendings point into it
   std::unique_ptr<RealMemory> memory_;
   std::unique_ptr<ThreadPoolExecutor> host_;

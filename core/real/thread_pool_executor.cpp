@@ -11,15 +11,18 @@ int default_host_threads() noexcept {
 }
 
 ThreadPoolExecutor::ThreadPoolExecutor(std::string name, int threads, platform::CompletionBoard& board,
-                                       platform::Clock& clock, TraceSink* trace)
-    : clock_(clock), trace_(trace),
-      queue_(std::move(name), threads, board, clock, trace, [](platform::Work& w) { return run_body(w); }) {}
+                                       platform::Clock& clock, platform::ActivitySink* activities, int unit)
+    : clock_(clock), activities_(activities), unit_(unit),
+      queue_(
+          std::move(name), threads, board, clock, activities,
+          [unit](int lane) { return platform::host_worker_track(unit, lane); },
+          [](platform::Work& w) { return run_body(w); }) {}
 
 platform::Pending ThreadPoolExecutor::submit(platform::Work work) {
   if (!work.body) {
-    if (trace_ != nullptr) {
+    if (activities_ != nullptr) {
       const platform::Seconds now = clock_.now();
-      trace_->record({queue_.name(), work.label, work.cost.kind, now, now, now, true});
+      activities_->record({platform::host_worker_track(unit_, 0), work.label, work.tag, work.cost, now, now, true});
     }
     return platform::Pending::ready();
   }

@@ -12,16 +12,18 @@ int default_host_threads() noexcept;
 
 class ThreadPoolExecutor final : public platform::Executor {
  public:
+  // Thread k records its work on the track "cpu<unit> worker <k>" of `activities` (if any).
   ThreadPoolExecutor(std::string name, int threads, platform::CompletionBoard& board, platform::Clock& clock,
-                     TraceSink* trace = nullptr);
+                     platform::ActivitySink* activities = nullptr, int unit = 0);
   std::string_view name() const noexcept override { return queue_.name(); }
   int concurrency() const noexcept override { return queue_.threads(); }
-  // A work without a body has nothing to run on a CPU: it completes at once (and is traced).
+  // A work without a body has nothing to run on a CPU: it completes at once (and is recorded).
   platform::Pending submit(platform::Work work) override;
 
  private:
   platform::Clock& clock_;
-  TraceSink* trace_;
+  platform::ActivitySink* activities_;
+  int unit_;
   WorkQueue queue_;
 };
 

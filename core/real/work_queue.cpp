@@ -18,11 +18,12 @@ Status run_body(const platform::Work& work) {
 }
 
 WorkQueue::WorkQueue(std::string name, int threads, platform::CompletionBoard& board, platform::Clock& clock,
-                     TraceSink* trace, Runner runner)
-    : name_(std::move(name)), board_(board), clock_(clock), trace_(trace), runner_(std::move(runner)) {
+                     platform::ActivitySink* activities, TrackName track, Runner runner)
+    : name_(std::move(name)), board_(board), clock_(clock), activities_(activities), runner_(std::move(runner)) {
   if (threads < 1) throw std::invalid_argument("WorkQueue '" + name_ + "': needs at least one thread");
+  for (int i = 0; i < threads; ++i) tracks_.push_back(track ? track(i) : name_);
   threads_.reserve(static_cast<std::size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { serve(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { serve(i); });
 }
 
 WorkQueue::~WorkQueue() {
@@ -51,7 +52,7 @@ platform::Pending WorkQueue::submit(platform::Work work) {
   return pending;
 }
 
-void WorkQueue::serve() {
+void WorkQueue::serve(int lane) {
   for (;;) {
     Item item;
     {
@@ -62,11 +63,11 @@ void WorkQueue::serve() {
       queue_.pop_front();
       if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front
     }
-    execute(item);
+    execute(item, lane);
   }
 }
 
-void WorkQueue::execute(Item& item) {
+void WorkQueue::execute(Item& item, int lane) {
   const platform::Seconds started = clock_.now();
   Status status;
   try {
@@ -77,9 +78,9 @@ void WorkQueue::execute(Item& item) {
     status = {StatusCode::failed, item.work.label + ": unknown exception"};
   }
   const platform::Seconds finished = clock_.now();
-  if (trace_ != nullptr) {
-    trace_->record({name_, item.work.label, item.work.cost.kind, item.submitted, started, finished, status.ok()});
-  }
+  if (activities_ != nullptr)
+    activities_->record({tracks_[static_cast<std::size_t>(lane)], item.work.label, item.work.tag, item.work.cost,
+                         started, finished, status.ok()});
   // Drop the body (and whatever it captured) before completion becomes visible to waiters.
   item.work.body = nullptr;
   item.promise.fulfil(std::move(status));

@@ -1,6 +1,6 @@
 #pragma once
 // The machinery under every real executor: a FIFO of work items (urgent ones first) served by a fixed set of
-// threads. Each item's outcome fulfils its Promise; its times go to the trace. Destruction
+// threads. Each item's outcome fulfils its Promise; its times go to the activity sink. Destruction
 // drains the queue (every submitted item runs) and then joins the threads.
 #include <condition_variable>
 #include <deque>
@@ -10,10 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "core/platform/activity.hpp"
 #include "core/platform/clock.hpp"
 #include "core/platform/executor.hpp"
 #include "core/platform/pending.hpp"
-#include "core/real/trace.hpp"
 
 namespace asteria::real {
 
@@ -25,9 +25,12 @@ class WorkQueue {
  public:
   // Executes one item on a queue thread (run_body plus whatever the executor adds, e.g. pacing).
   using Runner = std::function<Status(platform::Work&)>;
+  // The activity track of thread `lane` (0 .. threads-1).
+  using TrackName = std::function<std::string(int lane)>;
 
+  // `activities` (not owned; null: nothing recorded) receives one Activity per finished item.
   WorkQueue(std::string name, int threads, platform::CompletionBoard& board, platform::Clock& clock,
-            TraceSink* trace, Runner runner);
+            platform::ActivitySink* activities, TrackName track, Runner runner);
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -42,13 +45,14 @@ class WorkQueue {
     platform::Promise promise;
     platform::Seconds submitted = 0.0;
   };
-  void serve();
-  void execute(Item& item);
+  void serve(int lane);
+  void execute(Item& item, int lane);
 
   std::string name_;
   platform::CompletionBoard& board_;
   platform::Clock& clock_;
-  TraceSink* trace_;
+  platform::ActivitySink* activities_;
+  std::vector<std::string> tracks_;
   Runner runner_;
 
   std::mutex mutex_;

@@ -4,15 +4,15 @@
 // max_precond_dim for the matrix methods; AdamW and Muon keep a matrix whole; tensors of order
 // <= 1 get one AdamW block with optim::vector_fallback_hyperparameters), with per block the
 // state it allocates and what each phase costs — from the shapes alone, so a 7B model can be
-// described without allocating it. The numbers equal what the real optimizers allocate
-// (BlockState) and what their refresh jobs report (RefreshJob::cost()); tests/workload checks
-// both.
+// described without allocating it. The figures come from the optimizers' own shape model
+// (core/optim/shape_model.hpp), which the real blocks and refresh jobs use too.
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "core/linalg/matrix.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/optim/shape_model.hpp"
 #include "core/platform/cost.hpp"
 #include "core/workload/workload_model.hpp"
 
@@ -36,7 +36,7 @@ struct BlockSpec {
   // blocks without a refresh (AdamW, Muon, fallbacks).
   std::vector<platform::Cost> first_refresh;
   std::vector<platform::Cost> warm_refresh;
-  // Every-step device work (runtime::phase_costs): statistics, update, installing a refresh.
+  // Every-step device work (optim::phase_costs): statistics, update, installing a refresh.
   platform::Cost accumulate;
   platform::Cost apply;
   platform::Cost publish;
@@ -54,16 +54,13 @@ struct OptimizerTotals {
 };
 
 // Bytes of state one rows x cols block allocates (BlockState::tensor_bytes()) at
-// `element_bytes` per value, under the default hyperparameters of `kind`, or under `hp`
-// (Shampoo's momentum exists only when beta1 > 0 and its graft state only with grafting).
-// Per ALGORITHMS.md "State sizes", with these differences from its table: KL-Shampoo also keeps
-// the start-of-step eigenvalue estimates (m + n more values; see kl_shampoo.hpp).
+// `element_bytes` per value: optim::state_bytes under `hp`, or under the default
+// hyperparameters of `kind`. (A using-declaration, not a wrapper of the same signature, which
+// argument-dependent lookup would make ambiguous.)
+using optim::state_bytes;
 std::size_t state_bytes(optim::OptimizerKind kind, index rows, index cols, std::size_t element_bytes);
-std::size_t state_bytes(optim::OptimizerKind kind, const optim::Hyperparameters& hp, index rows, index cols,
-                        std::size_t element_bytes);
 
-// The cost() of the block's refresh job, first (full) or later (warm); empty when `kind` has
-// no refresh.
+// The cost() of the block's refresh job, first (full) or later (warm): optim::refresh_cost.
 std::vector<platform::Cost> refresh_costs(optim::OptimizerKind kind, const optim::Hyperparameters& hp, index rows,
                                           index cols, std::size_t element_bytes, bool first);
 

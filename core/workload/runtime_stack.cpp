@@ -1,6 +1,6 @@
 #include "core/workload/runtime_stack.hpp"
 
-#include "core/workload/optimizer_blocks.hpp"
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::workload {
 namespace {
@@ -60,29 +60,7 @@ runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runt
 
 std::size_t refresh_job_bytes(optim::OptimizerKind kind, linalg::index rows, linalg::index cols,
                               std::size_t element_bytes) {
-  // Matrices per factor a job holds: Shampoo statistics + root; SOAP statistics, basis, new
-  // basis and change of basis; KL-Shampoo the same without the change of basis.
-  std::size_t per_factor = 0;
-  switch (kind) {
-    case optim::OptimizerKind::shampoo: per_factor = 2; break;
-    case optim::OptimizerKind::soap: per_factor = 4; break;
-    case optim::OptimizerKind::kl_shampoo: per_factor = 3; break;
-    default: return 0;
-  }
-  const auto m = static_cast<std::size_t>(rows), n = static_cast<std::size_t>(cols);
-  return per_factor * (m * m + n * n) * element_bytes;
-}
-
-runtime::ShapeModel shape_model(std::size_t element_bytes) {
-  return [element_bytes](optim::OptimizerKind kind, const optim::Hyperparameters& hp, linalg::index rows,
-                         linalg::index cols) {
-    runtime::ShapeFigures f;
-    f.state_bytes = state_bytes(kind, hp, rows, cols, element_bytes);
-    f.refresh.first = refresh_costs(kind, hp, rows, cols, element_bytes, /*first=*/true);
-    f.refresh.later = refresh_costs(kind, hp, rows, cols, element_bytes, /*first=*/false);
-    f.refresh.shadow_bytes = refresh_job_bytes(kind, rows, cols, element_bytes);
-    return f;
-  };
+  return optim::refresh_job_bytes(kind, optim::default_hyperparameters(kind), rows, cols, element_bytes);
 }
 
 }  // namespace asteria::workload

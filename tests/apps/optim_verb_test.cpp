@@ -1,8 +1,12 @@
 // `asteria optim` in process (asteria::cli::run): a good run against an independent float64
-// AdamW, dtype handling, every error path, and --help.
+// AdamW, dtype handling, every error path, --out targets refused before any work, and --help.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -255,6 +259,86 @@ TEST_F(OptimVerb, NonFiniteGradientUnderTheErrorPolicyWritesNothing) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("NaN or Inf"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out_file_));
+}
+
+// --out names what the trajectory is renamed onto: anything that cannot become a regular file is
+// refused before the inputs are read (a missing --params would otherwise be the error) and is
+// left as it was.
+class OptimVerbOut : public OptimVerb {
+ protected:
+  Outcome run_with_out(const std::string& out) const {
+    Args a = args("soap");
+    a[4] = dir_.file("absent.npy");
+    a[8] = out;
+    return run_cli(a);
+  }
+  static void expect_refused(const Outcome& r, const std::string& out, const std::string& found) {
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find(out + ": --out: expected a regular file or a path that does not exist yet, in a directory "
+                               "that exists and is writable; found " + found),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("absent.npy"), std::string::npos) << "an input was read first: " << r.err;
+  }
+  static std::filesystem::file_type type_of(const std::string& path) {
+    return std::filesystem::symlink_status(path).type();
+  }
+};
+
+TEST_F(OptimVerbOut, AFifoIsRefused) {
+  const std::string fifo = dir_.file("traj.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  expect_refused(run_with_out(fifo), fifo, "a FIFO");
+  EXPECT_EQ(type_of(fifo), std::filesystem::file_type::fifo);
+}
+
+TEST_F(OptimVerbOut, ACharacterDeviceIsRefused) {
+  expect_refused(run_with_out("/dev/null"), "/dev/null", "a character device");
+  EXPECT_EQ(type_of("/dev/null"), std::filesystem::file_type::character);
+  // Through a link too: the link is followed, and kept.
+  const std::string link = dir_.file("traj.npy");
+  std::filesystem::create_symlink("/dev/null", link);
+  expect_refused(run_with_out(link), link, "a character device");
+  EXPECT_EQ(type_of(link), std::filesystem::file_type::symlink);
+}
+
+TEST_F(OptimVerbOut, ADirectoryIsRefused) {
+  const std::string dir = dir_.file("traj.npy");
+  std::filesystem::create_directory(dir);
+  expect_refused(run_with_out(dir), dir, "a directory");
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  expect_refused(run_with_out(dir_.file("sub/")), dir_.file("sub/"), "a path that names no file");
+}
+
+TEST_F(OptimVerbOut, AMissingParentDirectoryIsRefused) {
+  const std::string nested = dir_.file("missing/traj.npy");
+  expect_refused(run_with_out(nested), nested, "no directory " + dir_.file("missing"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("missing")));
+
+  const std::string file = dir_.file("plain");
+  std::ofstream(file) << "a file";
+  expect_refused(run_with_out(file + "/traj.npy"), file + "/traj.npy", file + ", which is not a directory");
+  EXPECT_EQ(read_text(file), "a file");
+}
+
+TEST_F(OptimVerbOut, AnUnwritableDirectoryIsRefused) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write into any directory";
+  const std::string locked = dir_.file("locked");
+  std::filesystem::create_directory(locked);
+  std::filesystem::permissions(locked, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+  expect_refused(run_with_out(locked + "/traj.npy"), locked + "/traj.npy",
+                 "the directory " + locked + ", which is not writable");
+  EXPECT_TRUE(std::filesystem::is_empty(locked));
+  std::filesystem::permissions(locked, std::filesystem::perms::owner_all);
+}
+
+TEST_F(OptimVerbOut, AnExistingRegularFileIsReplaced) {
+  write_inputs<float>();
+  std::ofstream(out_file_) << "old trajectory";
+  const Outcome r = run_cli(args("adamw"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(io::read_npy(out_file_).shape, (std::vector<index>{4, 3, 2}));
 }
 
 TEST_F(OptimVerb, UsageErrorsExitWithTwo) {

@@ -1,6 +1,7 @@
-// `asteria study` end to end, with a stand-in for `asteria sim`: a shell script that writes a
-// summary.json and steps.csv from its arguments, fails for one model, and records how many runs
-// were alive at once. Also the child-process pool on its own.
+// `asteria study` end to end, with a stand-in for `asteria sim`: a shell script that records its
+// arguments, writes a summary.json and steps.csv from them, fails for one model, and records how
+// many runs were alive at once. The checks of every run's inputs before any starts. Also the
+// child-process pool on its own.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -13,6 +14,9 @@
 #include <vector>
 
 #include "apps/asteria/study_process.hpp"
+#include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/study_validation.hpp"
+#include "core/common/error.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -33,8 +37,8 @@ std::string read_all(const std::filesystem::path& file) {
 
 void write(const std::filesystem::path& file, const std::string& text) { std::ofstream(file) << text; }
 
-// The stand-in `asteria`. Model "broken" fails with exit code 1; model "big" does not fit; every
-// other run fits with p50 = 0.25 s and max staleness = its --staleness. With SYNC/overlap present
+// The stand-in `asteria`. Model "crash" (a file crash.yaml) fails with exit code 1; model "big"
+// does not fit; every other run fits with p50 = 0.25 s and max staleness = its --staleness. With SYNC/overlap present
 // each run waits (up to 5 s) until a second run has started: under --jobs 2 the first two runs
 // must then overlap. SYNC/running-* counts the runs alive when each one starts.
 std::string stand_in_script(const std::filesystem::path& sync) {
@@ -45,7 +49,7 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "while [ $# -gt 0 ]; do\n"
          "  case \"$1\" in\n"
          "    --out) out=\"$2\"; shift 2;;\n"
-         "    --model) model=\"$2\"; shift 2;;\n"
+         "    --model) model=\"$(basename \"$2\" .yaml)\"; shift 2;;\n"
          "    --staleness) staleness=\"$2\"; shift 2;;\n"
          "    *) shift;;\n"
          "  esac\n"
@@ -61,7 +65,7 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "  if [ $i -lt 100 ]; then echo yes > \"$out/overlap.txt\"; else echo no > \"$out/overlap.txt\"; fi\n"
          "fi\n"
          "rm -f \"$sync/running-$$\"\n"
-         "if [ \"$model\" = broken ]; then echo 'simulated failure: model broken' >&2; exit 1; fi\n"
+         "if [ \"$model\" = crash ]; then echo 'simulated failure: model crash' >&2; exit 1; fi\n"
          "if [ \"$model\" = big ]; then\n"
          "  echo '{\"verb\": \"sim\", \"fits\": false, \"shortfall\": [{\"tier\": \"device\", \"needed_bytes\": "
          "3221225472, \"free_bytes\": 1073741824, \"capacity_bytes\": 2147483648}]}' > \"$out/summary.json\"\n"
@@ -77,7 +81,13 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "\\\"peak_nvme_bytes\\\": 0}\" > \"$out/summary.json\"\n";
 }
 
-// A temp dir holding the stand-in binary, its SYNC dir and a study file.
+// A model config small enough for anything; the stand-in tells runs apart by the file's name.
+constexpr const char* kModelConfig =
+    "name: stand-in\nlayers: 2\nd_model: 64\nheads: 4\nmlp_hidden: 256\nvocab: 256\nsequence_length: 64\n"
+    "micro_batch: 2\n";
+
+// A temp dir holding the stand-in binary, its SYNC dir, the model files m1.yaml, big.yaml and
+// crash.yaml, and a study file.
 struct StudyFixture {
   TempDir dir;
   std::filesystem::path sync = dir.path() / "sync";
@@ -89,23 +99,28 @@ struct StudyFixture {
     std::filesystem::create_directories(sync);
     write(program, stand_in_script(sync));
     ::chmod(program.c_str(), 0755);
+    for (const char* model : {"m1", "big", "crash"}) write(model_file(model), kModelConfig);
     write(study, study_text);
   }
   std::string run_dir(const std::string& slug) const { return (out / "runs" / slug).string(); }
+  std::string model_file(const std::string& name) const { return (dir.path() / (name + ".yaml")).string(); }
+  // Nothing was launched: the stand-in never ran and no run directory was made.
+  bool nothing_ran() const { return std::filesystem::is_empty(sync) && !std::filesystem::exists(out); }
 };
 
 // 2 x 2 points that fit, then one that does not fit and one whose run fails: 6 runs.
 constexpr const char* kStudy =
     "name: standin\n"
-    "defaults: {steps: 4, mode: data-free}\n"
+    "defaults: {steps: 4, numerics: shapes, publish: opportunistic}\n"
     "grid:\n"
-    "  - hw: [gb10]\n    model: [m1]\n    optimizer: [soap]\n    placement: [device, tiered]\n"
+    "  - hw: [gb10]\n    model: [m1.yaml]\n    optimizer: [soap]\n    placement: [device, tiered]\n"
     "    staleness: [0, 2]\n"
-    "  - hw: gb10\n    model: [big, broken]\n    optimizer: soap\n    placement: device\n    staleness: 1\n";
+    "  - hw: gb10\n    model: [big.yaml, crash.yaml]\n    optimizer: soap\n    placement: device\n"
+    "    staleness: 1\n";
 
 const std::vector<std::string> kSlugs = {
     "gb10_m1_soap_device_s0", "gb10_m1_soap_device_s2",  "gb10_m1_soap_tiered_s0",
-    "gb10_m1_soap_tiered_s2", "gb10_big_soap_device_s1", "gb10_broken_soap_device_s1",
+    "gb10_m1_soap_tiered_s2", "gb10_big_soap_device_s1", "gb10_crash_soap_device_s1",
 };
 
 TEST(StudyVerb, RunsEveryPointInParallelReportsTheFailureAndTabulatesAll) {
@@ -118,15 +133,15 @@ TEST(StudyVerb, RunsEveryPointInParallelReportsTheFailureAndTabulatesAll) {
   // One progress line per finished run; the failure names its log.
   for (int k = 1; k <= 6; ++k)
     EXPECT_NE(r.err.find("[" + std::to_string(k) + "/6] "), std::string::npos) << r.err;
-  const std::string failed_log = f.run_dir("gb10_broken_soap_device_s1") + "/log.txt";
-  EXPECT_NE(r.err.find("gb10_broken_soap_device_s1: FAILED: exit code 1; log " + failed_log), std::string::npos)
+  const std::string failed_log = f.run_dir("gb10_crash_soap_device_s1") + "/log.txt";
+  EXPECT_NE(r.err.find("gb10_crash_soap_device_s1: FAILED: exit code 1; log " + failed_log), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("gb10_big_soap_device_s1: does not fit: device 2.0 GiB short"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1 of 6 runs failed"), std::string::npos) << r.err;
   // The run's stdout and stderr went to its log.
   const std::string log = read_all(failed_log);
-  EXPECT_NE(log.find("stand-in sim for broken"), std::string::npos) << log;
-  EXPECT_NE(log.find("simulated failure: model broken"), std::string::npos) << log;
+  EXPECT_NE(log.find("stand-in sim for crash"), std::string::npos) << log;
+  EXPECT_NE(log.find("simulated failure: model crash"), std::string::npos) << log;
 
   // Parallel: the first two runs were alive together, and never more than two at once.
   EXPECT_EQ(read_all(f.run_dir(kSlugs[0]) + "/overlap.txt"), "yes\n");
@@ -137,10 +152,12 @@ TEST(StudyVerb, RunsEveryPointInParallelReportsTheFailureAndTabulatesAll) {
     EXPECT_LE(alive, 2) << slug;
   }
 
-  // The command line of a run: every setting, the run directory, no progress, no trace.
+  // The command line of a run: every setting, the run directory, no progress, and no trace
+  // option (a run records no trace unless given --trace).
   EXPECT_EQ(read_all(f.run_dir(kSlugs[3]) + "/args.txt"),
-            "sim --hw gb10 --model m1 --optimizer soap --placement tiered --staleness 2 --steps 4 --mode data-free "
-            "--out " + f.run_dir(kSlugs[3]) + " --no-progress --no-trace\n");
+            "sim --hw gb10 --model " + f.model_file("m1") +
+                " --optimizer soap --placement tiered --staleness 2 --publish opportunistic --steps 4 "
+                "--numerics shapes --out " + f.run_dir(kSlugs[3]) + " --no-progress\n");
 
   // The table: all six runs in the study's order.
   const std::vector<std::string> table = lines_of((f.out / "table.csv").string());
@@ -166,16 +183,16 @@ TEST(StudyVerb, RunsEveryPointInParallelReportsTheFailureAndTabulatesAll) {
   const std::vector<std::string> big = split_csv_line(table[5]);
   EXPECT_EQ(big[column("fits")], "false");
   EXPECT_EQ(big[column("shortfall")], "device 2.0 GiB short");
-  const std::vector<std::string> broken = split_csv_line(table[6]);
-  EXPECT_EQ(broken[column("fits")], "false");
-  EXPECT_EQ(broken[column("shortfall")],
-            "run failed: exit code 1 (log: runs/gb10_broken_soap_device_s1/log.txt)");
+  const std::vector<std::string> crashed = split_csv_line(table[6]);
+  EXPECT_EQ(crashed[column("fits")], "false");
+  EXPECT_EQ(crashed[column("shortfall")],
+            "run failed: exit code 1 (log: runs/gb10_crash_soap_device_s1/log.txt)");
 
   // The Markdown table is written and printed; --no-plots is respected.
   const std::vector<std::string> md = lines_of((f.out / "table.md").string());
   ASSERT_EQ(md.size(), 8U);
   EXPECT_NE(r.out.find(md[0]), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("| gb10_broken_soap_device_s1 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| gb10_crash_soap_device_s1 |"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(f.out / "plots"));
   EXPECT_FALSE(std::filesystem::exists(f.out / "plots.log"));
   EXPECT_EQ(r.out.find("plot:"), std::string::npos) << r.out;
@@ -184,7 +201,7 @@ TEST(StudyVerb, RunsEveryPointInParallelReportsTheFailureAndTabulatesAll) {
 
 TEST(StudyVerb, OneJobRunsOneAtATimeAndAllSucceed) {
   StudyFixture f(
-      "name: serial\ngrid:\n  - hw: [gb10]\n    model: [m1]\n    optimizer: [soap]\n    placement: [device]\n"
+      "name: serial\ngrid:\n  - hw: [gb10]\n    model: [m1.yaml]\n    optimizer: [soap]\n    placement: [device]\n"
       "    staleness: [0, 1, 2]\n");
   // A summary from an earlier study in the same directory must not survive.
   std::filesystem::create_directories(f.out / "runs/gb10_m1_soap_device_s0");
@@ -202,20 +219,40 @@ TEST(StudyVerb, DryRunPrintsTheRunsAndRunsNothing) {
   StudyFixture f(kStudy);
   const auto r = run_cli({"study", f.study.string(), "--dry-run", "--asteria", f.program.string()});
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string first = f.program.string() +
-                            " sim --hw gb10 --model m1 --optimizer soap --placement device --staleness 0 --steps 4 "
-                            "--mode data-free --out results/standin/runs/gb10_m1_soap_device_s0 --no-progress "
-                            "--no-trace\n";
+  const std::string first = f.program.string() + " sim --hw gb10 --model " + f.model_file("m1") +
+                            " --optimizer soap --placement device --staleness 0 --publish opportunistic --steps 4 "
+                            "--numerics shapes --out results/standin/runs/gb10_m1_soap_device_s0 --no-progress\n";
   EXPECT_NE(r.out.find("# study standin: 6 runs\n" + first), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("results/standin/runs/gb10_broken_soap_device_s1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("results/standin/runs/gb10_crash_soap_device_s1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--trace"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path("results/standin")));
   EXPECT_TRUE(std::filesystem::is_empty(f.sync));  // the stand-in never ran
+
+  // With --traces every run gets --trace.
+  const auto traced = run_cli({"study", f.study.string(), "--dry-run", "--traces", "--asteria", f.program.string()});
+  ASSERT_EQ(traced.code, 0) << traced.err;
+  EXPECT_NE(traced.out.find("--no-progress --trace\n"), std::string::npos) << traced.out;
+  EXPECT_EQ(std::count(traced.out.begin(), traced.out.end(), '\n'), 7);  // the heading and six runs
+}
+
+TEST(StudyVerb, TracesAddTraceToEveryRun) {
+  StudyFixture f(
+      "name: traced\ngrid:\n  - hw: [gb10]\n    model: [m1.yaml]\n    optimizer: [soap]\n    placement: [device]\n"
+      "    staleness: [0, 1]\n");
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--jobs", "1", "--asteria",
+                          f.program.string(), "--no-plots", "--traces"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* slug : {"gb10_m1_soap_device_s0", "gb10_m1_soap_device_s1"}) {
+    const std::string args = read_all(f.run_dir(slug) + "/args.txt");
+    EXPECT_NE(args.find(" --out " + f.run_dir(slug) + " --no-progress --trace\n"), std::string::npos) << args;
+    EXPECT_EQ(args.find("--no-trace"), std::string::npos) << args;
+  }
 }
 
 TEST(StudyVerb, PlotsAreDrawnFromTheTable) {
   StudyFixture f(
-      "name: plotted\ngrid:\n  - hw: [gb10]\n    model: [m1, big]\n    optimizer: [soap]\n    placement: [device]\n"
-      "    staleness: [0, 1]\n");
+      "name: plotted\ngrid:\n  - hw: [gb10]\n    model: [m1.yaml, big.yaml]\n    optimizer: [soap]\n"
+      "    placement: [device]\n    staleness: [0, 1]\n");
   const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--jobs", "2", "--asteria",
                           f.program.string()});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -241,7 +278,8 @@ TEST(StudyVerb, BadInput) {
   EXPECT_EQ(run_cli({"study"}).code, 2);
   EXPECT_EQ(run_cli({"study", "a.yaml", "b.yaml"}).code, 2);
 
-  StudyFixture good("name: good\ngrid:\n  - {hw: gb10, model: m, optimizer: soap, placement: host, staleness: 0}\n");
+  StudyFixture good(
+      "name: good\ngrid:\n  - {hw: gb10, model: m1.yaml, optimizer: soap, placement: host, staleness: 0}\n");
   const auto jobs = run_cli({"study", good.study.string(), "--jobs", "0", "--asteria", good.program.string()});
   EXPECT_EQ(jobs.code, 1);
   EXPECT_NE(jobs.err.find("--jobs"), std::string::npos) << jobs.err;
@@ -253,6 +291,164 @@ TEST(StudyVerb, BadInput) {
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("usage: asteria study FILE.yaml"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("--dry-run"), std::string::npos) << help.out;
+}
+
+// The inputs of every run are checked before any starts: a problem launches nothing (not even
+// under --dry-run) and names the study file, where the value was written and the loader's error.
+
+// gb10 with gpu.memory_bandwidth spoiled, so that loading it fails on a known field.
+std::string broken_profile() {
+  const std::filesystem::path repo = std::filesystem::path(ASTERIA_TEST_DATA_DIR).parent_path().parent_path();
+  std::string text = read_all(repo / "hwmodels/profiles/gb10.yaml");
+  const std::string good = "    value: 218 GB/s\n";
+  const std::size_t at = text.find(good);
+  EXPECT_NE(at, std::string::npos) << "gb10.yaml changed: update broken_profile()";
+  if (at != std::string::npos) text.replace(at, good.size(), "    value: fast\n");
+  return text;
+}
+
+TEST(StudyChecks, ABrokenProfileLaunchesNothingAndNamesTheFileAndField) {
+  StudyFixture f(
+      "name: broken\n"
+      "grid:\n"
+      "  - hw: [gb10, box.yaml]\n"
+      "    model: [m1.yaml]\n"
+      "    optimizer: [soap, kl-shampoo]\n"
+      "    placement: [device, host]\n"
+      "    staleness: [0, 1]\n");
+  const std::filesystem::path box = f.dir.path() / "box.yaml";
+  write(box, broken_profile());
+  for (const bool dry_run : {false, true}) {
+    Args args{"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string(), "--no-plots"};
+    if (dry_run) args.emplace_back("--dry-run");
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.code, 1) << r.err;
+    // The study file and field, the line, then the loader's own file, field and expectation.
+    const std::string expected = f.study.string() + ": grid[0].hw[1]: expected a hardware profile that loads (line 3): " +
+                                 box.string() + ": gpu.memory_bandwidth: ";
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    // Eight runs use the profile; it is reported once, and none of them is started.
+    EXPECT_EQ(r.err.find("grid[0].hw[1]"), r.err.rfind("grid[0].hw[1]")) << r.err;
+    EXPECT_EQ(r.err.find("FAILED"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find(" sim "), std::string::npos) << r.out;
+    EXPECT_TRUE(f.nothing_ran()) << (dry_run ? "--dry-run" : "run");
+  }
+}
+
+TEST(StudyChecks, AMissingModelFileIsNamed) {
+  StudyFixture f(
+      "name: missing\n"
+      "defaults:\n"
+      "  model: absent.yaml\n"
+      "grid:\n"
+      "  - {hw: gb10, optimizer: soap, placement: device, staleness: 0}\n");
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(f.study.string() + ": defaults.model: expected a model config that loads (line 3): "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(f.model_file("absent") + ": expected a model file or one of the shipped models"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(f.nothing_ran());
+}
+
+TEST(StudyChecks, UnitsAndNodesMustAgreeWithTheProfile) {
+  // gh200-alps: 4 units per node, so 2 nodes hold 5 to 8 units.
+  StudyFixture f(
+      "name: units\n"
+      "grid:\n"
+      "  - hw: gh200-alps\n"
+      "    model: m1.yaml\n"
+      "    optimizer: soap\n"
+      "    placement: device\n"
+      "    staleness: 0\n"
+      "    units: [6, 9]\n"
+      "    nodes: 2\n");
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(f.study.string() + ": grid[0].nodes: expected units and nodes that agree on profile "
+                                          "gh200-alps (units grid[0].units[1], nodes grid[0].nodes) (line 9): "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("holds 5 to 8 units, found --units 9"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("units[0]"), std::string::npos) << r.err;  // 6 units on 2 nodes is fine
+  EXPECT_TRUE(f.nothing_ran());
+}
+
+TEST(StudyChecks, AnInvalidPreconditionFrequencyLaunchesNothing) {
+  StudyFixture f(
+      "name: freq\n"
+      "defaults:\n"
+      "  precondition_frequency: 0\n"
+      "grid:\n"
+      "  - {hw: gb10, model: m1.yaml, optimizer: soap, placement: device, staleness: 0}\n");
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(f.study.string() + ": defaults.precondition_frequency: expected a whole number >= 1, found 0"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(f.nothing_ran());
+}
+
+TEST(StudyChecks, TheHyperparametersARunWouldUseAreValidated) {
+  // The parser already refuses 0; a point that carries it anyway must still be caught, with the
+  // optimizer's own check and the field where the value was written.
+  const std::string yaml =
+      "name: hp\n"
+      "grid:\n"
+      "  - {hw: gb10, model: tiny, optimizer: [soap, adamw], placement: device, staleness: 0,\n"
+      "     precondition_frequency: 10}\n";
+  study::StudySpec spec = study::parse_study(yaml, "hp.yaml", "/studies");
+  EXPECT_TRUE(study::run_input_problems(spec).empty());
+  for (study::StudyPoint& point : spec.points) point[study::Setting::precondition_frequency] = "0";
+  const std::vector<study::RunProblem> problems = study::run_input_problems(spec);
+  ASSERT_EQ(problems.size(), 2U);  // one per optimizer
+  EXPECT_EQ(problems[0].field, "grid[0].precondition_frequency");
+  EXPECT_EQ(problems[0].expectation,
+            "expected hyperparameters that soap accepts (line 4): asteria sim: precondition_frequency: expected an "
+            "integer >= 1");
+  EXPECT_NE(problems[1].expectation.find("that adamw accepts"), std::string::npos) << problems[1].expectation;
+  try {
+    study::check_run_inputs(spec);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.source(), "hp.yaml");
+    EXPECT_EQ(e.field(), "grid[0].precondition_frequency");
+    EXPECT_NE(std::string(e.what()).find("\nhp.yaml: grid[0].precondition_frequency: expected hyperparameters that "
+                                         "adamw accepts"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StudyChecks, EveryProblemIsListed) {
+  StudyFixture f(
+      "name: many\n"
+      "grid:\n"
+      "  - hw: [box.yaml, gb10, nowhere]\n"
+      "    model: [m1.yaml, absent.yaml]\n"
+      "    optimizer: soap\n"
+      "    placement: device\n"
+      "    staleness: 0\n");
+  write(f.dir.path() / "box.yaml", broken_profile());
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string()});
+  EXPECT_EQ(r.code, 1);
+  // In the order of the runs: the first problem is the error, each other follows on its own line.
+  const std::string study = f.study.string();
+  const std::size_t box = r.err.find("asteria study: error: " + study + ": grid[0].hw[0]: ");
+  const std::size_t model = r.err.find("\n" + study + ": grid[0].model[1]: expected a model config that loads");
+  const std::size_t name = r.err.find("\n" + study + ": grid[0].hw[2]: expected a hardware profile that loads");
+  EXPECT_NE(box, std::string::npos) << r.err;
+  EXPECT_NE(model, std::string::npos) << r.err;
+  EXPECT_NE(name, std::string::npos) << r.err;
+  EXPECT_LT(box, model);
+  EXPECT_LT(model, name);
+  EXPECT_NE(r.err.find("nowhere: profile: expected an existing profile file or a shipped profile name"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(3 problems; no run was started)"), std::string::npos) << r.err;
+  EXPECT_TRUE(f.nothing_ran());
 }
 
 // The process pool itself: exit codes, signals, programs that cannot start, the parallel limit.

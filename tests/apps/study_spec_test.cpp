@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/asteria/study_spec.hpp"
+#include "apps/asteria/study_validation.hpp"
 #include "core/common/error.hpp"
 
 namespace asteria::cli::study {
@@ -90,7 +91,7 @@ TEST(StudySpec, APointInTwoSubGridsRunsOnceAtItsFirstPlace) {
 
 TEST(StudySpec, DefaultsFillEveryPointAndADefaultKeyCanBeAnAxis) {
   const StudySpec spec = parse(std::string("name: axes\n") +
-                               "defaults:\n  steps: 30\n  mode: data-free\n  precondition_frequency: 10\n"
+                               "defaults:\n  steps: 30\n  numerics: shapes\n  precondition_frequency: 10\n"
                                "  staleness: 1\n"
                                "grid:\n"
                                "  -\n" + kCore + "    placement: [device]\n    steps: [10, 20]\n"
@@ -103,7 +104,7 @@ TEST(StudySpec, DefaultsFillEveryPointAndADefaultKeyCanBeAnAxis) {
   EXPECT_EQ(*spec.points[1][Setting::steps], "20");
   EXPECT_EQ(*spec.points[2][Setting::steps], "30");
   for (const StudyPoint& p : spec.points) {
-    EXPECT_EQ(*p[Setting::mode], "data-free");
+    EXPECT_EQ(*p[Setting::numerics], "shapes");
     EXPECT_EQ(*p[Setting::precondition_frequency], "10");
     EXPECT_FALSE(p[Setting::units].has_value());
   }
@@ -146,13 +147,54 @@ TEST(StudySpec, PointsThatWouldShareADirectoryAreNumbered) {
 
 TEST(StudySpec, SimArgumentsCarryEveryGivenSetting) {
   const StudySpec spec = parse(std::string("name: args\ndefaults:\n  steps: 30\n  max_precond_dim: 2048\n"
-                                           "  warmup_steps: 0\n  units: 4\n  nodes: 2\n") +
+                                           "  warmup_steps: 0\n  units: 4\n  nodes: 2\n  numerics: values\n"
+                                           "  publish: opportunistic\n") +
                                "grid:\n  -\n" + kCore + "    placement: [nvme]\n    staleness: [2]\n");
+  // No trace option: the runner adds --trace when the study keeps traces.
   const std::vector<std::string> expected = {
-      "sim",    "--hw",           "gb10", "--model",           "m",    "--optimizer", "soap", "--placement",
-      "nvme",   "--staleness",    "2",    "--steps",           "30",   "--warmup-steps", "0", "--max-precond-dim",
-      "2048",   "--units",        "4",    "--nodes",           "2",    "--out",       "/r/x", "--no-progress"};
+      "sim",    "--hw",           "gb10", "--model",     "m",       "--optimizer",  "soap", "--placement",
+      "nvme",   "--staleness",    "2",    "--publish",   "opportunistic", "--steps",  "30",   "--warmup-steps",
+      "0",      "--numerics",     "values", "--max-precond-dim", "2048", "--units", "4",    "--nodes",
+      "2",      "--out",          "/r/x", "--no-progress"};
   EXPECT_EQ(sim_arguments(spec.points[0], "/r/x"), expected);
+}
+
+TEST(StudySpec, NumericsAndPublishAreAxesWithReadableSlugs) {
+  const StudySpec spec = parse(std::string("name: axes\ngrid:\n  -\n") + kCore +
+                               "    placement: [device]\n    staleness: [1]\n"
+                               "    numerics: [shapes, values]\n    publish: [deterministic, opportunistic]\n");
+  EXPECT_EQ(spec.extra_axes, (std::vector<Setting>{Setting::publish, Setting::numerics}));
+  // Deterministic publishing is left out of the name; every other value is spelled out.
+  EXPECT_EQ(slugs(spec), (std::vector<std::string>{
+                             "gb10_m_soap_device_s1_shapes",
+                             "gb10_m_soap_device_s1_opportunistic_shapes",
+                             "gb10_m_soap_device_s1_values",
+                             "gb10_m_soap_device_s1_opportunistic_values",
+                         }));
+  EXPECT_EQ(*spec.points[1][Setting::publish], "opportunistic");
+  EXPECT_EQ(*spec.points[2][Setting::numerics], "values");
+}
+
+TEST(StudySpec, EveryValueRemembersWhereItWasWritten) {
+  const StudySpec spec = parse(
+      "name: origins\n"
+      "defaults:\n"
+      "  steps: 30\n"
+      "grid:\n"
+      "  - hw: [gb10, gh200]\n"
+      "    model: m\n"
+      "    optimizer: [soap]\n"
+      "    placement: [device]\n"
+      "    staleness: [0]\n");
+  ASSERT_EQ(spec.points.size(), 2U);
+  const StudyPoint& second = spec.points[1];
+  EXPECT_EQ(second.origin(Setting::hw).field, "grid[0].hw[1]");
+  EXPECT_EQ(second.origin(Setting::hw).line, 5);
+  EXPECT_EQ(second.origin(Setting::model).field, "grid[0].model");
+  EXPECT_EQ(second.origin(Setting::model).line, 6);
+  EXPECT_EQ(second.origin(Setting::steps).field, "defaults.steps");
+  EXPECT_EQ(second.origin(Setting::steps).line, 3);
+  EXPECT_TRUE(second.origin(Setting::units).field.empty());
 }
 
 TEST(StudySpecErrors, YamlSyntaxNamesTheLine) {
@@ -254,9 +296,24 @@ TEST(StudySpecErrors, Defaults) {
   const Failure list = failure_of("name: x\ndefaults:\n  steps: [3, 4]\n" + grid);
   EXPECT_EQ(list.field, "defaults.steps");
   EXPECT_NE(list.message.find("single value"), std::string::npos) << list.message;
-  const Failure mode = failure_of("name: x\ndefaults:\n  mode: exact\n" + grid);
-  EXPECT_EQ(mode.field, "defaults.mode");
-  EXPECT_NE(mode.message.find("expected data-free or data-true, found 'exact'"), std::string::npos) << mode.message;
+  const Failure numerics = failure_of("name: x\ndefaults:\n  numerics: exact\n" + grid);
+  EXPECT_EQ(numerics.field, "defaults.numerics");
+  EXPECT_NE(numerics.message.find("expected shapes or values, found 'exact'"), std::string::npos) << numerics.message;
+  const Failure publish = failure_of("name: x\ndefaults:\n  publish: eager\n" + grid);
+  EXPECT_EQ(publish.field, "defaults.publish");
+  EXPECT_NE(publish.message.find("expected deterministic or opportunistic, found 'eager'"), std::string::npos)
+      << publish.message;
+}
+
+TEST(StudySpecErrors, TheRetiredModeKeyPointsToNumerics) {
+  const std::string grid = std::string("grid:\n  -\n") + kCore + "    placement: [device]\n    staleness: [0]\n";
+  const Failure in_defaults = failure_of("name: x\ndefaults:\n  mode: data-free\n" + grid);
+  EXPECT_EQ(in_defaults.field, "defaults.mode");
+  EXPECT_NE(in_defaults.message.find("use numerics: shapes|values instead"), std::string::npos) << in_defaults.message;
+  EXPECT_NE(in_defaults.message.find("(line 3)"), std::string::npos) << in_defaults.message;
+  const Failure on_axis = failure_of("name: x\n" + grid + "    mode: [data-true]\n");
+  EXPECT_EQ(on_axis.field, "grid[0].mode");
+  EXPECT_NE(on_axis.message.find("use numerics: shapes|values instead"), std::string::npos) << on_axis.message;
 }
 
 TEST(StudySpecErrors, AnAxisGivenTwiceInOneSubGrid) {
@@ -280,7 +337,8 @@ TEST(StudySpecErrors, AMissingFileIsNamed) {
   }
 }
 
-// The shipped studies parse, expand to the documented runs and name shipped profiles and models.
+// The shipped studies parse, expand to the documented runs, name shipped profiles and models,
+// and pass the checks made before a study runs.
 std::filesystem::path repo_root() { return std::filesystem::path(ASTERIA_TEST_DATA_DIR).parent_path().parent_path(); }
 
 void expect_shipped_inputs(const StudySpec& spec) {
@@ -289,6 +347,8 @@ void expect_shipped_inputs(const StudySpec& spec) {
     EXPECT_TRUE(std::filesystem::is_regular_file(repo_root() / "experiments/models" / (p.model() + ".yaml")))
         << p.model();
   }
+  // Every profile and model loads, and the runs' settings pass the checks `asteria sim` makes.
+  for (const RunProblem& problem : run_input_problems(spec)) ADD_FAILURE() << problem.field << ": " << problem.expectation;
 }
 
 TEST(ShippedStudies, DefaultStudy) {
@@ -308,7 +368,7 @@ TEST(ShippedStudies, DefaultStudy) {
     EXPECT_EQ(*p[Setting::steps], "30");
     EXPECT_EQ(*p[Setting::precondition_frequency], "10");
     EXPECT_EQ(*p[Setting::max_precond_dim], "2048");
-    EXPECT_EQ(*p[Setting::mode], "data-free");
+    EXPECT_EQ(*p[Setting::numerics], "shapes");
   }
   expect_shipped_inputs(spec);
 }

@@ -1,5 +1,6 @@
 // The study table from hand-written summary.json files: runs that fit, runs that do not, failed
-// runs and malformed summaries; table.csv in SI units and table.md in ms / GiB.
+// runs and malformed summaries; table.csv (every column, SI units) and table.md (ten columns,
+// seconds and GiB to 3 significant figures).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -53,6 +54,10 @@ constexpr const char* kFits = R"({"verb": "sim", "fits": true, "shortfall": [],
   "visible_optimizer_s": 0.004, "refresh_wait_s": 0.003, "state_move_wait_s": 0.0005, "max_staleness": 1,
   "peak_device_bytes": 3221225472, "peak_host_bytes": 1610612736, "peak_nvme_bytes": 0})";
 
+const std::string kMarkdownHeader =
+    "| config | fits | p50 step (s) | p99 step (s) | p99/p50 | compute (s) | visible optimizer (s) | "
+    "refresh wait (s) | state-move wait (s) | peak device (GiB) |";
+
 const std::string kHeader =
     "config,hw,model,optimizer,placement,staleness,fits,p50_step_s,p99_step_s,p99_over_p50,mean_step_s,compute_s,"
     "visible_optimizer_s,refresh_wait_s,state_move_wait_s,max_staleness,peak_device_bytes,peak_host_bytes,"
@@ -85,23 +90,59 @@ TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
 
   const std::vector<std::string> md = lines(table_markdown(spec, results));
   ASSERT_EQ(md.size(), 4U);
-  EXPECT_EQ(md[0],
-            "| config | hw | model | optimizer | placement | staleness | fits | p50 step (ms) | p99 step (ms) | "
-            "p99/p50 | mean step (ms) | compute (ms) | visible optimizer (ms) | refresh wait (ms) | "
-            "state-move wait (ms) | max staleness | peak device (GiB) | peak host (GiB) | peak NVMe (GiB) | "
-            "shortfall | run dir |");
-  EXPECT_EQ(md[1], "| --- | --- | --- | --- | --- | ---: | --- |" + [] {
-    std::string s;
-    for (int i = 0; i < 12; ++i) s += " ---: |";
-    return s;
-  }() + " --- | --- |");
-  std::string empty_metrics;
-  for (int i = 0; i < 12; ++i) empty_metrics += "  |";
-  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | gb10 | m | soap | device | 1 | no |" + empty_metrics +
-                       " device 12.3 GiB short | runs/gb10_m_soap_device_s1 |");
+  EXPECT_EQ(md[0], kMarkdownHeader);
+  EXPECT_EQ(md[1], "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  // The shortfall is what the fits column says; the eight number cells are empty.
+  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | device 12.3 GiB short |  |  |  |  |  |  |  |  |");
+  // Seconds and GiB to 3 significant figures, trailing zeros kept.
   EXPECT_EQ(md[3],
-            "| gb10_m_soap_tiered_s1 | gb10 | m | soap | tiered | 1 | yes | 12.500 | 25.000 | 2.000 | 14.000 | "
-            "10.000 | 4.000 | 3.000 | 0.500 | 1 | 3.00 | 1.50 | 0.00 |  | runs/gb10_m_soap_tiered_s1 |");
+            "| gb10_m_soap_tiered_s1 | yes | 0.0125 | 0.0250 | 2.00 | 0.0100 | 0.00400 | 0.00300 | 0.000500 | 3.00 |");
+}
+
+// Times of a toy model and of a run that streams its state from NVMe in one table: every digit
+// before the decimal point is kept up to 99999 s, scientific notation beyond and below 1e-4.
+TEST(StudyTable, MarkdownNumbersKeepThreeSignificantFiguresAtAnyScale) {
+  TempDir dir;
+  const StudySpec& spec = two_placements();
+  write(dir.path() / "runs/gb10_m_soap_device_s1/summary.json", R"({"fits": true, "shortfall": [],
+    "p50_step_s": 0.0000212, "p99_step_s": 0.00021249, "p99_over_p50": 10.023, "mean_step_s": 1, "compute_s": 1.7021566,
+    "visible_optimizer_s": 145.417917, "refresh_wait_s": 12345.6, "state_move_wait_s": 12345678.9,
+    "max_staleness": 0, "peak_device_bytes": 1073741, "peak_host_bytes": 0, "peak_nvme_bytes": 0})");
+  write(dir.path() / "runs/gb10_m_soap_tiered_s1/summary.json", R"({"fits": true, "shortfall": [],
+    "p50_step_s": 0.00099996, "p99_step_s": 9.996, "p99_over_p50": 9996, "mean_step_s": 1, "compute_s": 0,
+    "visible_optimizer_s": 99999.6, "refresh_wait_s": 250000, "state_move_wait_s": 0.00000000025,
+    "max_staleness": 0, "peak_device_bytes": 1649267441664, "peak_host_bytes": 0, "peak_nvme_bytes": 0})");
+  std::vector<RunResult> results;
+  for (const StudyPoint& p : spec.points) results.push_back(read_run_result(dir.path() / relative_run_dir(p), ""));
+  ASSERT_FALSE(results[0].failed()) << results[0].failure;
+  ASSERT_FALSE(results[1].failed()) << results[1].failure;
+  const std::vector<std::string> md = lines(table_markdown(spec, results));
+  ASSERT_EQ(md.size(), 4U);
+  // 1073741 bytes = 0.000999999 GiB; 1649267441664 bytes = 1536 GiB.
+  EXPECT_EQ(md[2],
+            "| gb10_m_soap_device_s1 | yes | 2.12e-05 | 0.000212 | 10.0 | 1.70 | 145 | 12346 | 1.23e+07 | 0.00100 |");
+  EXPECT_EQ(md[3],
+            "| gb10_m_soap_tiered_s1 | yes | 0.00100 | 10.0 | 9996 | 0 | 1.00e+05 | 2.50e+05 | 2.50e-10 | 1536 |");
+  // table.csv keeps every digit, in seconds and bytes.
+  const std::vector<std::string> csv = lines(table_csv(spec, results));
+  ASSERT_EQ(csv.size(), 3U);
+  EXPECT_NE(csv[1].find(",2.12e-05,0.00021249,10.023,1,1.7021566,145.417917,12345.6,1.23456789e+07,0,1073741,0,0,"),
+            std::string::npos)
+      << csv[1];
+}
+
+TEST(StudyTable, TableNumberRoundsBeforeChoosingItsForm) {
+  EXPECT_EQ(table_number(0.0), "0");
+  EXPECT_EQ(table_number(-0.0), "0");
+  EXPECT_EQ(table_number(1.70), "1.70");
+  EXPECT_EQ(table_number(145.4), "145");
+  EXPECT_EQ(table_number(1454.6), "1455");     // never 1450 or 1.45e+03
+  EXPECT_EQ(table_number(99999.4), "1.00e+05");  // rounds up to 6 integer digits
+  EXPECT_EQ(table_number(0.0001), "0.000100");
+  EXPECT_EQ(table_number(0.000099996), "0.000100");
+  EXPECT_EQ(table_number(0.0000999), "9.99e-05");
+  EXPECT_EQ(table_number(0.5), "0.500");
+  EXPECT_EQ(table_number(-2.5), "-2.50");
 }
 
 TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
@@ -122,8 +163,10 @@ TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
   EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(13, ',') +
                         "run failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt),runs/gb10_m_soap_device_s1");
   const std::vector<std::string> md = lines(table_markdown(spec, results));
-  EXPECT_NE(md[2].find("| device | 1 | failed |"), std::string::npos) << md[2];
-  EXPECT_NE(md[2].find("| exit code 1; see runs/gb10_m_soap_device_s1/log.txt |"), std::string::npos) << md[2];
+  ASSERT_EQ(md.size(), 4U);
+  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt) |"
+                   "  |  |  |  |  |  |  |  |");
+  EXPECT_EQ(md[3].rfind("| gb10_m_soap_tiered_s1 | yes | 0.0125 |", 0), 0U) << md[3];
 }
 
 struct Malformed {
@@ -156,15 +199,21 @@ TEST(StudyTable, ExtraAxesAreColumnsAndCellsAreQuotedWhereNeeded) {
       "name: x\ngrid:\n  - hw: [gb10]\n    model: ['/data/a,b/m.yaml']\n    optimizer: [soap]\n"
       "    placement: [host]\n    staleness: [0]\n    steps: [10, 20]\n",
       "x.yaml", "/");
-  const std::vector<RunResult> results(2, RunResult{"exit code 2", false, {}, {}});
+  std::vector<RunResult> results(2, RunResult{"exit code 2", false, {}, {}});
+  results[1].failure = "killed | signal 9";
   const std::vector<std::string> csv = lines(table_csv(spec, results));
   ASSERT_EQ(csv.size(), 3U);
   EXPECT_EQ(csv[0], kHeader + ",steps");
   EXPECT_EQ(csv[1].rfind("gb10_m_soap_host_s0_steps10,gb10,\"/data/a,b/m.yaml\",soap,host,0,false,", 0), 0U) << csv[1];
   EXPECT_EQ(csv[1].substr(csv[1].size() - 3), ",10");
   EXPECT_EQ(csv[2].substr(csv[2].size() - 3), ",20");
+  // table.md leaves the extra axes to the config name (and table.csv); '|' in a cell is escaped.
   const std::vector<std::string> md = lines(table_markdown(spec, results));
-  EXPECT_EQ(md[0].substr(md[0].size() - 19), "| run dir | steps |");
+  ASSERT_EQ(md.size(), 4U);
+  EXPECT_EQ(md[0], kMarkdownHeader);
+  EXPECT_EQ(md[2].rfind("| gb10_m_soap_host_s0_steps10 | failed: exit code 2 (log: runs/", 0), 0U) << md[2];
+  EXPECT_EQ(md[3], "| gb10_m_soap_host_s0_steps20 | failed: killed \\| signal 9 (log: runs/gb10_m_soap_host_s0_steps20/"
+                   "log.txt) |  |  |  |  |  |  |  |  |");
 }
 
 TEST(StudyTable, ShortfallTextListsEveryTierShort) {

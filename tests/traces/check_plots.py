@@ -1,11 +1,16 @@
 #!/usr/bin/python3
-"""Renders a small synthetic study with plots/study_plots.py and checks the PNGs, then checks
-that bad input gives exit code 2 with a message naming the file and the column.
+"""Checks the study plots (plots/*.py) on synthetic studies: what they draw (statistics over the
+measured steps only, with warm-up steps that are outliers), how they draw it (legends outside
+the data, distinct palette colours per series, labelled axes with units, tick labels that do not
+collide, titles), the PNGs written by study_plots.py, and that bad input gives exit code 2 with a
+message naming the file, the column and what was expected.
 
 Usage: check_plots.py [PLOTS_DIR]   (default: the repository's plots/)
 """
 import csv
+import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -13,16 +18,36 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLOTS_DIR = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "plots")
+sys.path.insert(0, PLOTS_DIR)
+
+import plot_common  # noqa: E402  (selects the Agg backend before pyplot is used)
+import staleness_histogram  # noqa: E402
+import step_breakdown  # noqa: E402
+import study_plots  # noqa: E402
+import matplotlib.colors  # noqa: E402
+import matplotlib.image  # noqa: E402
+import numpy  # noqa: E402
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-# matplotlib's default colour cycle: the first four series of any plot.
-SERIES_COLOURS = [(0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x2C, 0xA0, 0x2C), (0xD6, 0x27, 0x28)]
+GIB = 1024 ** 3
 
 TABLE_COLUMNS = [
     "config", "hw", "model", "optimizer", "placement", "staleness", "fits", "p50_step_s", "p99_step_s",
-    "mean_step_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "run_dir",
+    "p99_over_p50", "mean_step_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s",
+    "max_staleness", "peak_device_bytes", "peak_host_bytes", "peak_nvme_bytes", "shortfall", "run_dir", "steps",
 ]
-STEPS_COLUMNS = ["step", "step_time_s", "resident_device_bytes", "resident_host_bytes", "resident_nvme_bytes",
-                 "max_staleness"]
+STEPS_COLUMNS = [
+    "step", "warmup", "step_time_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s",
+    "optimizer_device_s", "refresh_backlog", "max_staleness", "refreshes_submitted", "refreshes_published",
+    "shadow_bytes", "resident_device_bytes", "resident_host_bytes", "resident_nvme_bytes",
+    "moved_device_host_bytes", "moved_host_device_bytes", "moved_host_nvme_bytes", "moved_nvme_host_bytes",
+    "moved_device_nvme_bytes", "moved_nvme_device_bytes", "extra_column_to_ignore",
+]
+# Warm-up steps of the synthetic runs are outliers in every column a plot reads: any of them
+# counted would move the p50/p99, the shares and the histogram.
+WARMUP_STEP_TIME = 5000.0
+WARMUP_REFRESH_WAIT = 4000.0
+WARMUP_STALENESS = 9
 
 failures = []
 
@@ -31,6 +56,11 @@ def check(condition, message):
     if not condition:
         failures.append(message)
         print(f"FAIL: {message}", file=sys.stderr)
+    return condition
+
+
+# ---------------------------------------------------------------------------------------------
+# Synthetic studies
 
 
 def write_csv(path, columns, rows):
@@ -41,46 +71,252 @@ def write_csv(path, columns, rows):
         writer.writerows(rows)
 
 
-def table_row(config, fits, run_dir, parts):
-    compute, optimizer, refresh, move = parts
-    mean = compute + optimizer + refresh + move
-    return [config, "gh200", "tiny", "shampoo", "host", 2, "true" if fits else "false",
-            mean if fits else "", mean * 1.2 if fits else "", mean if fits else "",
-            compute if fits else "", optimizer if fits else "", refresh if fits else "", move if fits else "", run_dir]
-
-
-def steps_rows(steps, device_gib, offload_from):
-    """Device-resident state until `offload_from`, then half of it on the host and NVMe."""
-    gib = 1024 ** 3
+def synthetic_steps(scale, warmup, measured, staleness_cycle, device_gib, offload_from):
+    """Rows of a steps.csv: `warmup` outlier warm-up steps, then `measured` steps whose times
+    grow with the step (distinct order statistics), every 5th one with a refresh wait; the state
+    moves half off the device at step `offload_from`."""
     rows = []
-    for step in range(steps):
+    for step in range(1, warmup + measured + 1):
+        warm = step <= warmup
+        index = step - warmup - 1
+        compute = 0.5 * scale
+        refresh = WARMUP_REFRESH_WAIT if warm else (0.4 * scale if index % 5 == 4 else 0.0)
+        move = 0.05 * scale
+        other = (0.1 + 0.01 * index) * scale if not warm else 0.1 * scale
+        visible = other + refresh + move
+        step_time = WARMUP_STEP_TIME if warm else compute + visible
+        staleness = WARMUP_STALENESS if warm else index % staleness_cycle
         moved = step >= offload_from
-        device = device_gib * gib // (2 if moved else 1)
-        host = device_gib * gib // 4 if moved else 0
-        nvme = device_gib * gib // 4 if moved else 0
-        rows.append([step, 0.1, device, host, nvme, step % 3])
+        device = device_gib * GIB // (2 if moved else 1)
+        host = device_gib * GIB // 4 if moved else 0
+        nvme = device_gib * GIB // 4 if moved else 0
+        rows.append({
+            "step": step, "warmup": 1 if warm else 0, "step_time_s": step_time, "compute_s": compute,
+            "visible_optimizer_s": visible, "refresh_wait_s": refresh, "state_move_wait_s": move,
+            "optimizer_device_s": other, "refresh_backlog": 0, "max_staleness": staleness,
+            "refreshes_submitted": 0, "refreshes_published": 0, "shadow_bytes": 0,
+            "resident_device_bytes": device, "resident_host_bytes": host, "resident_nvme_bytes": nvme,
+            "moved_device_host_bytes": 0, "moved_host_device_bytes": 0, "moved_host_nvme_bytes": 0,
+            "moved_nvme_host_bytes": 0, "moved_device_nvme_bytes": 0, "moved_nvme_device_bytes": 0,
+            "extra_column_to_ignore": "x",
+        })
     return rows
 
 
-def make_study(root, table_columns=TABLE_COLUMNS, drop_steps_column=None):
-    write_csv(os.path.join(root, "table.csv"), table_columns, [
-        [value for column, value in zip(TABLE_COLUMNS, table_row("host-s2", True, "runs/a", (0.5, 0.1, 0.05, 0.02)))
-         if column in table_columns],
-        [value for column, value in zip(TABLE_COLUMNS, table_row("nvme-s4", True, "runs/b", (0.5, 0.05, 0.1, 0.2)))
-         if column in table_columns],
-        [value for column, value in zip(TABLE_COLUMNS, table_row("device-only", False, "runs/c", (0, 0, 0, 0)))
-         if column in table_columns],
-    ])
-    steps_columns = [column for column in STEPS_COLUMNS if column != drop_steps_column]
-    for run, (device_gib, offload_from) in {"a": (8, 5), "b": (12, 10)}.items():
-        rows = [[value for column, value in zip(STEPS_COLUMNS, row) if column in steps_columns]
-                for row in steps_rows(20, device_gib, offload_from)]
-        write_csv(os.path.join(root, "runs", run, "steps.csv"), steps_columns, rows)
+# (config, fits, shortfall, steps-arguments or None)
+SMALL_STUDY = [  # the longer run first: every run's steps must fit on the shared step axis
+    ("gh200_tiny_soap_nvme_s4", True, "", dict(scale=200.0, warmup=2, measured=40, staleness_cycle=5,
+                                               device_gib=12, offload_from=10)),
+    ("gh200_tiny_soap_host_s2", True, "", dict(scale=1.0, warmup=3, measured=20, staleness_cycle=3,
+                                               device_gib=8, offload_from=5)),
+    ("gh200_tiny_soap_device_s0", False, "device 1.0 GiB short", None),
+]
 
 
-def run(script, *args):
-    return subprocess.run([sys.executable, os.path.join(PLOTS_DIR, script), *args],
-                          capture_output=True, text=True, timeout=120)
+def many_runs_study():
+    """14 runs in 3 groups whose step times span 1e-4 s to 1e3 s."""
+    study = []
+    for group, (hw, model) in enumerate((("gb10", "olmo-1b"), ("gh200-480gb", "olmo2-7b"), ("h100", "tiny"))):
+        for index, placement in enumerate(("device", "host", "tiered", "nvme", "host-pinned")[: 5 - group % 2]):
+            scale = 10.0 ** (-4 + (group * 5 + index) * 7.0 / 13.0)
+            study.append((f"{hw}_{model}_kl-shampoo_{placement}_s{index}", True, "",
+                          dict(scale=scale, warmup=2, measured=30, staleness_cycle=index + 1,
+                               device_gib=1 + group * 40, offload_from=4)))
+    return study
+
+
+def make_study(root, study=SMALL_STUDY, table_columns=TABLE_COLUMNS, drop_steps_column=None, edit_steps=None):
+    """table.csv and runs/<config>/steps.csv; returns {config: steps rows}."""
+    table_rows, all_steps = [], {}
+    for config, fits, shortfall, arguments in study:
+        run_dir = f"runs/{config}"
+        values = {column: "" for column in TABLE_COLUMNS}
+        values.update(config=config, hw=config.split("_")[0], model=config.split("_")[1], optimizer="soap",
+                      placement="host", staleness=0, fits="true" if fits else "false", shortfall=shortfall,
+                      run_dir=run_dir, steps=20)
+        table_rows.append([values[column] for column in table_columns])
+        if arguments is None:
+            continue
+        rows = synthetic_steps(**arguments)
+        all_steps[config] = rows
+        columns = [column for column in STEPS_COLUMNS if column != drop_steps_column]
+        lines = [[row[column] for column in columns] for row in rows]
+        if edit_steps:
+            edit_steps(columns, lines)
+        write_csv(os.path.join(root, run_dir, "steps.csv"), columns, lines)
+    write_csv(os.path.join(root, "table.csv"), table_columns, table_rows)
+    return all_steps
+
+
+def percentile(values, q):
+    """Linear interpolation between order statistics (written out, not numpy's)."""
+    ordered = sorted(values)
+    rank = q / 100.0 * (len(ordered) - 1)
+    low = int(math.floor(rank))
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def close(a, b, tolerance=1e-9):
+    return abs(a - b) <= tolerance * max(1.0, abs(a), abs(b))
+
+
+# ---------------------------------------------------------------------------------------------
+# What a figure draws
+
+
+def run_rows(axes):
+    """{row position: configuration text} of the run rows (heading rows are bold)."""
+    return {tick: label.get_text() for tick, label in zip(axes.get_yticks(), axes.get_yticklabels())
+            if label.get_fontweight() not in ("bold", 700)}
+
+
+def breakdown_drawing(figure):
+    """{config row text: {'p50': x, 'mean': x, 'p99': x, shares by legend label}} as drawn."""
+    times, parts = [axes for axes in figure.axes if axes.get_xlabel()][:2]
+    rows = run_rows(times)
+    drawn = {text: {} for text in rows.values()}
+    for line in times.get_lines():
+        if line.get_label() in ("p50", "mean", "p99"):
+            for x, y in zip(line.get_xdata(), line.get_ydata()):
+                drawn[rows[round(y)]][line.get_label()] = float(x)
+    for container in parts.containers:
+        for patch in container.patches:
+            y = round(patch.get_y() + patch.get_height() / 2.0)
+            drawn[rows[y]][container.get_label()] = patch.get_width()
+    return drawn
+
+
+def histogram_drawing(figure):
+    """(number of staleness columns, {config row text: [count per column]}) from the cell texts."""
+    axes = next(axes for axes in figure.axes if axes.images)
+    image = axes.images[0]
+    columns = image.get_array().shape[1]
+    rows = run_rows(axes)
+    counts = {text: [0] * columns for text in rows.values()}
+    for text in axes.texts:
+        x, y = text.get_position()
+        counts[rows[round(y)]][int(round(x))] = int(text.get_text())
+    return columns, counts
+
+
+# ---------------------------------------------------------------------------------------------
+# How a figure draws
+
+
+def legends(figure):
+    found = list(figure.legends)
+    found += [axes.get_legend() for axes in figure.axes if axes.get_legend() is not None]
+    return found
+
+
+def handle_colour(handle):
+    if hasattr(handle, "get_markerfacecolor") and handle.get_linestyle() in ("None", "none", "", " "):
+        return matplotlib.colors.to_rgb(handle.get_markerfacecolor())
+    if hasattr(handle, "get_color") and not hasattr(handle, "get_facecolor"):
+        return matplotlib.colors.to_rgb(handle.get_color())
+    colour = handle.get_facecolor()
+    if isinstance(colour, numpy.ndarray) and colour.ndim == 2:
+        colour = colour[0]
+    return matplotlib.colors.to_rgb(colour)
+
+
+def series_colours(figure):
+    """[(legend label, RGB)] of every legend entry of the figure."""
+    entries = []
+    for legend in legends(figure):
+        for handle, text in zip(legend.legend_handles if hasattr(legend, "legend_handles") else legend.legendHandles,
+                                legend.get_texts()):
+            entries.append((text.get_text(), handle_colour(handle)))
+    return entries
+
+
+def overlaps(a, b, slack=1.0):
+    return a.x0 < b.x1 - slack and b.x0 < a.x1 - slack and a.y0 < b.y1 - slack and b.y0 < a.y1 - slack
+
+
+def visible_tick_labels(axis):
+    if not axis.get_visible():
+        return []
+    return [label for label in axis.get_ticklabels(which="both") if label.get_visible() and label.get_text()]
+
+
+UNIT = re.compile(r"\(([^()]+)\)\s*$")
+
+
+def is_number(text):
+    try:
+        float(text.replace("\u2212", "-"))  # matplotlib's minus sign
+        return True
+    except ValueError:
+        return False
+
+
+def check_figure_style(figure, name):
+    """Properties every plot must have."""
+    renderer = figure.canvas.get_renderer()
+    figure.canvas.draw()
+    axes_boxes = [axes.get_window_extent(renderer) for axes in figure.axes]
+
+    # Titles.
+    titles = [text.get_text() for text in figure.texts] + [axes.get_title() for axes in figure.axes]
+    check(any(title.strip() for title in titles), f"{name}: no title")
+
+    # Legends outside every axes' data area, and clear of tick and axis labels.
+    texts = []
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            texts += visible_tick_labels(axis)
+            if axis.label.get_text():
+                texts.append(axis.label)
+        texts += [text for text in axes.texts if text.get_visible() and text.get_text()]
+    for legend in legends(figure):
+        box = legend.get_window_extent(renderer)
+        for axes, axes_box in zip(figure.axes, axes_boxes):
+            check(not overlaps(box, axes_box), f"{name}: legend {[t.get_text() for t in legend.get_texts()]} "
+                                                f"overlaps the data area of axes '{axes.get_title()}'")
+        for text in texts:
+            check(not overlaps(box, text.get_window_extent(renderer)),
+                  f"{name}: legend overlaps the label '{text.get_text()}'")
+
+    # Series colours: from the palette, one per series, distinct from each other.
+    entries = series_colours(figure)
+    palette = [matplotlib.colors.to_rgb(colour) for colour in plot_common.PALETTE]
+    by_label = {}
+    for label, colour in entries:
+        check(any(numpy.allclose(colour, p, atol=0.01) for p in palette),
+              f"{name}: series '{label}' has colour {colour}, not one of the palette's")
+        if label in by_label:
+            check(numpy.allclose(by_label[label], colour, atol=0.01), f"{name}: series '{label}' has two colours")
+        by_label[label] = colour
+    labels = list(by_label)
+    for i, first in enumerate(labels):
+        for second in labels[i + 1:]:
+            distance = float(numpy.linalg.norm(numpy.subtract(by_label[first], by_label[second])))
+            check(distance > 0.2, f"{name}: series '{first}' and '{second}' have colours too close "
+                                  f"({by_label[first]}, {by_label[second]})")
+
+    # Axis labels with units on every quantitative axis that shows tick labels; no tick labels that
+    # collide on one axis.
+    for axes in figure.axes:
+        for axis, which in ((axes.xaxis, "x"), (axes.yaxis, "y")):
+            ticks = visible_tick_labels(axis)
+            if not ticks:
+                continue
+            label = axis.label.get_text().strip()
+            if all(is_number(tick.get_text()) for tick in ticks):  # quantitative, not rows named by run
+                check(label != "", f"{name}: {which} axis of '{axes.get_title()}' has no label")
+                check(UNIT.search(label) is not None, f"{name}: {which} axis label '{label}' has no unit in ()")
+            boxes = [tick.get_window_extent(renderer) for tick in ticks]
+            for i in range(len(boxes)):
+                for j in range(i + 1, len(boxes)):
+                    check(not overlaps(boxes[i], boxes[j]),
+                          f"{name}: tick labels '{ticks[i].get_text()}' and '{ticks[j].get_text()}' overlap")
+    return entries
+
+
+# ---------------------------------------------------------------------------------------------
+# PNG files
 
 
 def png_size(path):
@@ -92,101 +328,274 @@ def png_size(path):
     return struct.unpack(">II", head[16:24])
 
 
-def colours_present(path, colours, tolerance=12):
-    """Which of `colours` (RGB 0-255) appear on some pixel of the PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.image
-    import numpy
-
+def colours_present(path, colours, tolerance=6):
+    """Which of `colours` (RGB 0-1) appear on some pixel of the PNG."""
     pixels = (matplotlib.image.imread(path)[:, :, :3] * 255.0).reshape(-1, 3)
-    return [bool((numpy.abs(pixels - numpy.array(colour)).max(axis=1) <= tolerance).any()) for colour in colours]
+    return [bool((numpy.abs(pixels - numpy.array(colour) * 255.0).max(axis=1) <= tolerance).any())
+            for colour in colours]
 
 
-def check_png(path, series):
-    check(os.path.isfile(path), f"{path} was not written")
-    if not os.path.isfile(path):
+def check_png(path, colours):
+    if not check(os.path.isfile(path), f"{path} was not written"):
         return
     size = png_size(path)
     check(size is not None, f"{path} is not a PNG (signature or IHDR)")
-    check(size is not None and size[0] >= 200 and size[1] >= 200, f"{path}: image too small: {size}")
-    check(os.path.getsize(path) > 5000, f"{path}: only {os.path.getsize(path)} bytes")
-    present = colours_present(path, SERIES_COLOURS[:series])
-    check(all(present), f"{path}: expected {series} drawn series, colours present: {present}")
+    check(size is not None and size[0] >= 400 and size[1] >= 250, f"{path}: image too small: {size}")
+    present = colours_present(path, colours)
+    check(all(present), f"{path}: series colours {colours} present: {present}")
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, os.path.join(PLOTS_DIR, script), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+
+def test_warmup_is_excluded(root):
+    """p50/p99, the shares and the staleness counts come from the measured steps only."""
+    all_steps = make_study(root)
+    figures = study_plots.study_figures(root)
+    drawn = breakdown_drawing(figures["step_breakdown"])
+    columns, counts = histogram_drawing(figures["staleness_histogram"])
+    largest_measured = 0
+    for config, fits, _, _ in SMALL_STUDY:
+        short = config.split("_", 2)[2]
+        if not fits:
+            check(short in drawn and not drawn[short], f"{config}: did not fit, but something is drawn: {drawn}")
+            check(short not in counts, f"{config}: did not fit, but has a histogram row")
+            continue
+        rows = all_steps[config]
+        measured = [row for row in rows if row["warmup"] == 0]
+        times = [row["step_time_s"] for row in measured]
+        p50, p99 = percentile(times, 50), percentile(times, 99)
+        everything = [row["step_time_s"] for row in rows]
+        check(not close(percentile(everything, 99), p99), f"{config}: the warm-up outliers must move the p99")
+        got = drawn.get(short, {})
+        check(close(got.get("p50", -1), p50), f"{config}: p50 drawn {got.get('p50')}, measured steps give {p50}")
+        check(close(got.get("p99", -1), p99), f"{config}: p99 drawn {got.get('p99')}, measured steps give {p99}")
+        check(close(got.get("mean", -1), sum(times) / len(times)), f"{config}: mean drawn {got.get('mean')}")
+        check(got.get("p99", -1) >= got.get("p50", 0), f"{config}: p99 {got.get('p99')} < p50 {got.get('p50')}")
+        step_total = sum(row["compute_s"] + row["visible_optimizer_s"] for row in measured)
+        refresh = sum(row["refresh_wait_s"] for row in measured)
+        check(close(got.get("refresh wait", -1), 100.0 * refresh / step_total, 1e-6),
+              f"{config}: refresh-wait share drawn {got.get('refresh wait')}, "
+              f"measured steps give {100.0 * refresh / step_total}")
+        check(close(sum(got.get(label, 0) for _, label, _ in step_breakdown.PARTS), 100.0, 1e-6),
+              f"{config}: the shares do not add up to 100 %: {got}")
+        expected = [0] * columns
+        for row in measured:
+            if row["max_staleness"] < columns:
+                expected[row["max_staleness"]] += 1
+            largest_measured = max(largest_measured, row["max_staleness"])
+        check(counts.get(short) == expected, f"{config}: staleness counts drawn {counts.get(short)}, "
+                                             f"measured steps give {expected}")
+        check(sum(counts.get(short, [])) == len(measured),
+              f"{config}: {sum(counts.get(short, []))} steps in the histogram, {len(measured)} measured")
+    check(columns == largest_measured + 1 and columns <= WARMUP_STALENESS,
+          f"histogram has {columns} staleness columns; the measured steps reach {largest_measured}")
+    for figure in figures.values():
+        plot_common.plt.close(figure)
+
+
+def test_tier_occupancy_draws_every_step(root):
+    """Each run's panel: the stack's outline is its whole state at every step, warm-up included,
+    and a line marks its first measured step."""
+    all_steps = make_study(root)
+    figure = study_plots.study_figures(root)["tier_occupancy"]
+    panels = {axes.get_title().replace("\n", " "): axes for axes in figure.axes}
+    for config, fits, _, _ in SMALL_STUDY:
+        group, rest = plot_common.split_config(config)
+        axes = panels.get(f"{group} {rest}")
+        if not fits:
+            check(axes is None, f"{config}: did not fit, but has a panel")
+            continue
+        if not check(axes is not None, f"{config}: no panel among {list(panels)}"):
+            continue
+        rows = all_steps[config]
+        unit = UNIT.search(axes.get_ylabel())
+        divisors = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": GIB, "TiB": 1024 ** 4}
+        divisor = divisors.get(unit.group(1) if unit else "")
+        if not check(divisor is not None, f"{config}: no byte unit in the label '{axes.get_ylabel()}'"):
+            continue
+        totals = [(row["resident_device_bytes"] + row["resident_host_bytes"] + row["resident_nvme_bytes"]) / divisor
+                  for row in rows]
+        low, high = axes.get_xlim()
+        check(low <= rows[0]["step"] and high >= rows[-1]["step"] + 1,
+              f"{config}: steps {rows[0]['step']}-{rows[-1]['step']} do not all fit in the step axis {low}-{high}")
+        outline = next(line for line in axes.get_lines() if line.get_label() == "_total")
+        drawn = list(outline.get_ydata())
+        check(len(drawn) == len(rows) + 1 and all(close(a, b) for a, b in zip(drawn, totals)),
+              f"{config}: outline {drawn} is not the state per step {totals}")
+        first_measured = next(row["step"] for row in rows if row["warmup"] == 0)
+        marks = [line.get_xdata()[0] for line in axes.get_lines() if line.get_label() == "_measured"]
+        check(marks == [first_measured], f"{config}: first measured step marked at {marks}, expected "
+                                         f"[{first_measured}]")
+    plot_common.plt.close(figure)
+
+
+def test_p99_is_never_below_p50():
+    """Whatever the order of the steps, the drawn p99 is at least the drawn p50."""
+    generator = numpy.random.default_rng(7)
+    for trial in range(20):
+        count = int(generator.integers(1, 60))
+        times = generator.lognormal(0.0, 2.0, count)
+        warmup = generator.integers(0, 2, count)
+        warmup[generator.integers(0, count)] = 0
+        steps = {"warmup": warmup.astype(float), "measured": warmup == 0, "step_time_s": times,
+                 "compute_s": times * 0.3, "visible_optimizer_s": times * 0.7, "refresh_wait_s": times * 0.1,
+                 "state_move_wait_s": times * 0.8}  # waits larger than the visible time: the rest clamps to 0
+        stats = step_breakdown.step_stats(steps, f"trial {trial}")
+        check(stats["p99_s"] >= stats["p50_s"], f"trial {trial}: p99 {stats['p99_s']} < p50 {stats['p50_s']}")
+        check(stats["parts"]["other_optimizer_s"] == 0.0, f"trial {trial}: other optimizer time not clamped at 0")
+        check(stats["measured_steps"] == int((warmup == 0).sum()), f"trial {trial}: measured step count")
+
+
+def test_figures_are_readable(root):
+    """Style properties of every plot, on a small study and on one with many runs and a wide spread."""
+    for label, study in (("small", SMALL_STUDY), ("many runs", many_runs_study())):
+        directory = os.path.join(root, label.replace(" ", "-"))
+        make_study(directory, study)
+        figures = study_plots.study_figures(directory)
+        for name, figure in figures.items():
+            entries = check_figure_style(figure, f"{label}/{name}")
+            if name == "step_breakdown":
+                check(len(entries) == 7, f"{label}/{name}: expected p50, mean, p99 and four parts in the "
+                                         f"legends, found {[entry for entry, _ in entries]}")
+            if name == "tier_occupancy":
+                check({"device", "host memory", "NVMe"} <= {entry for entry, _ in entries},
+                      f"{label}/{name}: tiers missing from the legend: {entries}")
+        times = next(axes for axes in figures["step_breakdown"].axes if axes.get_xscale() == "log")
+        low, high = times.get_xlim()
+        for config, values in breakdown_drawing(figures["step_breakdown"]).items():
+            for key in ("p50", "mean", "p99"):
+                if key in values:
+                    check(low <= values[key] <= high, f"{label}: {config} {key} {values[key]} outside {low}-{high}")
+        if label == "many runs":
+            check(high / low >= 1e6, f"{label}: the time axis must span the runs' 7 decades, spans {low}-{high}")
+        for figure in figures.values():
+            plot_common.plt.close(figure)
 
 
 def test_study_renders(root):
     make_study(root)
+    figures = study_plots.study_figures(root)
+    colours = {name: [colour for _, colour in series_colours(figure)] for name, figure in figures.items()}
+    for figure in figures.values():
+        plot_common.plt.close(figure)
     result = run("study_plots.py", root)
     check(result.returncode == 0, f"study_plots.py failed ({result.returncode}): {result.stderr}")
-    expected = [os.path.join(root, "plots", name + ".png")
-                for name in ("step_breakdown", "tier_occupancy", "staleness_histogram")]
+    expected = [os.path.join(root, "plots", name + ".png") for name in study_plots.PLOTS]
     printed = [os.path.abspath(line) for line in result.stdout.split()]
     check(printed == [os.path.abspath(path) for path in expected], f"printed paths: {result.stdout!r}")
-    check("device-only" in result.stderr and "did not fit" in result.stderr,
+    check("gh200_tiny_soap_device_s0" in result.stderr and "did not fit" in result.stderr,
           f"no note about the configuration that did not fit: {result.stderr!r}")
-    check_png(expected[0], 4)  # four stacked parts
-    check_png(expected[1], 2)  # two runs
-    check_png(expected[2], 2)  # two runs
+    for name, path in zip(study_plots.PLOTS, expected):
+        check_png(path, colours[name])
+    # The histogram has no legend: its colour bar runs up to the darkest of its blues.
+    check_png(expected[2], [staleness_histogram.SHARE_COLOURS(1.0)[:3]])
     plots_dir = os.path.join(root, "plots")
-    leftovers = [name for name in os.listdir(plots_dir) if not name.endswith(".png")] if os.path.isdir(plots_dir) else []
+    leftovers = [name for name in os.listdir(plots_dir) if not name.endswith(".png")]
     check(not leftovers, f"temporary files left in plots/: {leftovers}")
 
 
+def test_nothing_fits(root):
+    make_study(root, [(config, False, "device 9.0 GiB short", None) for config, _, _, _ in SMALL_STUDY])
+    result = run("study_plots.py", root)
+    check(result.returncode == 0, f"a study where nothing fits: exit {result.returncode}: {result.stderr}")
+    for name in study_plots.PLOTS:
+        check(os.path.isfile(os.path.join(root, "plots", name + ".png")), f"nothing fits: no {name}.png")
+
+
+def expect_bad_input(root, what, result, *fragments):
+    check(result.returncode == 2, f"{what}: exit {result.returncode}, expected 2 ({result.stderr!r})")
+    for fragment in fragments:
+        check(fragment in result.stderr, f"{what}: '{fragment}' not in the message: {result.stderr!r}")
+
+
 def test_missing_table_column(root):
-    make_study(root, table_columns=[column for column in TABLE_COLUMNS if column != "refresh_wait_s"])
-    result = run("study_plots.py", root)
-    check(result.returncode == 2, f"missing table column: exit {result.returncode}, expected 2")
-    check("refresh_wait_s" in result.stderr and "table.csv" in result.stderr,
-          f"missing table column not named with its file: {result.stderr!r}")
+    make_study(root, table_columns=[column for column in TABLE_COLUMNS if column != "run_dir"])
+    expect_bad_input(root, "missing table column", run("study_plots.py", root), "table.csv", "'run_dir'", "missing")
 
 
-def test_missing_steps_column(root):
-    make_study(root, drop_steps_column="resident_host_bytes")
-    result = run("study_plots.py", root)
-    check(result.returncode == 2, f"missing steps column: exit {result.returncode}, expected 2")
-    check("resident_host_bytes" in result.stderr and "steps.csv" in result.stderr,
-          f"missing steps column not named with its file: {result.stderr!r}")
+def test_missing_steps_columns(root):
+    for column in ("refresh_wait_s", "warmup", "resident_host_bytes", "max_staleness"):
+        directory = os.path.join(root, column)
+        make_study(directory, drop_steps_column=column)
+        expect_bad_input(directory, f"steps.csv without {column}", run("study_plots.py", directory),
+                         "steps.csv", f"'{column}'", "missing")
+
+
+def test_bad_steps_values(root):
+    def cell(column, row, value):
+        def edit(columns, lines):
+            lines[row][columns.index(column)] = value
+        return edit
+
+    def all_warmup(columns, lines):
+        for line in lines:
+            line[columns.index("warmup")] = 1
+
+    cases = (
+        ("warmup 2", cell("warmup", 4, 2), ["steps.csv", "row 5", "'warmup'", "expected 0 or 1"]),
+        ("a word for a time", cell("step_time_s", 6, "fast"), ["steps.csv", "row 7", "'step_time_s'",
+                                                                "expected a number", "fast"]),
+        ("a negative wait", cell("refresh_wait_s", 8, -1.0), ["steps.csv", "row 9", "'refresh_wait_s'", ">= 0"]),
+        ("warm-up only", all_warmup, ["steps.csv", "'warmup'", "at least one measured step"]),
+    )
+    for index, (what, edit, fragments) in enumerate(cases):
+        directory = os.path.join(root, str(index))
+        make_study(directory, edit_steps=edit)
+        expect_bad_input(directory, what, run("study_plots.py", directory), *fragments)
+
+    directory = os.path.join(root, "binary")
+    make_study(directory)
+    with open(os.path.join(directory, "runs", "gh200_tiny_soap_host_s2", "steps.csv"), "wb") as handle:
+        handle.write(b"step,warmup\n\xff\xfe\x00\x01\n")
+    expect_bad_input(directory, "a binary steps.csv", run("study_plots.py", directory),
+                     "gh200_tiny_soap_host_s2/steps.csv", "file", "expected UTF-8 CSV text")
 
 
 def test_single_scripts(root):
     make_study(root)
-    steps_a = os.path.join(root, "runs", "a", "steps.csv")
-    steps_b = os.path.join(root, "runs", "b", "steps.csv")
-    out = os.path.join(root, "tiers.png")
-    result = run("tier_occupancy.py", steps_a, steps_b, out, "--label", "A", "--label", "B")
-    check(result.returncode == 0, f"tier_occupancy.py failed: {result.stderr}")
-    check_png(out, 2)
-    result = run("staleness_histogram.py", steps_a, out, "--label", "A", "--label", "B")
-    check(result.returncode == 2 and "--label" in result.stderr,
-          f"label count mismatch: exit {result.returncode}, {result.stderr!r}")
+    steps_a = os.path.join(root, "runs", "gh200_tiny_soap_host_s2", "steps.csv")
+    steps_b = os.path.join(root, "runs", "gh200_tiny_soap_nvme_s4", "steps.csv")
+    for script in ("step_breakdown.py", "tier_occupancy.py", "staleness_histogram.py"):
+        out = os.path.join(root, script.replace(".py", ".png"))
+        result = run(script, steps_a, steps_b, out, "--label", "A", "--label", "B")
+        check(result.returncode == 0, f"{script} failed: {result.stderr}")
+        check(os.path.isfile(out) and png_size(out) is not None, f"{script}: no PNG at {out}")
+        result = run(script, steps_a, out, "--label", "A", "--label", "B")
+        expect_bad_input(root, f"{script} with two labels for one run", result, "--label")
+        result = run(script, os.path.join(root, "none.csv"), out)
+        expect_bad_input(root, f"{script} on a missing file", result, "none.csv", "file")
 
 
-def test_counting_helpers(root):
-    """The binning and row filtering, called in-process on hand-made values."""
-    sys.path.insert(0, PLOTS_DIR)
-    import staleness_histogram
-    import step_breakdown
-
-    # 0,1,2,0,1 -> two steps at 0, two at 1, one at 2; 1.0 rounds to bin 1; nothing at 3.
+def test_helpers():
     check(staleness_histogram.staleness_counts([0, 1, 2, 0, 1.0], 3) == [2, 2, 1, 0],
           "staleness_counts bins whole steps")
-    rows = [
-        {"config": "a", "fits": "true", "compute_s": "1", "visible_optimizer_s": "0.5", "refresh_wait_s": "0",
-         "state_move_wait_s": "0.25"},
-        {"config": "b", "fits": "false", "compute_s": "", "visible_optimizer_s": "", "refresh_wait_s": "",
-         "state_move_wait_s": ""},
-        {"config": "c", "compute_s": "2", "visible_optimizer_s": "", "refresh_wait_s": "1",
-         "state_move_wait_s": "0"},
-    ]
-    drawable = step_breakdown.breakdown_rows(rows, os.path.join(root, "table.csv"))
-    check([config for config, _ in drawable] == ["a"], f"only the complete fitting row is drawn: {drawable}")
-    check(drawable and drawable[0][1]["state_move_wait_s"] == 0.25, "values are read as numbers")
+    check(plot_common.split_config("gh200-480gb_olmo2-7b_soap_tiered_s0") == ("gh200-480gb · olmo2-7b",
+                                                                            "soap_tiered_s0"),
+          "split_config: hw and model make the group")
+    check(plot_common.split_config("host-s2") == ("", "host-s2"), "split_config: a name that is not a run name")
+    rows = plot_common.grouped_rows(["a_b_x", "c_d_y", "a_b_z"])
+    check(rows == [("group", "a · b", None), ("run", "x", 0), ("run", "z", 2), ("group", "c · d", None),
+                   ("run", "y", 1)], f"grouped_rows keeps first-seen group order: {rows}")
+    wrapped = plot_common.wrap_name("gh200-480gb_olmo2-7b_soap_tiered_s0_steps30_warmup2", 20)
+    check(wrapped.replace("\n", "") == "gh200-480gb_olmo2-7b_soap_tiered_s0_steps30_warmup2"
+          and max(len(line) for line in wrapped.split("\n")) <= 21, f"wrap_name: {wrapped!r}")
+    check([plot_common.seconds_text(v) for v in (0.0001, 0.002, 0.5, 20.0, 1000.0)] ==
+          ["0.0001", "0.002", "0.5", "20", "1000"], "seconds_text")
 
 
 def main():
-    for test in (test_counting_helpers, test_study_renders, test_missing_table_column, test_missing_steps_column, test_single_scripts):
+    test_helpers()
+    test_p99_is_never_below_p50()
+    for test in (test_warmup_is_excluded, test_tier_occupancy_draws_every_step, test_figures_are_readable,
+                 test_study_renders, test_nothing_fits, test_missing_table_column, test_missing_steps_columns,
+                 test_bad_steps_values, test_single_scripts):
         with tempfile.TemporaryDirectory(prefix="asteria-plots-") as root:
             test(root)
     if failures:

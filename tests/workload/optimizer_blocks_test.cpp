@@ -1,15 +1,20 @@
-// Optimizer blocks from shapes alone against the real optimizers: blocking, allocated state,
-// and the cost() of real refresh jobs, first and warm.
+// Optimizer blocks from shapes alone against the real optimizers: blocking, allocated state and
+// first refresh jobs. The per-block figures themselves are the optimizers' shape model
+// (core/optim/shape_model.hpp), checked against the real blocks in tests/optim; here, that the
+// workload's figures are that model's.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/common/error.hpp"
 #include "core/optim/factory.hpp"
+#include "core/optim/shape_model.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "core/workload/optimizer_blocks.hpp"
+#include "core/workload/runtime_stack.hpp"
 
 namespace asteria::workload {
 namespace {
@@ -26,40 +31,43 @@ struct Shape {
 };
 const Shape kShapes[] = {{7, 5}, {5, 7}, {1, 9}, {9, 1}, {4, 4}, {1, 1}, {33, 12}};
 
-TEST(StateBytes, MatchesWhatTheRealOptimizersAllocate) {
+linalg::Matrix<float> random_gradient(index rows, index cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0F, 1.0F);
+  linalg::Matrix<float> g(rows, cols);
+  for (float& x : g.values()) x = dist(gen);
+  return g;
+}
+
+void expect_same_costs(const std::vector<platform::Cost>& modelled, const std::vector<platform::Cost>& real,
+                       const std::string& what) {
+  ASSERT_EQ(modelled.size(), real.size()) << what;
+  for (std::size_t i = 0; i < real.size(); ++i) {
+    EXPECT_EQ(modelled[i].kind, real[i].kind) << what << " piece " << i;
+    EXPECT_DOUBLE_EQ(modelled[i].flops, real[i].flops) << what << " piece " << i;
+    EXPECT_DOUBLE_EQ(modelled[i].bytes, real[i].bytes) << what << " piece " << i;
+    EXPECT_EQ(modelled[i].dimension, real[i].dimension) << what << " piece " << i;
+    EXPECT_EQ(modelled[i].reduced_precision, real[i].reduced_precision) << what << " piece " << i;
+  }
+}
+
+// The workload's per-block figures are the optimizers' own.
+TEST(WorkloadFigures, AreTheOptimizersShapeModel) {
   for (OptimizerKind kind : kAllKinds)
     for (const Shape s : kShapes) {
-      const Hyperparameters hp = optim::default_hyperparameters(kind);
-      auto single = optim::make_block_optimizer<float>(kind, hp, s.rows, s.cols);
-      EXPECT_EQ(state_bytes(kind, s.rows, s.cols, sizeof(float)), single->state().tensor_bytes())
-          << optim::to_string(kind) << " " << s.rows << "x" << s.cols;
-      auto wide = optim::make_block_optimizer<double>(kind, hp, s.rows, s.cols);
-      EXPECT_EQ(state_bytes(kind, s.rows, s.cols, sizeof(double)), wide->state().tensor_bytes())
-          << optim::to_string(kind) << " " << s.rows << "x" << s.cols;
+      SCOPED_TRACE(std::string(optim::to_string(kind)) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols));
+      Hyperparameters hp = optim::default_hyperparameters(kind);
+      EXPECT_EQ(state_bytes(kind, s.rows, s.cols, sizeof(float)),
+                optim::state_bytes(kind, hp, s.rows, s.cols, sizeof(float)));
+      EXPECT_EQ(refresh_job_bytes(kind, s.rows, s.cols, sizeof(float)),
+                optim::refresh_job_bytes(kind, hp, s.rows, s.cols, sizeof(float)));
+      hp.precondition_frequency = 3;
+      hp.basis_orthogonalization = linalg::Orthogonalization::shifted_cholesky_qr;
+      hp.grafting = false;
+      for (bool first : {true, false})
+        expect_same_costs(refresh_costs(kind, hp, s.rows, s.cols, 2, first),
+                          optim::refresh_cost(kind, hp, s.rows, s.cols, 2, first), first ? "first" : "warm");
     }
-}
-
-TEST(StateBytes, FollowsShampooMomentumAndGrafting) {
-  for (bool grafting : {false, true})
-    for (double beta1 : {0.0, 0.9}) {
-      Hyperparameters hp = optim::default_hyperparameters(OptimizerKind::shampoo);
-      hp.grafting = grafting;
-      hp.beta1 = beta1;
-      auto block = optim::make_block_optimizer<float>(OptimizerKind::shampoo, hp, 6, 3);
-      EXPECT_EQ(state_bytes(OptimizerKind::shampoo, hp, 6, 3, 4), block->state().tensor_bytes())
-          << "grafting " << grafting << " beta1 " << beta1;
-    }
-}
-
-// ALGORITHMS.md "State sizes" by hand for one 6 x 3 fp32 block.
-TEST(StateBytes, FollowsTheStateSizeTable) {
-  const std::size_t m = 6, n = 3, e = 4;
-  EXPECT_EQ(state_bytes(OptimizerKind::adamw, 6, 3, e), 2 * m * n * e);
-  EXPECT_EQ(state_bytes(OptimizerKind::shampoo, 6, 3, e), (2 * (m * m + n * n) + 2 * m * n) * e);
-  EXPECT_EQ(state_bytes(OptimizerKind::soap, 6, 3, e), (2 * m * n + 2 * (m * m + n * n)) * e);
-  // The table's m² + n² + m² + n² + m + n + mn, plus the start-of-step eigenvalues (m + n).
-  EXPECT_EQ(state_bytes(OptimizerKind::kl_shampoo, 6, 3, e), (2 * (m * m + n * n) + 2 * (m + n) + m * n) * e);
-  EXPECT_EQ(state_bytes(OptimizerKind::muon, 6, 3, e), m * n * e);
 }
 
 // The blocks of every tiny-model weight equal those of a real TensorOptimizer over that weight:
@@ -76,11 +84,11 @@ TEST(OptimizerBlocks, MatchRealTensorOptimizersOfTheTinyModel) {
       const WeightSpec& weight = model.weights[w];
       const std::vector<index> shape =
           weight.order == 1 ? std::vector<index>{weight.cols} : std::vector<index>{weight.rows, weight.cols};
-      const optim::TensorOptimizer<float> real(kind, hp, shape);
+      optim::TensorOptimizer<float> real(kind, hp, shape);
       for (std::size_t b = 0; b < real.blocks().size(); ++b, ++next) {
         ASSERT_LT(next, blocks.size());
         const BlockSpec& spec = blocks[next];
-        const auto& block = real.blocks()[b];
+        auto& block = real.blocks()[b];
         EXPECT_EQ(spec.weight, w);
         EXPECT_EQ(spec.label, weight.name + " block " + std::to_string(b));
         EXPECT_EQ(spec.row0, block.region.row0);
@@ -89,6 +97,16 @@ TEST(OptimizerBlocks, MatchRealTensorOptimizersOfTheTinyModel) {
         EXPECT_EQ(spec.cols, block.region.cols);
         EXPECT_EQ(spec.fallback, weight.order == 1);
         EXPECT_EQ(spec.state_bytes, block.optimizer->state().tensor_bytes()) << spec.label;
+        // The real block's first refresh job (fallbacks run AdamW, with no refresh): every matrix
+        // method refreshes after its first gradient under these hyperparameters.
+        optim::BlockOptimizer<float>& fresh = *block.optimizer;
+        fresh.accumulate(random_gradient(spec.rows, spec.cols, 5).view(), 1);
+        ASSERT_EQ(fresh.refresh_due(1), !spec.first_refresh.empty()) << spec.label;
+        if (fresh.refresh_due(1)) {
+          const auto job = fresh.snapshot(1);
+          ASSERT_NE(job, nullptr);
+          expect_same_costs(spec.first_refresh, job->cost(), spec.label);
+        }
       }
     }
     EXPECT_EQ(next, blocks.size()) << optim::to_string(kind);
@@ -167,96 +185,6 @@ TEST(OptimizerBlocks, RejectsBadHyperparameters) {
   EXPECT_THROW(optimizer_blocks(model, OptimizerKind::soap, 0), InputError);
 }
 
-// --- refresh costs against the real jobs ---
-
-linalg::Matrix<float> random_gradient(index rows, index cols, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0F, 1.0F);
-  linalg::Matrix<float> g(rows, cols);
-  for (float& x : g.values()) x = dist(gen);
-  return g;
-}
-
-void expect_same_costs(const std::vector<platform::Cost>& modelled, const std::vector<platform::Cost>& real,
-                       const std::string& what) {
-  ASSERT_EQ(modelled.size(), real.size()) << what;
-  for (std::size_t i = 0; i < real.size(); ++i) {
-    EXPECT_EQ(modelled[i].kind, real[i].kind) << what << " piece " << i;
-    EXPECT_DOUBLE_EQ(modelled[i].flops, real[i].flops) << what << " piece " << i;
-    EXPECT_DOUBLE_EQ(modelled[i].bytes, real[i].bytes) << what << " piece " << i;
-    EXPECT_EQ(modelled[i].dimension, real[i].dimension) << what << " piece " << i;
-  }
-}
-
-// Runs the real block through the synchronous schedule until it has snapshotted two refresh
-// jobs, and compares the first (before it runs) and the second with the modelled costs.
-void check_refresh_costs(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols) {
-  const std::string what = std::string(optim::to_string(kind)) + " " + std::to_string(rows) + "x" +
-                           std::to_string(cols);
-  auto block = optim::make_block_optimizer<float>(kind, hp, rows, cols);
-  linalg::Matrix<float> weights = random_gradient(rows, cols, 7);
-  int jobs = 0;
-  for (optim::Step t = 1; t <= 50 && jobs < 2; ++t) {
-    const linalg::Matrix<float> g = random_gradient(rows, cols, static_cast<unsigned>(t));
-    block->accumulate(g.view(), t);
-    std::unique_ptr<optim::RefreshJob<float>> job;
-    if (block->refresh_due(t)) {
-      job = block->snapshot(t);
-      ++jobs;
-      const bool first = jobs == 1;
-      expect_same_costs(refresh_costs(kind, hp, rows, cols, sizeof(float), first), job->cost(),
-                        what + (first ? " first" : " warm"));
-      ASSERT_TRUE(job->run().ok()) << what;
-      if (block->activation_delay() == 0) block->publish(*job);
-    }
-    ASSERT_TRUE(block->apply(weights.view(), g.view(), t)) << what;
-    if (job && block->activation_delay() == 1) block->publish(*job);
-  }
-  EXPECT_EQ(jobs, 2) << what;
-}
-
-TEST(RefreshCosts, EqualTheRealJobsCosts) {
-  for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo})
-    for (const Shape s : {Shape{6, 4}, Shape{3, 5}, Shape{1, 4}}) {
-      check_refresh_costs(kind, optim::default_hyperparameters(kind), s.rows, s.cols);
-    }
-}
-
-TEST(RefreshCosts, FollowTheRootMethodAndTheOrthogonalization) {
-  Hyperparameters newton = optim::default_hyperparameters(OptimizerKind::shampoo);
-  newton.root_method = optim::RootMethod::coupled_newton;
-  // A Newton job's cost() before it runs is the 20-iteration estimate the model uses.
-  auto shampoo = optim::make_block_optimizer<float>(OptimizerKind::shampoo, newton, 5, 3);
-  const linalg::Matrix<float> g = random_gradient(5, 3, 3);
-  shampoo->accumulate(g.view(), 1);
-  ASSERT_TRUE(shampoo->refresh_due(1));
-  expect_same_costs(refresh_costs(OptimizerKind::shampoo, newton, 5, 3, sizeof(float), true),
-                    shampoo->snapshot(1)->cost(), "shampoo newton");
-
-  for (OptimizerKind kind : {OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
-    Hyperparameters hp = optim::default_hyperparameters(kind);
-    hp.basis_orthogonalization = linalg::Orthogonalization::shifted_cholesky_qr;
-    hp.precondition_frequency = 2;
-    check_refresh_costs(kind, hp, 6, 4);
-  }
-}
-
-// By hand: SOAP's warm refresh of a 6 x 4 fp32 block, per side change of basis 2n³, power
-// step 2n³, Householder QR 4n³/3.
-TEST(RefreshCosts, SoapWarmRefreshByHand) {
-  const auto pieces =
-      refresh_costs(OptimizerKind::soap, optim::default_hyperparameters(OptimizerKind::soap), 6, 4, 4, false);
-  ASSERT_EQ(pieces.size(), 6u);
-  EXPECT_EQ(pieces[0].kind, platform::WorkKind::gemm);
-  EXPECT_DOUBLE_EQ(pieces[0].flops, 2.0 * 216);
-  EXPECT_EQ(pieces[2].kind, platform::WorkKind::qr);
-  EXPECT_DOUBLE_EQ(pieces[2].flops, 4.0 * 216 / 3.0);
-  EXPECT_EQ(pieces[5].dimension, 4);
-  EXPECT_DOUBLE_EQ(pieces[5].bytes, 2.0 * 16 * 4);
-  EXPECT_TRUE(refresh_costs(OptimizerKind::muon, optim::default_hyperparameters(OptimizerKind::muon), 6, 4, 4, true)
-                  .empty());
-}
-
 TEST(OptimizerBlocks, BlockSpecCarriesBothRefreshes) {
   const WorkloadModel model = build_workload(find_model_config("tiny"));
   const std::vector<BlockSpec> blocks = optimizer_blocks(model, OptimizerKind::kl_shampoo, 1024);
@@ -265,7 +193,7 @@ TEST(OptimizerBlocks, BlockSpecCarriesBothRefreshes) {
   const Hyperparameters hp = optim::default_hyperparameters(OptimizerKind::kl_shampoo);
   ASSERT_EQ(q.first_refresh.size(), 2u);
   EXPECT_EQ(q.first_refresh[0].kind, platform::WorkKind::eigh);
-  expect_same_costs(q.warm_refresh, refresh_costs(OptimizerKind::kl_shampoo, hp, 64, 64, 4, false), "kl warm");
+  expect_same_costs(q.warm_refresh, optim::refresh_cost(OptimizerKind::kl_shampoo, hp, 64, 64, 4, false), "kl warm");
 }
 
 }  // namespace

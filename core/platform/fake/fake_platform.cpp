@@ -61,9 +61,12 @@ Status run_body(const Work& work) {
 }
 }  // namespace
 
-FakeExecutor::FakeExecutor(FakePlatform& platform, std::string name, int lanes, DurationModel duration)
-    : platform_(platform), name_(std::move(name)), lane_free_at_(static_cast<std::size_t>(std::max(1, lanes)), 0.0),
-      duration_(std::move(duration)) {}
+FakeExecutor::FakeExecutor(FakePlatform& platform, std::string name, std::vector<std::string> tracks,
+                           DurationModel duration)
+    : platform_(platform), name_(std::move(name)), tracks_(std::move(tracks)), lane_free_at_(tracks_.size(), 0.0),
+      duration_(std::move(duration)) {
+  if (tracks_.empty()) throw std::invalid_argument("fake executor '" + name_ + "': needs a lane");
+}
 
 Pending FakeExecutor::submit(Work work) {
   Status status = run_body(work);
@@ -71,6 +74,9 @@ Pending FakeExecutor::submit(Work work) {
   auto lane = std::min_element(lane_free_at_.begin(), lane_free_at_.end());
   const Seconds start = std::max(platform_.now(), *lane);
   *lane = start + duration;
+  if (ActivitySink* sink = platform_.activities())
+    sink->record({tracks_[static_cast<std::size_t>(lane - lane_free_at_.begin())], work.label, work.tag, work.cost,
+                  start, *lane, status.ok()});
   auto [promise, pending] = platform_.completions().make();
   platform_.schedule(*lane, std::move(promise), std::move(status));
   return pending;
@@ -106,7 +112,7 @@ std::byte* FakeMemory::host_address(const Region& region) {
   return it == storage_.end() ? nullptr : it->second.data();
 }
 
-Pending FakeMemory::copy(const Region& src, const Region& dst) {
+Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& cause) {
   auto s = storage_.find(src.id);
   auto d = storage_.find(dst.id);
   if (s == storage_.end() || d == storage_.end()) throw std::logic_error("fake memory: copy of an unknown region");
@@ -122,16 +128,28 @@ Pending FakeMemory::copy(const Region& src, const Region& dst) {
   const Seconds end = start + (bytes_per_second_ > 0.0 ? static_cast<double>(bytes) / bytes_per_second_ : 0.0);
   copy_free_at_ = end;
   moves_.push_back({src.tier, dst.tier, bytes, start, end});
+  if (ActivitySink* sink = platform_.activities()) {
+    OpTag tag = cause;
+    tag.role = src.tier == Tier::nvme || dst.tier == Tier::nvme ? ActivityRole::io : ActivityRole::transfer;
+    sink->record({"copy engine", "copy " + std::string(to_string(src.tier)) + "->" + std::string(to_string(dst.tier)) +
+                                     ": " + src.label + " -> " + dst.label,
+                  tag, {WorkKind::other, 0.0, static_cast<double>(bytes), 0}, start, end, status.ok()});
+  }
   auto [promise, pending] = platform_.completions().make();
   platform_.schedule(end, std::move(promise), std::move(status));
   return pending;
 }
 
 FakePlatform::FakePlatform(FakeOptions options)
-    : clock_(std::make_unique<ManualClock>(*this)), sync_(std::make_unique<SingleThreadSync>(*this)) {
+    : activities_(options.activities), clock_(std::make_unique<ManualClock>(*this)),
+      sync_(std::make_unique<SingleThreadSync>(*this)) {
   board_ = std::make_unique<CompletionBoard>(*sync_);
-  device_ = std::make_unique<FakeExecutor>(*this, "device", 1, options.device_duration);
-  host_ = std::make_unique<FakeExecutor>(*this, "host-workers", options.host_workers, options.host_duration);
+  const int unit = activities_ != nullptr ? activities_->unit() : 0;
+  device_ = std::make_unique<FakeExecutor>(*this, "device", std::vector<std::string>{device_stream_track(unit)},
+                                           options.device_duration);
+  std::vector<std::string> workers;
+  for (int k = 0; k < std::max(1, options.host_workers); ++k) workers.push_back(host_worker_track(unit, k));
+  host_ = std::make_unique<FakeExecutor>(*this, "host-workers", std::move(workers), options.host_duration);
   memory_ = std::make_unique<FakeMemory>(*this, options);
 }
 

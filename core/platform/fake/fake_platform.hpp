@@ -26,6 +26,7 @@ struct FakeOptions {
   DurationModel device_duration;  // empty: work completes at once
   DurationModel host_duration;
   double copy_bytes_per_second = 0.0;  // 0: copies complete at once
+  ActivitySink* activities = nullptr;   // not owned; null: nothing recorded
 };
 
 struct MoveRecord {
@@ -41,7 +42,8 @@ class FakePlatform;
 // Runs bodies at submit; completion is scheduled on one of `lanes` parallel lanes.
 class FakeExecutor final : public Executor {
  public:
-  FakeExecutor(FakePlatform& platform, std::string name, int lanes, DurationModel duration);
+  // `tracks`: the activity track of each lane (their number is the concurrency).
+  FakeExecutor(FakePlatform& platform, std::string name, std::vector<std::string> tracks, DurationModel duration);
   std::string_view name() const noexcept override { return name_; }
   int concurrency() const noexcept override { return static_cast<int>(lane_free_at_.size()); }
   Pending submit(Work work) override;
@@ -49,6 +51,7 @@ class FakeExecutor final : public Executor {
  private:
   FakePlatform& platform_;
   std::string name_;
+  std::vector<std::string> tracks_;
   std::vector<Seconds> lane_free_at_;
   DurationModel duration_;
 };
@@ -60,7 +63,8 @@ class FakeMemory final : public Memory {
   std::optional<Region> allocate(Tier tier, std::size_t bytes, std::string label) override;
   void release(Region& region) override;
   std::byte* host_address(const Region& region) override;
-  Pending copy(const Region& src, const Region& dst) override;
+  Pending copy(const Region& src, const Region& dst, const OpTag& cause) override;
+  using Memory::copy;
 
   // Test hooks: the next copy fails with this status (once); every move made so far.
   void fail_next_copy(Status status) { injected_failure_ = std::move(status); }
@@ -88,6 +92,9 @@ class FakePlatform final : public Platform {
   Executor& device_stream() override { return *device_; }
   Executor& host_workers() override { return *host_; }
   Memory& memory() override { return *memory_; }
+  ActivitySink* activities() override { return activities_; }
+  // A manual clock advanced by modelled durations: a tiny discrete-event simulator.
+  TimeSource time_source() const noexcept override { return TimeSource::simulated; }
   FakeMemory& fake_memory() { return *memory_; }
 
   Seconds now() const noexcept { return now_; }
@@ -117,6 +124,7 @@ class FakePlatform final : public Platform {
 
   Seconds now_ = 0.0;
   std::uint64_t sequence_ = 0;
+  ActivitySink* activities_ = nullptr;
   std::priority_queue<Event, std::vector<Event>, Later> events_;
   std::unique_ptr<ManualClock> clock_;
   std::unique_ptr<SingleThreadSync> sync_;

@@ -1,25 +1,15 @@
 #pragma once
-// What the cheap, every-step phases of each optimizer cost on the device, per m x n block, so a
-// device model (or a simulator) can charge time for them when their numerics are not run. The
-// counts follow ALGORITHMS.md; they are models (dominant terms, symmetric products at half the
-// cost of a general one), not measurements.
-#include <cstddef>
-
-#include "core/linalg/matrix.hpp"
-#include "core/optim/hyperparameters.hpp"
-#include "core/platform/cost.hpp"
+// The device cost of each optimizer's every-step phases now lives with the optimizers
+// (optim::phase_costs in core/optim/shape_model.hpp, the single source shared with shape-only
+// runs); these names forward to it so the driver's callers keep compiling. Using-declarations
+// rather than wrapper functions: a wrapper of the same signature would make unqualified calls
+// ambiguous, since argument-dependent lookup also finds optim::phase_costs.
+#include "core/optim/shape_model.hpp"
 
 namespace asteria::runtime {
 
-struct PhaseCosts {
-  platform::Cost accumulate;  // statistics update (AdamW: none, its moments move in apply)
-  platform::Cost apply;       // the update with the active preconditioner
-  platform::Cost publish;     // installing a finished refresh (copy; SOAP also rotates m)
-};
-
-PhaseCosts phase_costs(optim::OptimizerKind kind, linalg::index rows, linalg::index cols, std::size_t bytes_per_value);
-
-// Sum of two costs; kind and dimension of the one with more flops (as a c·n³ model wants).
-platform::Cost combine(const platform::Cost& a, const platform::Cost& b);
+using optim::PhaseCosts;
+using optim::phase_costs;
+using optim::combine;
 
 }  // namespace asteria::runtime

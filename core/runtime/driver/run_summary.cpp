@@ -35,11 +35,11 @@ RunSummary summarize(std::span<const StepRecord> records) {
     s.mean_compute_s += r.compute_s;
     s.total_visible_optimizer_s += r.visible_optimizer_s;
     s.total_refresh_wait_s += r.refresh_wait_s;
-    s.total_acquire_wait_s += r.acquire_wait_s;
+    s.total_state_move_wait_s += r.state_move_wait_s;
     s.total_optimizer_device_s += r.optimizer_device_s;
     s.refreshes_submitted += r.refreshes_submitted;
     s.refreshes_published += r.refreshes_published;
-    s.max_queue_depth = std::max(s.max_queue_depth, r.queue_depth);
+    s.max_refresh_backlog = std::max(s.max_refresh_backlog, r.refresh_backlog);
     s.max_staleness = std::max(s.max_staleness, r.max_staleness);
     s.max_step_s = std::max(s.max_step_s, r.step_time_s);
   }

@@ -29,11 +29,11 @@ struct RunSummary {
   double total_step_s = 0.0;
   double total_visible_optimizer_s = 0.0;
   double total_refresh_wait_s = 0.0;
-  double total_acquire_wait_s = 0.0;
+  double total_state_move_wait_s = 0.0;
   double total_optimizer_device_s = 0.0;
   std::int64_t refreshes_submitted = 0;
   std::int64_t refreshes_published = 0;
-  std::int64_t max_queue_depth = 0;
+  std::int64_t max_refresh_backlog = 0;
   optim::Step max_staleness = 0;
   std::array<std::size_t, platform::kTierCount> peak_resident_bytes{};  // over every step
   TierPairTotals bytes_moved;                                           // over every step

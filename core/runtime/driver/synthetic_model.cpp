@@ -115,9 +115,10 @@ void GradientGenerator<T>::fill(Step t, linalg::MatrixView<T> out) const {
 }
 
 template <linalg::Real T>
-SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec, ModelData data) : spec_(std::move(spec)), data_(data) {
+SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec, platform::Numerics numerics)
+    : spec_(std::move(spec)), values_(numerics != platform::Numerics::shapes) {
   validate(spec_, "synthetic model");
-  if (data_ == ModelData::shapes) {
+  if (!values_) {
     weights_.resize(spec_.layers.size());
     gradients_.resize(spec_.layers.size());
     return;
@@ -149,7 +150,7 @@ linalg::ConstMatrixView<T> SyntheticModel<T>::gradient_matrix(std::size_t l) con
 
 template <linalg::Real T>
 void SyntheticModel<T>::compute_gradient(std::size_t l, Step t) {
-  if (data_ == ModelData::shapes) return;
+  if (!values_) return;
   const LayerSpec& s = layer(l);
   generators_.at(l).fill(t, linalg::MatrixView<T>(gradients_[l].data(), s.rows, s.cols));
 }

@@ -18,6 +18,7 @@
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/cost.hpp"
+#include "core/platform/execution.hpp"
 #include "core/runtime/driver/training_model.hpp"
 
 namespace asteria::runtime {
@@ -57,17 +58,16 @@ class GradientGenerator {
   linalg::Matrix<T> right_;  // V: cols x r, columns scaled by a decaying spectrum
 };
 
-// values: weights and gradients exist (seeded). shapes: only the layer specs (a data-free
-// simulation of a model too large to hold); weights() and gradient() are then empty and
-// compute_gradient() does nothing.
-enum class ModelData { values, shapes };
+// With values (or refresh) numerics weights and gradients exist (seeded); with shapes only the
+// layer specs do (a data-free simulation of a model too large to hold): weights() and
+// gradient() are then empty and compute_gradient() does nothing.
 
 template <linalg::Real T>
 class SyntheticModel final : public TrainingModel<T> {
  public:
   // Validates; weights start seeded.
-  explicit SyntheticModel(SyntheticModelSpec spec, ModelData data = ModelData::values);
-  ModelData data() const noexcept { return data_; }
+  explicit SyntheticModel(SyntheticModelSpec spec, platform::Numerics numerics = platform::Numerics::values);
+  bool holds_values() const noexcept { return values_; }
 
   std::size_t layer_count() const noexcept override { return spec_.layers.size(); }
   const LayerSpec& layer(std::size_t l) const override { return spec_.layers.at(l); }
@@ -88,7 +88,7 @@ class SyntheticModel final : public TrainingModel<T> {
 
  private:
   SyntheticModelSpec spec_;
-  ModelData data_;
+  bool values_;
   std::vector<std::vector<T>> weights_;
   std::vector<std::vector<T>> gradients_;
   std::vector<GradientGenerator<T>> generators_;

@@ -75,6 +75,7 @@ BlockId PreconditionerService<T>::register_block(optim::BlockOptimizer<T>& optim
   b->optimizer = &optimizer;
   b->label = std::move(label);
   b->delay = optimizer.activation_delay();
+  b->statistics_updates = optimizer.statistics_updates();
   if (b->delay != 0 && b->delay != 1)
     throw std::logic_error("preconditioner service: " + b->label + ": activation delay must be 0 or 1");
   blocks_.push_back(std::move(b));
@@ -99,6 +100,12 @@ void PreconditionerService<T>::on_step_begin(Step t) {
 }
 
 template <linalg::Real T>
+void PreconditionerService<T>::set_block_numerics(bool on) {
+  if (in_step_) throw std::logic_error("preconditioner service: set_block_numerics inside a step");
+  block_numerics_ = on;
+}
+
+template <linalg::Real T>
 bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixView<T> grad, Step t) {
   require_step(t, "after_backward");
   Block& b = block(id);
@@ -106,7 +113,25 @@ bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixVie
     throw std::logic_error("preconditioner service: " + b.label + ": after_backward twice in step " + step_text(t));
   b.backward_step = t;
   if (b.delay == 1) reach_point(b, t);
+  if (!accumulate(id, grad, t)) return false;
+  submit_refresh(id, t);
+  return true;
+}
 
+template <linalg::Real T>
+void PreconditionerService<T>::publication_point(BlockId id, Step t) {
+  require_step(t, "publication_point");
+  reach_point(block(id), t);
+}
+
+template <linalg::Real T>
+bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T> grad, Step t) {
+  require_step(t, "accumulate");
+  Block& b = block(id);
+  if (b.accumulated_step >= t)
+    throw std::logic_error("preconditioner service: " + b.label + ": accumulate twice in step " + step_text(t));
+  b.accumulated_step = t;
+  b.backward_step = t;
   if (!linalg::all_finite(grad)) {
     ++current_.skipped_non_finite;
     ++totals_.skipped_non_finite;
@@ -123,13 +148,26 @@ bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixVie
     return false;
   }
   b.version.consecutive_non_finite = 0;
-  b.optimizer->accumulate(grad, t);
-  if (b.optimizer->refresh_due(t)) submit(b, t);
+  if (block_numerics_) b.optimizer->accumulate(grad, t);
+  ++b.statistics_updates;
   return true;
 }
 
 template <linalg::Real T>
-void PreconditionerService<T>::submit(Block& b, Step t) {
+bool PreconditionerService<T>::submit_refresh(BlockId id, Step t, const platform::OpTag& tag) {
+  require_step(t, "submit_refresh");
+  Block& b = block(id);
+  if (b.accumulated_step != t || b.skipped_step == t)
+    throw std::logic_error("preconditioner service: " + b.label + ": submit_refresh without an accumulate in step " +
+                           step_text(t));
+  if (!b.optimizer->refresh_due_after(b.statistics_updates)) return false;
+  const std::int64_t before = current_.submitted;
+  submit(b, t, tag);
+  return current_.submitted > before;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& tag) {
   std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot_reusing(t, std::move(b.spare));
   if (!job) return;
   optim::RefreshJob<T>* raw = job.get();
@@ -137,6 +175,9 @@ void PreconditionerService<T>::submit(Block& b, Step t) {
   work.label = "refresh " + b.label;
   work.cost = combined_cost(job->cost());
   work.body = [raw] { return raw->run(); };  // touches only the job's own buffers
+  work.tag = tag;
+  work.tag.step = t;
+  work.tag.role = platform::ActivityRole::refresh_job;
   const Step active_from = t + b.delay;
   Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, 0};
   entry.bytes = entry.job->bytes();
@@ -169,6 +210,7 @@ void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, 
                                      Step t) {
   before_update(id, t);
   Block& b = block(id);
+  if (!block_numerics_) return;
   if (!b.optimizer->apply(weights, grad, t))
     throw NumericalError(b.label + ": the update at step " + step_text(t) + " is non-finite; weights left unchanged");
 }
@@ -177,13 +219,13 @@ template <linalg::Real T>
 StepMetrics PreconditionerService<T>::on_step_end(Step t) {
   require_step(t, "on_step_end");
   reap_superseded();
-  current_.queue_depth = static_cast<std::int64_t>(superseded_.size());
+  current_.refresh_backlog = static_cast<std::int64_t>(superseded_.size());
   current_.shadow_bytes = 0;
   for (const Job& job : superseded_) current_.shadow_bytes += job.bytes;
   for (auto& b : blocks_)
     for (Job& job : b->jobs) {
       finished(job);  // counts completions seen at the step boundary
-      ++current_.queue_depth;
+      ++current_.refresh_backlog;
       current_.shadow_bytes += job.bytes;
     }
   in_step_ = false;
@@ -249,7 +291,7 @@ void PreconditionerService<T>::wait_for(Job& job, platform::Seconds& waited) {
 
 template <linalg::Real T>
 void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
-  b.optimizer->publish(*job.job);
+  if (block_numerics_) b.optimizer->publish(*job.job);
   b.version.stats_step = job.job->stats_step();
   b.version.published_step = t;
   ++b.version.publications;

@@ -14,6 +14,14 @@
 //   StepMetrics m = service.on_step_end(t);
 //   ... after the last step T, optionally service.settle() (see below).
 //
+// A step plan's ops call the phases one by one instead (after_backward is exactly this sequence):
+//   [delay 1: publication_point(b, t)]; if (accumulate(b, grad, t)) submit_refresh(b, t, tag);
+//   [delay 0: publication_point(b, t)]; if not skipped: apply(b, weights, grad, t).
+//
+// The refresh schedule is the block's own (BlockOptimizer::refresh_due_after), evaluated on the
+// service's count of the gradients the block accumulated, so it holds whether or not the block's
+// numerics run (set_block_numerics; shape-only blocks count the same way).
+//
 // Steps are the driver's 1-based training steps, strictly increasing. after_backward applies
 // the non-finite gradient policy (false: the block skips this step — no statistics, no
 // update), then accumulates, then, if the block's refresh is due, snapshots it and submits the
@@ -69,10 +77,26 @@ class PreconditionerService {
   // `block` must outlive the service. `label` names the block in errors and work labels.
   BlockId register_block(optim::BlockOptimizer<T>& block, std::string label);
 
+  // On (the default): accumulate, publish and apply run the blocks' numerics. Off: the service
+  // keeps the schedule, snapshots the statistics as they are and runs the refresh jobs, but leaves
+  // the blocks' values alone (their device numerics are emulated). Change it between steps.
+  void set_block_numerics(bool on);
+  bool block_numerics() const noexcept { return block_numerics_; }
+
   void on_step_begin(Step t);
   // Non-finite policy, publication point (delay 1), accumulate, snapshot and submit. Returns
   // false when the block skips step t (non-finite gradient); it must then not be updated.
   [[nodiscard]] bool after_backward(BlockId b, linalg::ConstMatrixView<T> grad, Step t);
+
+  // The phases of after_backward and apply, one at a time (see the top of this file).
+  // The block's publication point of step t (idempotent within a step).
+  void publication_point(BlockId b, Step t);
+  // The non-finite policy, then the gradient folded into the statistics. False: the block skips
+  // step t (no statistics, no refresh, no update; its publication point still passes).
+  [[nodiscard]] bool accumulate(BlockId b, linalg::ConstMatrixView<T> grad, Step t);
+  // Snapshots and submits a refresh if one is due after this step's accumulate; `tag` names the
+  // plan op on the job's Work. True when a job was submitted.
+  bool submit_refresh(BlockId b, Step t, const platform::OpTag& tag = {});
   // Publication point (delay 0): installs what must be active for the update of step t, waiting
   // for late jobs. Idempotent within a step.
   void before_update(BlockId b, Step t);
@@ -119,7 +143,9 @@ class PreconditionerService {
     int delay = 0;
     std::deque<Job> jobs;  // unresolved, in snapshot order
     std::unique_ptr<optim::RefreshJob<T>> spare;  // a resolved job whose buffers the next snapshot refills
-    Step backward_step = 0;   // step of the last after_backward
+    std::int64_t statistics_updates = 0;  // gradients accumulated (drives the refresh schedule)
+    Step accumulated_step = 0;  // step of the last accumulate
+    Step backward_step = 0;   // step of the last after_backward (or accumulate)
     Step skipped_step = 0;    // step the block last skipped
     Step point_step = 0;      // step of the last publication point passed
     Step prepared_step = 0;   // step of the last before_update
@@ -137,7 +163,7 @@ class PreconditionerService {
   bool finished(Job& job);
   void install(Block& b, Job& job, Step t);
   void record_failure(Block& b, const Status& status);
-  void submit(Block& b, Step t);
+  void submit(Block& b, Step t, const platform::OpTag& tag);
   void reap_superseded();
   void wait_all() noexcept;
 
@@ -149,6 +175,7 @@ class PreconditionerService {
   std::vector<StepMetrics> history_;
   StepMetrics current_;
   bool in_step_ = false;
+  bool block_numerics_ = true;
   Step last_step_ = 0;
 };
 

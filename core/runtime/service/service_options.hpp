@@ -56,7 +56,7 @@ struct StepMetrics {
   std::int64_t skipped_non_finite = 0;  // block-steps skipped for a non-finite gradient
   // At the end of the step: jobs the service still holds — submitted and neither published nor
   // failed, plus superseded jobs whose work is still running.
-  std::int64_t queue_depth = 0;
+  std::int64_t refresh_backlog = 0;
   std::size_t shadow_bytes = 0;  // bytes those jobs hold (snapshots and results)
   // Max over the blocks updated in this step of their staleness at the update (see
   // PreconditionerService::staleness); never above S.

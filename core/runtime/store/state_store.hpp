@@ -97,6 +97,8 @@ class StateStore {
   std::vector<Move> take_moves() { return ledger_.take_moves(); }
   // Figures for the step that just ended (usage now, moves and waits since the last call).
   StoreStepStats end_step();
+  // The plan op on whose behalf the next calls act: the copies they start carry it (traces).
+  void set_cause(const platform::OpTag& cause) noexcept { cause_ = cause; }
 
  private:
   struct Transfer {
@@ -175,6 +177,7 @@ class StateStore {
   std::array<std::vector<BlockId>, kTierCount> primary_on_;  // blocks by the tier of their primary copy
   std::set<std::pair<std::size_t, BlockId>> wanted_;         // wanted blocks by (use position, id)
   MoveLedger ledger_;
+  platform::OpTag cause_;
 };
 
 }  // namespace asteria::runtime

@@ -33,7 +33,7 @@ platform::Pending StateStore::start_move(BlockId id, Tier from, Tier to, MoveRea
   }
   platform::Pending done;
   try {
-    done = memory_.copy(b.copies[index(from)].region(), b.copies[index(to)].region());
+    done = memory_.copy(b.copies[index(from)].region(), b.copies[index(to)].region(), cause_);
   } catch (...) {
     if (allocated_here) b.copies[index(to)].reset();
     throw;

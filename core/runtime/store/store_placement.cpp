@@ -153,7 +153,7 @@ void StateStore::place_on_nvme(Block& b) {
   platform::Allocation staging = allocate_staging(memory_, *via, b);
   b.state->rebind(staging.host_address());
   const Seconds start = platform_.clock().now();
-  const Status status = memory_.copy(staging.region(), nvme.region()).status();
+  const Status status = memory_.copy(staging.region(), nvme.region(), cause_).status();
   ledger_.record({static_cast<BlockId>(&b - blocks_.data()), *via, Tier::nvme, b.bytes, start,
                   platform_.clock().now(), MoveReason::placement, status.ok()});
   if (!status.ok()) {
@@ -187,7 +187,7 @@ void StateStore::unplace_block(Block& b) {
                            staging_shortfalls(memory_, b.bytes));
     platform::Allocation staging = allocate_staging(memory_, *via, b);
     const Seconds start = platform_.clock().now();
-    const Status status = memory_.copy(b.copies[index(Tier::nvme)].region(), staging.region()).status();
+    const Status status = memory_.copy(b.copies[index(Tier::nvme)].region(), staging.region(), cause_).status();
     ledger_.record({static_cast<BlockId>(&b - blocks_.data()), Tier::nvme, *via, b.bytes, start,
                     platform_.clock().now(), MoveReason::placement, status.ok()});
     if (!status.ok()) throw TransferError(b.label, Tier::nvme, *via, status);

@@ -1,5 +1,5 @@
 #pragma once
-// Parsers for `asteria synth` option values that Boost does not handle.
+// Parsers for option values that Boost does not handle (sizes, layer shapes).
 #include <cstddef>
 #include <string>
 #include <string_view>

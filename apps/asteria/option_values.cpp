@@ -1,4 +1,4 @@
-#include "apps/asteria/synth_parse.hpp"
+#include "apps/asteria/option_values.hpp"
 
 #include <array>
 #include <charconv>

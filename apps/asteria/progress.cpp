@@ -1,0 +1,25 @@
+#include "apps/asteria/progress.hpp"
+
+#include <ostream>
+
+#include "core/common/number_text.hpp"
+
+namespace asteria::cli {
+
+Progress::Progress(std::ostream& out, std::string name, bool enabled, int total_steps)
+    : out_(out), name_(std::move(name)), enabled_(enabled), total_(total_steps) {}
+
+void Progress::step(const runtime::StepRecord& r, const std::string& detail) {
+  if (!enabled_) return;
+  const Clock::time_point now = Clock::now();
+  const double wall = std::chrono::duration<double>(now - start_).count();
+  const bool last = r.step >= total_;
+  if (wall < 1.0 || (std::chrono::duration<double>(now - last_).count() < 1.0 && !last)) return;
+  last_ = now;
+  out_ << name_ << ": step " << r.step << '/' << total_ << (r.warmup ? " (warm-up)" : "") << ", step time "
+       << significant(r.step_time_s, 4) << " s, wall " << significant(wall, 3) << " s"
+       << (detail.empty() ? "" : ", " + detail) << '\n'
+       << std::flush;
+}
+
+}  // namespace asteria::cli

@@ -1,0 +1,196 @@
+#include "apps/asteria/run_report.hpp"
+
+#include <ostream>
+
+#include "core/common/number_text.hpp"
+#include "core/io/atomic_file.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using platform::Tier;
+
+constexpr Tier kTiers[] = {Tier::device, Tier::host, Tier::nvme};
+// Tier pairs in a fixed column order.
+constexpr std::pair<Tier, Tier> kPairs[] = {{Tier::device, Tier::host}, {Tier::host, Tier::device},
+                                            {Tier::host, Tier::nvme},   {Tier::nvme, Tier::host},
+                                            {Tier::device, Tier::nvme}, {Tier::nvme, Tier::device}};
+
+std::size_t index_of(Tier t) { return static_cast<std::size_t>(t); }
+std::string tier_name(Tier t) { return std::string(platform::to_string(t)); }
+std::string moved_key(Tier from, Tier to) { return "moved_" + tier_name(from) + "_" + tier_name(to) + "_bytes"; }
+
+double per_step(const runtime::RunSummary& m, double total) {
+  return m.steps > 0 ? total / static_cast<double>(m.steps) : 0.0;
+}
+
+}  // namespace
+
+std::string seconds_text(double seconds) { return significant(seconds, 4) + " s"; }
+std::string gib_text(double bytes) { return significant(bytes / 1073741824.0, 4) + " GiB"; }
+
+const std::vector<std::string>& step_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = {"step",           "warmup",           "step_time_s",         "compute_s",
+                                  "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "optimizer_device_s",
+                                  "refresh_backlog", "max_staleness",   "refreshes_submitted", "refreshes_published",
+                                  "shadow_bytes"};
+    for (Tier t : kTiers) c.push_back("resident_" + tier_name(t) + "_bytes");
+    for (auto [from, to] : kPairs) c.push_back(moved_key(from, to));
+    return c;
+  }();
+  return columns;
+}
+
+std::string steps_csv_header(const RunReport& report, bool with_config) {
+  std::string h = with_config ? "config" : "";
+  for (const std::string& c : step_columns()) h += (h.empty() ? "" : ",") + c;
+  for (const std::string& c : report.extra_columns) h += ',' + c;
+  return h + '\n';
+}
+
+std::string steps_csv_rows(const RunReport& report, bool with_config) {
+  std::string csv;
+  for (std::size_t i = 0; i < report.records.size(); ++i) {
+    const runtime::StepRecord& r = report.records[i];
+    if (with_config) csv += report.name + ',';
+    csv += std::to_string(r.step) + ',' + (r.warmup ? "1" : "0") + ',' + exact_number(r.step_time_s) + ',' +
+           exact_number(r.compute_s) + ',' + exact_number(r.visible_optimizer_s) + ',' +
+           exact_number(r.refresh_wait_s) + ',' + exact_number(r.state_move_wait_s) + ',' +
+           exact_number(r.optimizer_device_s) + ',' + std::to_string(r.refresh_backlog) + ',' +
+           std::to_string(r.max_staleness) + ',' + std::to_string(r.refreshes_submitted) + ',' +
+           std::to_string(r.refreshes_published) + ',' + std::to_string(r.shadow_bytes);
+    for (Tier t : kTiers) csv += ',' + std::to_string(r.resident_bytes[index_of(t)]);
+    for (auto [from, to] : kPairs) csv += ',' + std::to_string(r.bytes_moved.at(from, to));
+    if (i < report.extra_cells.size())
+      for (const std::string& cell : report.extra_cells[i]) csv += ',' + cell;
+    csv += '\n';
+  }
+  return csv;
+}
+
+nlohmann::ordered_json summary_json(const RunReport& o) {
+  const RunSpec& s = o.spec;
+  const runtime::RunSummary& m = o.summary;
+  nlohmann::ordered_json j;
+  j["verb"] = to_string(s.verb);
+  if (!o.name.empty()) j["config"] = o.name;
+  j["hw"] = o.hw.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hw);
+  j["model"] = o.model;
+  j["platform"] = o.platform;
+  j["numerics"] = platform::to_string(s.numerics);
+  j["time"] = platform::to_string(s.time);
+  j["optimizer"] = optim::to_string(s.optimizer);
+  j["lr"] = s.hp.lr;
+  j["precondition_frequency"] = s.hp.precondition_frequency;
+  j["max_precond_dim"] = s.hp.max_precond_dim;
+  j["placement"] = runtime::to_string(s.placement);
+  j["lookahead"] = s.lookahead;
+  j["staleness"] = s.staleness;
+  j["publish"] = runtime::to_string(s.publish);
+  j["units"] = o.units;
+  j["nodes"] = o.nodes;
+  j["host_workers"] = o.host_workers;
+  j["seed"] = s.seed;
+  j["steps"] = m.steps;
+  j["warmup_steps"] = o.warmup_steps;
+  j["parameters"] = o.parameters;
+  j["blocks"] = o.blocks;
+  j["state_bytes"] = o.state_bytes;
+  for (Tier t : kTiers) j[tier_name(t) + "_capacity_bytes"] = o.capacity_bytes[index_of(t)];
+  j["fits"] = o.fits;
+  nlohmann::ordered_json shortfall = nlohmann::ordered_json::array();
+  for (const runtime::TierShortfall& t : o.shortfall)
+    shortfall.push_back({{"tier", platform::to_string(t.tier)},
+                         {"needed_bytes", t.needed},
+                         {"free_bytes", t.available},
+                         {"capacity_bytes", t.capacity},
+                         {"missing_bytes", t.missing()}});
+  j["shortfall"] = shortfall;
+  j["fit_message"] = o.fit_message;
+  auto figure = [&](const char* key, double value) {
+    j[key] = o.fits ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
+  figure("p50_step_s", m.p50_step_s);
+  figure("p99_step_s", m.p99_step_s);
+  figure("p99_over_p50", m.p99_over_p50);
+  figure("mean_step_s", m.mean_step_s);
+  figure("max_step_s", m.max_step_s);
+  figure("compute_s", m.mean_compute_s);
+  figure("visible_optimizer_s", m.mean_visible_optimizer_s);
+  figure("p50_visible_optimizer_s", m.p50_visible_optimizer_s);
+  figure("p99_visible_optimizer_s", m.p99_visible_optimizer_s);
+  figure("refresh_wait_s", per_step(m, m.total_refresh_wait_s));
+  figure("state_move_wait_s", per_step(m, m.total_state_move_wait_s));
+  figure("optimizer_device_s", per_step(m, m.total_optimizer_device_s));
+  figure("total_step_s", m.total_step_s);
+  j["max_staleness"] = o.fits ? nlohmann::ordered_json(m.max_staleness) : nlohmann::ordered_json();
+  j["refreshes_submitted"] = m.refreshes_submitted;
+  j["refreshes_published"] = m.refreshes_published;
+  j["refresh_failures"] = o.refresh_failures;
+  j["max_refresh_backlog"] = m.max_refresh_backlog;
+  for (Tier t : kTiers) j["peak_" + tier_name(t) + "_bytes"] = m.peak_resident_bytes[index_of(t)];
+  for (auto [from, to] : kPairs) j[moved_key(from, to)] = m.bytes_moved.at(from, to);
+  j["wall_seconds"] = o.wall_seconds;
+  j["trace"] = o.trace.written;
+  if (o.trace.written) {
+    j["trace_first_step"] = o.trace.first_step;
+    j["trace_last_step"] = o.trace.last_step;
+    j["trace_records"] = o.trace.records;
+    j["trace_dropped_records"] = o.trace.dropped_records;
+    j["trace_bytes"] = o.trace.native_bytes;
+    j["trace_chrome_bytes"] = o.trace.chrome_bytes;
+  }
+  for (const auto& [key, value] : o.extra) j[key] = value;
+  return j;
+}
+
+void write_report(const RunReport& report, const std::filesystem::path& dir) {
+  if (report.fits)
+    io::write_file_atomically(dir / "steps.csv", steps_csv_header(report, false) + steps_csv_rows(report, false));
+  io::write_file_atomically(dir / "summary.json", summary_json(report).dump(2) + '\n');
+}
+
+void print_report(const RunReport& o, std::ostream& out) {
+  const RunSpec& s = o.spec;
+  out << to_string(s.verb) << (o.name.empty() ? "" : " " + o.name) << ": " << o.model;
+  if (o.parameters > 0) out << " (" << o.parameters << " parameters)";
+  out << ", " << optim::to_string(s.optimizer) << ", placement " << runtime::to_string(s.placement) << ", S = "
+      << s.staleness << " (" << runtime::to_string(s.publish) << "), f = " << s.hp.precondition_frequency
+      << ", max_precond_dim " << s.hp.max_precond_dim << ", numerics " << platform::to_string(s.numerics) << ", time "
+      << platform::to_string(s.time) << '\n';
+  out << "on " << o.platform << '\n';
+  out << "optimizer state " << gib_text(static_cast<double>(o.state_bytes)) << " in " << o.blocks
+      << " blocks per unit; budgets for it: device " << gib_text(static_cast<double>(o.capacity_bytes[0])) << ", host "
+      << gib_text(static_cast<double>(o.capacity_bytes[1])) << ", nvme "
+      << gib_text(static_cast<double>(o.capacity_bytes[2])) << '\n';
+  if (!o.fits) {
+    out << "does not fit: " << o.fit_message << '\n';
+    for (const runtime::TierShortfall& t : o.shortfall)
+      out << "  " << platform::to_string(t.tier) << ": needs " << gib_text(static_cast<double>(t.needed)) << ", "
+          << gib_text(static_cast<double>(t.available)) << " free of " << gib_text(static_cast<double>(t.capacity))
+          << " (short by " << gib_text(static_cast<double>(t.missing())) << ")\n";
+    return;
+  }
+  const runtime::RunSummary& m = o.summary;
+  out << "step time p50 " << seconds_text(m.p50_step_s) << ", p99 " << seconds_text(m.p99_step_s) << ", p99/p50 "
+      << significant(m.p99_over_p50, 4) << ", mean " << seconds_text(m.mean_step_s) << " (compute "
+      << seconds_text(m.mean_compute_s) << ") over " << m.steps << " steps (+" << m.warmup_steps << " warm-up)\n";
+  out << "visible optimizer time mean " << seconds_text(m.mean_visible_optimizer_s) << ", p50 "
+      << seconds_text(m.p50_visible_optimizer_s) << ", p99 " << seconds_text(m.p99_visible_optimizer_s)
+      << " (per step: refresh waits " << seconds_text(per_step(m, m.total_refresh_wait_s)) << ", state-move waits "
+      << seconds_text(per_step(m, m.total_state_move_wait_s)) << ", optimizer device work "
+      << seconds_text(per_step(m, m.total_optimizer_device_s)) << ")\n";
+  out << "refreshes submitted " << m.refreshes_submitted << ", published " << m.refreshes_published << ", failed "
+      << o.refresh_failures << "; max staleness " << m.max_staleness << ", max refresh backlog "
+      << m.max_refresh_backlog << "; peak device " << gib_text(static_cast<double>(m.peak_resident_bytes[0]))
+      << ", host " << gib_text(static_cast<double>(m.peak_resident_bytes[1])) << ", nvme "
+      << gib_text(static_cast<double>(m.peak_resident_bytes[2])) << '\n';
+  if (o.trace.written)
+    out << "trace: steps " << o.trace.first_step << " to " << o.trace.last_step << ", " << o.trace.records
+        << " records (" << o.trace.dropped_records << " dropped past the size bound), trace.csv "
+        << significant(static_cast<double>(o.trace.native_bytes) / 1e6, 4) << " MB, trace.json "
+        << significant(static_cast<double>(o.trace.chrome_bytes) / 1e6, 4) << " MB\n";
+}
+
+}  // namespace asteria::cli

@@ -1,0 +1,200 @@
+#include "apps/asteria/run_spec.hpp"
+
+#include <charconv>
+
+#include "apps/asteria/hyperparameter_options.hpp"
+#include "apps/asteria/option_values.hpp"
+#include "core/common/error.hpp"
+
+namespace asteria::cli {
+namespace {
+
+std::string size_text(std::size_t bytes) {
+  if (bytes % (std::size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + "GiB";
+  if (bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
+  return std::to_string(bytes);
+}
+
+}  // namespace
+
+std::string_view to_string(RunVerb verb) noexcept {
+  switch (verb) {
+    case RunVerb::synth: return "synth";
+    case RunVerb::sim: return "sim";
+    case RunVerb::train: return "train";
+  }
+  return "sim";
+}
+
+RunSpec default_run_spec(RunVerb verb) {
+  RunSpec s;
+  s.verb = verb;
+  switch (verb) {
+    case RunVerb::synth:
+      s.optimizer = optim::OptimizerKind::shampoo;
+      s.numerics = platform::Numerics::refresh;
+      s.time = platform::TimeSource::modelled;
+      s.steps = 40;
+      break;
+    case RunVerb::sim:
+      s.hw = "gh200";
+      s.model = "tiny";
+      s.numerics = platform::Numerics::shapes;
+      s.time = platform::TimeSource::simulated;
+      s.steps = 30;
+      break;
+    case RunVerb::train:
+      s.model = "gpt-mini";
+      s.numerics = platform::Numerics::values;
+      s.time = platform::TimeSource::measured;
+      s.steps = 200;
+      s.warmup_steps = 0;  // every training step counts
+      s.host_workers = 1;  // the model's GEMMs use the other cores
+      s.device_budget = std::size_t{8} << 30;
+      s.host_budget = std::size_t{16} << 30;
+      break;
+  }
+  s.hp = optim::default_hyperparameters(s.optimizer);
+  return s;
+}
+
+po::options_description run_spec_options(RunVerb verb) {
+  const RunSpec d = default_run_spec(verb);
+  po::options_description o("Run options (shared by synth, sim and train)");
+  auto text = [](const std::optional<std::string>& value, const char* none) { return value.value_or(none); };
+  o.add_options()
+      ("hw", po::value<std::string>()->value_name("PROFILE"),
+       verb == RunVerb::train ? "not for train: measured time needs no hardware profile"
+                              : ("hardware profile name or path (default: " + text(d.hw, "none: built-in device model") + ")").c_str())
+      ("model", po::value<std::string>()->value_name("MODEL"),
+       ("model config name or path (default: " + text(d.model, "the --shape stack") + ")").c_str())
+      ("optimizer", po::value<std::string>()->default_value(std::string(optim::to_string(d.optimizer)))->value_name("NAME"),
+       "adamw | shampoo | soap | kl-shampoo | muon")
+      ("placement", po::value<std::string>()->default_value("device")->value_name("POLICY"),
+       "optimizer state placement: device | host | tiered | nvme")
+      ("lookahead", po::value<int>()->default_value(d.lookahead)->value_name("N"), "uses ahead the store prefetches state")
+      ("staleness", po::value<int>()->default_value(0)->value_name("S"),
+       "steps a refresh may be published after the synchronous schedule (0: synchronous)")
+      ("publish", po::value<std::string>()->default_value("deterministic")->value_name("POLICY"),
+       "deterministic (results depend on S only) | opportunistic (newest finished refresh within S)")
+      ("host-workers", po::value<int>()->default_value(d.host_workers)->value_name("N"),
+       "refresh workers per unit (0: the cores but one, by the profile's threads per worker)")
+      ("steps", po::value<int>()->default_value(d.steps)->value_name("N"), "measured steps")
+      ("warmup-steps", po::value<int>()->value_name("N"),
+       verb == RunVerb::train ? "steps run first and left out of the summary (default 0)"
+                              : "steps run first and left out of the summary (default: until the first refresh is "
+                                "published, so measured steps are steady state)")
+      ("seed", po::value<std::uint64_t>()->default_value(d.seed)->value_name("N"), "seed of weights, gradients, batches")
+      ("numerics", po::value<std::string>()->default_value(std::string(platform::to_string(d.numerics)))->value_name("WHAT"),
+       "values (every op computes) | refresh (only refreshes compute after the warm-up) | shapes (nothing does)")
+      ("time", po::value<std::string>()->default_value(std::string(platform::to_string(d.time)))->value_name("SOURCE"),
+       verb == RunVerb::synth ? "modelled (real clock, emulated device kernels) | measured (real clock, device work on "
+                                "a CPU thread) | simulated (one-thread discrete-event backend)"
+                              : (verb == RunVerb::sim ? "simulated (the only one here)" : "measured (the only one here)"))
+      ("out", po::value<std::string>()->value_name("DIR"),
+       "write steps.csv, summary.json (and trace.csv, trace.json) here; checked before the run")
+      ("overwrite", "replace the results of an earlier run in --out (refused otherwise)")
+      ("trace", "record the executed plan: trace.csv (native) and trace.json (Chrome/Perfetto) in --out")
+      ("trace-steps", po::value<std::string>()->value_name("FIRST:LAST"),
+       "steps the trace keeps (default: the first measured steps that fit --trace-max-bytes)")
+      ("trace-max-bytes", po::value<std::string>()->default_value("100MB")->value_name("SIZE"),
+       "bound on the trace files; records past it are counted, not kept")
+      ("no-progress", "no progress lines on stderr");
+  if (verb != RunVerb::sim) {
+    o.add_options()
+        ("device-budget", po::value<std::string>()->default_value(size_text(d.device_budget))->value_name("SIZE"),
+         "device tier budget")
+        ("host-budget", po::value<std::string>()->default_value(size_text(d.host_budget))->value_name("SIZE"),
+         "host tier budget")
+        ("nvme-budget", po::value<std::string>()->default_value(size_text(d.nvme_budget))->value_name("SIZE"),
+         "NVMe tier budget")
+        ("nvme-dir", po::value<std::string>()->value_name("DIR"), "NVMe tier files go here (real backend)");
+  }
+  o.add(hyperparameter_options());
+  return o;
+}
+
+std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option) {
+  const std::size_t colon = text.find(':');
+  auto number = [&](std::string_view part, std::int64_t& out) {
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return error == std::errc{} && end == part.data() + part.size() && out >= 1;
+  };
+  std::int64_t first = 0, last = 0;
+  if (colon == std::string::npos || !number(std::string_view(text).substr(0, colon), first) ||
+      !number(std::string_view(text).substr(colon + 1), last) || last < first)
+    throw InputError(option, option, "expected FIRST:LAST, steps >= 1 with FIRST <= LAST, found \"" + text + "\"");
+  return {first, last};
+}
+
+RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
+  RunSpec s = default_run_spec(verb);
+  if (v.count("hw") != 0) s.hw = v["hw"].as<std::string>();
+  if (v.count("model") != 0) s.model = v["model"].as<std::string>();
+  s.optimizer = optim::parse_optimizer_kind(v["optimizer"].as<std::string>(), "--optimizer");
+  s.hp = optim::default_hyperparameters(s.optimizer);
+  if (verb != RunVerb::train) s.hp.precondition_frequency = 10;  // the runtime's setting of interest, unless given
+  if (verb == RunVerb::sim) s.hp.max_precond_dim = 2048;
+  apply_hyperparameter_options(v, s.hp);
+  s.placement = runtime::parse_placement_policy(v["placement"].as<std::string>(), "--placement");
+  s.lookahead = v["lookahead"].as<int>();
+  s.staleness = v["staleness"].as<int>();
+  s.publish = runtime::parse_publish_policy(v["publish"].as<std::string>(), "--publish");
+  s.host_workers = v["host-workers"].as<int>();
+  s.steps = v["steps"].as<int>();
+  if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
+  s.seed = v["seed"].as<std::uint64_t>();
+  s.numerics = platform::parse_numerics(v["numerics"].as<std::string>(), "--numerics");
+  s.time = platform::parse_time_source(v["time"].as<std::string>(), "--time");
+  if (v.count("out") != 0) s.out = v["out"].as<std::string>();
+  s.overwrite = v.count("overwrite") != 0;
+  s.trace.enabled = v.count("trace") != 0;
+  if (v.count("trace-steps") != 0) s.trace.steps = parse_step_range(v["trace-steps"].as<std::string>(), "--trace-steps");
+  s.trace.max_bytes = parse_size(v["trace-max-bytes"].as<std::string>(), "--trace-max-bytes");
+  s.progress = v.count("no-progress") == 0;
+  if (verb != RunVerb::sim) {
+    s.device_budget = parse_size(v["device-budget"].as<std::string>(), "--device-budget");
+    s.host_budget = parse_size(v["host-budget"].as<std::string>(), "--host-budget");
+    s.nvme_budget = parse_size(v["nvme-budget"].as<std::string>(), "--nvme-budget");
+    if (v.count("nvme-dir") != 0) s.nvme_dir = v["nvme-dir"].as<std::string>();
+  }
+  return s;
+}
+
+void validate(const RunSpec& s) {
+  const std::string source = "asteria " + std::string(to_string(s.verb));
+  optim::validate(s.hp, source);
+  if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
+  if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");
+  if (s.staleness < 0) throw InputError(source, "--staleness", "expected an integer >= 0");
+  if (s.lookahead < 0) throw InputError(source, "--lookahead", "expected an integer >= 0");
+  if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
+  if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");
+  if (s.host_budget == 0) throw InputError(source, "--host-budget", "expected a size > 0");
+  switch (s.verb) {
+    case RunVerb::sim:
+      if (s.time != platform::TimeSource::simulated)
+        throw InputError(source, "--time", "simulated (the simulator's clock); use asteria synth for a real clock");
+      if (s.nvme_dir) throw InputError(source, "--nvme-dir", "no NVMe directory: the simulated NVMe tier is a model");
+      break;
+    case RunVerb::train:
+      if (s.time != platform::TimeSource::measured)
+        throw InputError(source, "--time", "measured: train runs a real model (use sim or synth for other time sources)");
+      if (s.numerics != platform::Numerics::values)
+        throw InputError(source, "--numerics", "values: training needs every number");
+      if (s.hw) throw InputError(source, "--hw", "no hardware profile: train measures the machine it runs on");
+      break;
+    case RunVerb::synth: break;
+  }
+  platform::validate(s.numerics, s.time, source);
+  const bool real_backend = s.verb == RunVerb::train || (s.verb == RunVerb::synth && s.time != platform::TimeSource::simulated);
+  if (real_backend && s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
+    throw InputError(source, "--placement", "nvme placement on the real backend needs --nvme-dir DIR");
+  if (!real_backend && s.nvme_dir)
+    throw InputError(source, "--nvme-dir", "only the real backend writes NVMe files (--time measured or modelled)");
+  if (s.trace.steps && !s.trace.enabled) throw InputError(source, "--trace-steps", "--trace as well");
+  if (s.trace.enabled && !s.out) throw InputError(source, "--trace", "--out DIR as well (the trace files go there)");
+  if (s.overwrite && !s.out) throw InputError(source, "--overwrite", "--out DIR as well");
+}
+
+}  // namespace asteria::cli

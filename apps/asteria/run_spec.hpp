@@ -1,0 +1,83 @@
+#pragma once
+// One run spec for the verbs that run the runtime: `synth` (the real backend, or the fake one, on
+// a synthetic stack), `sim` (the SimGrid backend on a simulated machine) and `train` (a real
+// transformer on a text corpus). They share option names and meanings, one validation path,
+// one progress reporter and one set of output files (run_report.hpp): a flag means the same
+// thing in every verb that takes it, and a verb rejects a combination it cannot run with a
+// message that names the option.
+//
+// Shared options: --hw --model --optimizer (+ hyperparameters) --placement --lookahead
+// --staleness --publish --host-workers --steps --warmup-steps --seed --numerics --time --out
+// --overwrite --trace --trace-steps --trace-max-bytes --no-progress, and the tier budgets
+// --device-budget --host-budget --nvme-budget --nvme-dir where the verb's platform takes them.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "apps/asteria/options.hpp"
+#include "core/optim/hyperparameters.hpp"
+#include "core/platform/execution.hpp"
+#include "core/runtime/service/service_options.hpp"
+#include "core/runtime/store/store_options.hpp"
+
+namespace asteria::cli {
+
+enum class RunVerb { synth, sim, train };
+std::string_view to_string(RunVerb verb) noexcept;
+
+struct TraceSettings {
+  bool enabled = false;
+  std::optional<std::pair<std::int64_t, std::int64_t>> steps;  // --trace-steps FIRST:LAST
+  std::size_t max_bytes = std::size_t{100} * 1000 * 1000;       // --trace-max-bytes
+};
+
+struct RunSpec {
+  RunVerb verb = RunVerb::sim;
+  std::optional<std::string> hw;      // hardware profile name or path (modelled/simulated time)
+  std::optional<std::string> model;   // model config name or path
+  optim::OptimizerKind optimizer = optim::OptimizerKind::soap;
+  optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
+  runtime::PlacementPolicy placement = runtime::PlacementPolicy::device;
+  int lookahead = 2;
+  int staleness = 0;
+  runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
+  int host_workers = 0;  // refresh workers per unit; 0: the platform's default
+  int steps = 30;        // measured steps
+  std::optional<int> warmup_steps;  // default: the verb's (sim, synth: until the first refresh is published)
+  std::uint64_t seed = 1;
+  platform::Numerics numerics = platform::Numerics::shapes;
+  platform::TimeSource time = platform::TimeSource::simulated;
+  std::optional<std::filesystem::path> out;
+  bool overwrite = false;
+  TraceSettings trace;
+  bool progress = true;
+  // Tier budgets of the real and fake backends (the simulator takes them from the profile).
+  std::size_t device_budget = std::size_t{1} << 30;
+  std::size_t host_budget = std::size_t{4} << 30;
+  std::size_t nvme_budget = std::size_t{64} << 30;
+  std::optional<std::filesystem::path> nvme_dir;
+};
+
+// The verb's defaults (numerics, time, steps, budgets, optimizer) before options are read.
+RunSpec default_run_spec(RunVerb verb);
+
+// The shared options of `verb`, with its defaults shown, plus the hyperparameter options.
+po::options_description run_spec_options(RunVerb verb);
+// Reads the shared options (and hyperparameters) from `values` into a spec; validate() is
+// called by the verbs once their own settings are read too.
+RunSpec read_run_spec(RunVerb verb, const po::variables_map& values);
+
+// The one validation of a spec: every value in its domain, and the settings valid together
+// (numerics with time, time with the verb, placement with an NVMe directory, ...). Throws
+// InputError naming the option.
+void validate(const RunSpec& spec);
+
+// "FIRST:LAST" (1-based steps, FIRST <= LAST); InputError naming `option` otherwise.
+std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option);
+
+}  // namespace asteria::cli

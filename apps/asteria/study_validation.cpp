@@ -1,0 +1,140 @@
+// Checking a study's runs before any starts: what `asteria sim` would refuse, found up front.
+#include "apps/asteria/study_validation.hpp"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "apps/asteria/sim_verb.hpp"
+#include "core/common/error.hpp"
+#include "core/optim/hyperparameters.hpp"
+#include "core/workload/model_config.hpp"
+#include "hwmodels/profile_loader.hpp"
+
+namespace asteria::cli::study {
+namespace {
+
+using Key = std::array<std::optional<std::string>, 3>;  // the settings one check depends on
+
+std::string at_line(const ValueOrigin& origin) {
+  return origin.line > 0 ? " (line " + std::to_string(origin.line) + ")" : "";
+}
+
+std::optional<int> whole_number(const std::optional<std::string>& value) {
+  if (!value) return std::nullopt;
+  return std::stoi(*value);  // the parser has checked it
+}
+
+// The setting whose value the underlying error is about (`named` is its key or its sim option),
+// when the point gives it; otherwise `fallback`.
+const ValueOrigin& origin_named(const StudyPoint& point, const std::string& named, Setting fallback) {
+  for (std::size_t i = 0; i < kSettingCount; ++i) {
+    const auto s = static_cast<Setting>(i);
+    if ((named == key_of(s) || named == option_of(s)) && point[s]) return point.origin(s);
+  }
+  return point.origin(fallback);
+}
+
+class Checker {
+ public:
+  explicit Checker(const StudySpec& spec) : spec_(spec) {}
+
+  void check(const StudyPoint& point) {
+    const hw::HardwareProfile* profile = check_profile(point);
+    check_model(point);
+    if (profile != nullptr) check_units(point, *profile);
+    check_hyperparameters(point);
+  }
+
+  std::vector<RunProblem> take_problems() { return std::move(problems_); }
+
+ private:
+  void add(const ValueOrigin& origin, const std::string& expectation, const Error& cause) {
+    problems_.push_back({origin.field, expectation + at_line(origin) + ": " + cause.what()});
+  }
+
+  // The point's profile, loaded once per distinct value; nullptr when it does not load.
+  const hw::HardwareProfile* check_profile(const StudyPoint& point) {
+    auto found = profiles_.find(point.hw());
+    if (found == profiles_.end()) {
+      std::optional<hw::HardwareProfile> profile;
+      try {
+        profile = hw::load_profile(hw::find_profile(point.hw()));
+      } catch (const Error& e) {
+        add(point.origin(Setting::hw), "expected a hardware profile that loads", e);
+      }
+      found = profiles_.emplace(point.hw(), std::move(profile)).first;
+    }
+    return found->second ? &*found->second : nullptr;
+  }
+
+  void check_model(const StudyPoint& point) {
+    if (!models_.insert(point.model()).second) return;
+    try {
+      workload::find_model_config(point.model());
+    } catch (const Error& e) {
+      add(point.origin(Setting::model), "expected a model config that loads", e);
+    }
+  }
+
+  void check_units(const StudyPoint& point, const hw::HardwareProfile& profile) {
+    const auto& units = point[Setting::units];
+    const auto& nodes = point[Setting::nodes];
+    if (!units_.insert(Key{point.hw(), units, nodes}).second) return;
+    try {
+      resolve_unit_count(whole_number(units), whole_number(nodes), profile.units_per_node(), profile.name);
+    } catch (const InputError& e) {
+      std::string expectation = "expected units and nodes that agree on profile " + profile.name;
+      if (units && nodes)
+        expectation += " (units " + point.origin(Setting::units).field + ", nodes " +
+                       point.origin(Setting::nodes).field + ")";
+      add(origin_named(point, e.field(), Setting::hw), expectation, e);
+    }
+  }
+
+  // The hyperparameters the run would use: the optimizer's defaults with what the point sets.
+  void check_hyperparameters(const StudyPoint& point) {
+    const auto& frequency = point[Setting::precondition_frequency];
+    const auto& dimension = point[Setting::max_precond_dim];
+    if (!hyperparameters_.insert(Key{point.optimizer(), frequency, dimension}).second) return;
+    try {
+      optim::Hyperparameters hp = optim::default_hyperparameters(optim::parse_optimizer_kind(point.optimizer()));
+      if (frequency) hp.precondition_frequency = *whole_number(frequency);
+      if (dimension) hp.max_precond_dim = *whole_number(dimension);
+      optim::validate(hp, "asteria sim");
+    } catch (const InputError& e) {
+      add(origin_named(point, e.field(), Setting::optimizer),
+          "expected hyperparameters that " + point.optimizer() + " accepts", e);
+    }
+  }
+
+  const StudySpec& spec_;
+  std::vector<RunProblem> problems_;
+  std::map<std::string, std::optional<hw::HardwareProfile>> profiles_;
+  std::set<std::string> models_;
+  std::set<Key> units_;
+  std::set<Key> hyperparameters_;
+};
+
+}  // namespace
+
+std::vector<RunProblem> run_input_problems(const StudySpec& spec) {
+  Checker checker(spec);
+  for (const StudyPoint& point : spec.points) checker.check(point);
+  return checker.take_problems();
+}
+
+void check_run_inputs(const StudySpec& spec) {
+  const std::vector<RunProblem> problems = run_input_problems(spec);
+  if (problems.empty()) return;
+  // The first problem is the error itself; the others follow it, one a line, in the same form.
+  std::string text = problems.front().expectation;
+  for (std::size_t i = 1; i < problems.size(); ++i)
+    text += '\n' + spec.source + ": " + problems[i].field + ": " + problems[i].expectation;
+  if (problems.size() > 1) text += "\n(" + std::to_string(problems.size()) + " problems; no run was started)";
+  throw InputError(spec.source, problems.front().field, text);
+}
+
+}  // namespace asteria::cli::study

@@ -1,0 +1,156 @@
+#include "core/plan/horizontal_schedule.hpp"
+
+#include "core/common/error.hpp"
+
+namespace asteria::plan {
+namespace {
+
+constexpr const char* kSource = "horizontal schedule";
+
+platform::Cost per_micro_batch(platform::Cost cost, int micro_batches) {
+  if (micro_batches == 1) return cost;  // exact: a single micro-batch is the whole step
+  cost.flops /= micro_batches;
+  cost.bytes /= micro_batches;
+  return cost;
+}
+
+class Builder {
+ public:
+  Builder(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks, const HorizontalOptions& o)
+      : layers_(layers), blocks_(blocks), options_(o), by_layer_(layers.size()), update_of_(blocks.size(), -1) {
+    plan_.schedule = "horizontal";
+    plan_.micro_batches = o.micro_batches;
+    for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      plan_.blocks.push_back({blocks[b].layer, blocks[b].label});
+      by_layer_[static_cast<std::size_t>(blocks[b].layer)].push_back(static_cast<int>(b));
+    }
+  }
+
+  StepPlan build() {
+    const int n = static_cast<int>(layers_.size());
+    const int m_count = options_.micro_batches;
+    OpId previous = -1;
+    for (int m = 0; m < m_count; ++m)
+      for (int l = 0; l < n; ++l) {
+        previous = add({.kind = OpKind::forward, .on = Resource::device, .layer = l, .micro_batch = m,
+                        .cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].forward, m_count)},
+                       previous);
+        if (m != 0) continue;
+        // Forward hooks: start moving the state of the blocks updated first (backward order).
+        for (int b : by_layer_[static_cast<std::size_t>(n - 1 - l)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
+      }
+    for (int m = 0; m < m_count; ++m)
+      for (int l = n - 1; l >= 0; --l) {
+        previous = add({.kind = OpKind::backward, .on = Resource::device, .layer = l, .micro_batch = m,
+                        .cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].backward, m_count)},
+                       previous);
+        if (m == m_count - 1) hook(l, previous);
+      }
+    release_layer(0, -1);
+    validate(plan_, kSource);
+    return std::move(plan_);
+  }
+
+ private:
+  OpId add(Op op, OpId dep = -1) {
+    if (dep >= 0) op.deps.insert(op.deps.begin(), dep);
+    plan_.ops.push_back(std::move(op));
+    return static_cast<OpId>(plan_.ops.size() - 1);
+  }
+
+  Op block_op(OpKind kind, Resource on, int b) const {
+    return {.kind = kind, .on = on, .layer = blocks_[static_cast<std::size_t>(b)].layer, .block = b};
+  }
+
+  int add_launch(Resource on, std::string label) {
+    plan_.launches.push_back({on, std::move(label)});
+    return static_cast<int>(plan_.launches.size() - 1);
+  }
+
+  // Release the blocks of layer l once every update of the layer is done (and after `gate`).
+  void release_layer(int l, OpId gate) {
+    std::vector<OpId> updates;
+    for (int b : by_layer_[static_cast<std::size_t>(l)]) updates.push_back(update_of_[static_cast<std::size_t>(b)]);
+    for (int b : by_layer_[static_cast<std::size_t>(l)]) {
+      Op op = block_op(OpKind::release, Resource::issuer, b);
+      if (gate >= 0) op.deps.push_back(gate);
+      op.deps.insert(op.deps.end(), updates.begin(), updates.end());
+      add(std::move(op));
+    }
+  }
+
+  // What runs once layer l's gradient exists (`gradient` is its last backward).
+  void hook(int l, OpId gradient) {
+    const LayerWork& layer = layers_[static_cast<std::size_t>(l)];
+    OpId gate = gradient;
+    if (options_.data_parallel_ranks > 1)
+      gate = add({.kind = OpKind::reduce, .on = Resource::network, .layer = l, .bucket = l,
+                  .cost = {platform::WorkKind::other, 0.0, layer.gradient_bytes, 0}},
+                 gradient);
+    if (l + 1 < static_cast<int>(layers_.size())) release_layer(l + 1, gradient);
+    std::vector<OpId> acquired;
+    for (int b : by_layer_[static_cast<std::size_t>(l)]) acquired.push_back(add(block_op(OpKind::acquire, Resource::issuer, b), gate));
+
+    const int device_launch = add_launch(Resource::device, "optimizer " + layer.name);
+    const auto& members = by_layer_[static_cast<std::size_t>(l)];
+    std::vector<int> launch_of(members.size());
+    std::vector<OpId> last(members.size(), -1);
+    // One optimizer op of block members[i], after the block's previous one (the reference order).
+    auto chain = [&](std::size_t i, OpKind kind, Resource where, platform::Cost cost, int own_launch) {
+      Op op = block_op(kind, where, members[i]);
+      op.cost = cost;
+      op.launch = own_launch;
+      op.hook = device_launch;
+      if (last[i] < 0) op.deps = {gate, acquired[i]};
+      else op.deps = {last[i]};
+      last[i] = add(std::move(op));
+      return last[i];
+    };
+    // First every block's publication point, statistics and refresh, then every update: the
+    // updates go out together (one multi-tensor launch on the device, host tasks in block order).
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const BlockWork& w = blocks_[static_cast<std::size_t>(members[i])];
+      launch_of[i] = w.update_on == Resource::device ? device_launch : add_launch(w.update_on, "host optimizer " + w.label);
+      if (w.activation_delay == 1) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
+      chain(i, OpKind::accumulate, w.update_on, w.accumulate, launch_of[i]);
+      chain(i, OpKind::refresh, Resource::issuer, {}, -1);
+      if (w.activation_delay == 0) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const BlockWork& w = blocks_[static_cast<std::size_t>(members[i])];
+      update_of_[static_cast<std::size_t>(members[i])] = chain(i, OpKind::update, w.update_on, w.apply, launch_of[i]);
+    }
+  }
+
+  const std::vector<LayerWork>& layers_;
+  const std::vector<BlockWork>& blocks_;
+  HorizontalOptions options_;
+  std::vector<std::vector<int>> by_layer_;
+  std::vector<OpId> update_of_;
+  StepPlan plan_;
+};
+
+}  // namespace
+
+StepPlan horizontal_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                         const HorizontalOptions& options) {
+  if (layers.empty()) throw InputError(kSource, "layers", "expected at least one layer");
+  if (options.micro_batches < 1) throw InputError(kSource, "micro_batches", "expected an integer >= 1");
+  if (options.data_parallel_ranks < 1) throw InputError(kSource, "data_parallel_ranks", "expected an integer >= 1");
+  int previous_layer = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const BlockWork& w = blocks[b];
+    const std::string field = "blocks[" + std::to_string(b) + "]";
+    if (w.layer < previous_layer || w.layer >= static_cast<int>(layers.size()))
+      throw InputError(kSource, field + ".layer", "expected blocks listed layer by layer in forward order");
+    previous_layer = w.layer;
+    if (w.activation_delay != 0 && w.activation_delay != 1)
+      throw InputError(kSource, field + ".activation_delay", "expected 0 or 1");
+    if (w.update_on != Resource::device && w.update_on != Resource::host)
+      throw InputError(kSource, field + ".update_on", "expected device or host");
+  }
+  return Builder(layers, blocks, options).build();
+}
+
+}  // namespace asteria::plan

@@ -1,0 +1,55 @@
+#include "core/plan/op.hpp"
+
+#include <array>
+
+#include "core/common/error.hpp"
+
+namespace asteria::plan {
+namespace {
+
+constexpr std::array<std::string_view, kOpKindCount> kKindNames = {
+    "forward", "backward", "reduce", "prefetch", "acquire", "release", "publish", "accumulate", "refresh", "update"};
+constexpr std::array<std::string_view, 4> kResourceNames = {"device", "host", "issuer", "network"};
+
+}  // namespace
+
+std::string_view to_string(OpKind kind) noexcept { return kKindNames[static_cast<std::size_t>(kind)]; }
+
+std::string_view to_string(Resource resource) noexcept { return kResourceNames[static_cast<std::size_t>(resource)]; }
+
+OpKind parse_op_kind(std::string_view text, const std::string& source, const std::string& field) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i)
+    if (kKindNames[i] == text) return static_cast<OpKind>(i);
+  std::string known;
+  for (std::string_view name : kKindNames) known += (known.empty() ? "" : ", ") + std::string(name);
+  throw InputError(source, field, "expected an op kind (" + known + "), found \"" + std::string(text) + "\"");
+}
+
+Resource parse_resource(std::string_view text, const std::string& source, const std::string& field) {
+  for (std::size_t i = 0; i < kResourceNames.size(); ++i)
+    if (kResourceNames[i] == text) return static_cast<Resource>(i);
+  throw InputError(source, field,
+                   "expected device, host, issuer or network, found \"" + std::string(text) + "\"");
+}
+
+bool is_block_op(OpKind kind) noexcept {
+  switch (kind) {
+    case OpKind::prefetch:
+    case OpKind::acquire:
+    case OpKind::release:
+    case OpKind::publish:
+    case OpKind::accumulate:
+    case OpKind::refresh:
+    case OpKind::update: return true;
+    case OpKind::forward:
+    case OpKind::backward:
+    case OpKind::reduce: return false;
+  }
+  return false;
+}
+
+bool is_optimizer_op(OpKind kind) noexcept {
+  return kind == OpKind::publish || kind == OpKind::accumulate || kind == OpKind::refresh || kind == OpKind::update;
+}
+
+}  // namespace asteria::plan

@@ -1,0 +1,68 @@
+#pragma once
+// One typed operation of a training step: what it does (its kind), to which layer, micro-batch,
+// optimizer block or gradient bucket, on which resource its time is charged, what it declares it
+// costs, and which earlier operations of the step must have finished before it starts.
+// A StepPlan (step_plan.hpp) is a list of them in issue order; one interpreter runs any plan.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/platform/cost.hpp"
+
+namespace asteria::plan {
+
+using OpId = std::int32_t;  // index of an op in its step plan
+
+enum class OpKind {
+  forward,     // forward(layer, micro-batch) on the device stream
+  backward,    // backward(layer, micro-batch); the layer's gradient exists after its last micro-batch
+  reduce,      // all-reduce of a gradient bucket among data-parallel ranks
+  prefetch,    // start moving a block's state to where its update runs (a hint to the store)
+  acquire,     // the block's state is resident where its update runs (waits for the move)
+  release,     // the block's update is done: its state may move again (dirty)
+  publish,     // the block's publication point: install the finished refreshes the policy allows
+  accumulate,  // the non-finite gradient check, then the gradient folded into the block's statistics
+  refresh,     // snapshot the block's statistics and submit a refresh job, if one is due
+  update,      // the block's weights updated with its active preconditioner (on the device or host)
+};
+inline constexpr int kOpKindCount = 10;
+
+// Where an op's time is charged: the device stream (in order), the host worker pool, the thread
+// that issues the plan (bookkeeping and waits), or the data-parallel network.
+enum class Resource { device, host, issuer, network };
+
+std::string_view to_string(OpKind kind) noexcept;
+std::string_view to_string(Resource resource) noexcept;
+// Inverses of to_string; throw InputError naming `source` and `field` for unknown names.
+OpKind parse_op_kind(std::string_view text, const std::string& source, const std::string& field);
+Resource parse_resource(std::string_view text, const std::string& source, const std::string& field);
+
+// Kinds that act on one optimizer block (their `block` is set).
+bool is_block_op(OpKind kind) noexcept;
+// Optimizer phases whose numerics touch the block's values (run inside a launch's body when
+// device numerics run): publish, accumulate, refresh, update.
+bool is_optimizer_op(OpKind kind) noexcept;
+
+struct Op {
+  OpKind kind = OpKind::forward;
+  Resource on = Resource::device;
+  int layer = -1;        // forward, backward and every block op: the driver layer
+  int micro_batch = -1;  // forward, backward
+  int block = -1;        // block ops: index into the plan's blocks
+  int bucket = -1;       // reduce
+  // What the op declares it costs, for models. A publish op's cost is charged only when its point
+  // installs a refresh.
+  platform::Cost cost;
+  // Ops (earlier in the plan) that must have finished before this one starts.
+  std::vector<OpId> deps;
+  // Ops with the same launch go to their resource's executor as one Work (a multi-tensor kernel,
+  // one host task), submitted when the plan reaches the launch's last op; -1: a Work of its own.
+  int launch = -1;
+  // Optimizer ops: the device launch whose body runs the op's numerics when device numerics run
+  // (the preconditioner service is single-threaded, so one launch per backward hook carries the
+  // numerics of all of the hook's optimizer ops, whatever resource their time is charged to).
+  int hook = -1;
+};
+
+}  // namespace asteria::plan

@@ -1,0 +1,152 @@
+#include "core/plan/step_plan.hpp"
+
+#include <algorithm>
+
+#include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+
+namespace asteria::plan {
+namespace {
+
+std::string op_field(std::size_t i, const char* what) { return "ops[" + std::to_string(i) + "]." + what; }
+
+bool resource_allowed(OpKind kind, Resource on) {
+  switch (kind) {
+    case OpKind::forward:
+    case OpKind::backward: return on == Resource::device;
+    case OpKind::reduce: return on == Resource::network;
+    case OpKind::prefetch:
+    case OpKind::acquire:
+    case OpKind::release:
+    case OpKind::refresh: return on == Resource::issuer;
+    case OpKind::publish: return on != Resource::network;
+    case OpKind::accumulate:
+    case OpKind::update: return on == Resource::device || on == Resource::host;
+  }
+  return false;
+}
+
+std::string cost_text(const platform::Cost& c) {
+  std::string text = std::string(platform::to_string(c.kind)) + '/' + exact_number(c.flops) + '/' +
+                     exact_number(c.bytes) + '/' + std::to_string(c.dimension);
+  if (c.reduced_precision) text += "/reduced";
+  return text;
+}
+
+}  // namespace
+
+std::size_t StepPlan::count(OpKind kind) const {
+  return static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [kind](const Op& op) { return op.kind == kind; }));
+}
+
+std::vector<OpId> launch_submit_points(const StepPlan& plan) {
+  std::vector<OpId> last(plan.launches.size(), -1);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    for (int l : {op.launch, op.hook})
+      if (l >= 0 && static_cast<std::size_t>(l) < last.size()) last[static_cast<std::size_t>(l)] = static_cast<OpId>(i);
+  }
+  return last;
+}
+
+void validate(const StepPlan& plan, const std::string& source) {
+  if (plan.layers.empty()) throw InputError(source, "layers", "expected at least one layer");
+  if (plan.micro_batches < 1) throw InputError(source, "micro_batches", "expected an integer >= 1");
+  const auto layers = static_cast<int>(plan.layers.size());
+  const auto blocks = static_cast<int>(plan.blocks.size());
+  const auto launches = static_cast<int>(plan.launches.size());
+  for (std::size_t b = 0; b < plan.blocks.size(); ++b)
+    if (plan.blocks[b].layer < 0 || plan.blocks[b].layer >= layers)
+      throw InputError(source, "blocks[" + std::to_string(b) + "].layer",
+                       "expected a layer index in [0, " + std::to_string(layers) + ")");
+  const std::vector<OpId> submitted_at = launch_submit_points(plan);
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    if (!resource_allowed(op.kind, op.on))
+      throw InputError(source, op_field(i, "on"),
+                       std::string("a resource that can run ") + std::string(to_string(op.kind)) + " ops, found " +
+                           std::string(to_string(op.on)));
+    if (op.kind == OpKind::forward || op.kind == OpKind::backward) {
+      if (op.layer < 0 || op.layer >= layers)
+        throw InputError(source, op_field(i, "layer"), "expected a layer index in [0, " + std::to_string(layers) + ")");
+      if (op.micro_batch < 0 || op.micro_batch >= plan.micro_batches)
+        throw InputError(source, op_field(i, "micro_batch"),
+                         "expected a micro-batch in [0, " + std::to_string(plan.micro_batches) + ")");
+    }
+    if (is_block_op(op.kind)) {
+      if (op.block < 0 || op.block >= blocks)
+        throw InputError(source, op_field(i, "block"), "expected a block index in [0, " + std::to_string(blocks) + ")");
+      if (op.layer != plan.blocks[static_cast<std::size_t>(op.block)].layer)
+        throw InputError(source, op_field(i, "layer"), "expected the layer of block " + std::to_string(op.block));
+    }
+    if (op.kind == OpKind::reduce && op.bucket < 0)
+      throw InputError(source, op_field(i, "bucket"), "expected a bucket index >= 0");
+    if (op.launch != -1) {
+      if (op.launch < 0 || op.launch >= launches)
+        throw InputError(source, op_field(i, "launch"), "expected -1 or a launch index in [0, " + std::to_string(launches) + ")");
+      if (plan.launches[static_cast<std::size_t>(op.launch)].on != op.on)
+        throw InputError(source, op_field(i, "launch"), "expected a launch on the op's own resource");
+    }
+    if (op.hook != -1) {
+      if (!is_optimizer_op(op.kind))
+        throw InputError(source, op_field(i, "hook"), "expected no hook on a non-optimizer op");
+      if (op.hook < 0 || op.hook >= launches || plan.launches[static_cast<std::size_t>(op.hook)].on != Resource::device)
+        throw InputError(source, op_field(i, "hook"), "expected -1 or the index of a device launch");
+    }
+    for (OpId d : op.deps) {
+      if (d < 0 || static_cast<std::size_t>(d) >= i)
+        throw InputError(source, op_field(i, "deps"), "expected indices of earlier ops, found " + std::to_string(d));
+      const Op& dep = plan.ops[static_cast<std::size_t>(d)];
+      // Ops that share a launch or a hook run in plan order; from outside, a launch's ops finish
+      // together, when it has been submitted.
+      const bool shared = [&] {
+        for (int a : {dep.launch, dep.hook})
+          for (int b : {op.launch, op.hook})
+            if (a >= 0 && a == b) return true;
+        return false;
+      }();
+      if (shared) continue;
+      for (int l : {dep.launch, dep.hook})
+        if (l >= 0 && submitted_at[static_cast<std::size_t>(l)] >= static_cast<OpId>(i))
+          throw InputError(source, op_field(i, "deps"),
+                           "op " + std::to_string(d) + " is part of launch " + std::to_string(l) +
+                               ", which is submitted only after this op");
+    }
+  }
+}
+
+std::vector<int> block_use_order(const StepPlan& plan) {
+  std::vector<int> order;
+  for (const Op& op : plan.ops)
+    if (op.kind == OpKind::acquire) order.push_back(op.block);
+  return order;
+}
+
+std::string to_text(const StepPlan& plan) {
+  std::string text = "plan " + plan.schedule + ": " + std::to_string(plan.layers.size()) + " layers, " +
+                     std::to_string(plan.micro_batches) + " micro-batches, " + std::to_string(plan.blocks.size()) +
+                     " blocks, " + std::to_string(plan.launches.size()) + " launches, " +
+                     std::to_string(plan.ops.size()) + " ops\n";
+  for (std::size_t l = 0; l < plan.layers.size(); ++l) text += "layer " + std::to_string(l) + " " + plan.layers[l].name + '\n';
+  for (std::size_t b = 0; b < plan.blocks.size(); ++b)
+    text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) + " " + plan.blocks[b].label + '\n';
+  for (std::size_t l = 0; l < plan.launches.size(); ++l)
+    text += "launch " + std::to_string(l) + " on=" + std::string(to_string(plan.launches[l].on)) + " " +
+            plan.launches[l].label + '\n';
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    text += "op " + std::to_string(i) + ' ' + std::string(to_string(op.kind));
+    if (op.layer >= 0) text += " layer=" + std::to_string(op.layer);
+    if (op.micro_batch >= 0) text += " mb=" + std::to_string(op.micro_batch);
+    if (op.block >= 0) text += " block=" + std::to_string(op.block);
+    if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
+    text += " on=" + std::string(to_string(op.on)) + " cost=" + cost_text(op.cost) + " deps=";
+    for (std::size_t d = 0; d < op.deps.size(); ++d) text += (d ? "," : "") + std::to_string(op.deps[d]);
+    if (op.launch >= 0) text += " launch=" + std::to_string(op.launch);
+    if (op.hook >= 0) text += " hook=" + std::to_string(op.hook);
+    text += '\n';
+  }
+  return text;
+}
+
+}  // namespace asteria::plan

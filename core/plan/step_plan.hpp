@@ -1,0 +1,64 @@
+#pragma once
+// A training step as data: typed operations (op.hpp) in issue order, each with its Cost and its
+// dependencies, plus the launches that fuse several ops into one executor submission. A plan
+// generator (horizontal_schedule.hpp, and later schedules) writes it; the interpreter
+// (core/runtime/driver/plan_interpreter.hpp) runs it on any Platform; the native trace records
+// what it ran. Layers and blocks are named so that a plan can be read (to_text) and compared.
+//
+// Issue semantics: the interpreter takes ops in plan order. Before an op starts, every op it
+// depends on has finished: a device op relies on stream order for deps on earlier device ops and
+// waits for the others; every other op waits for all of its deps. A launch is submitted when the
+// plan reaches the last op that names it (as its launch or as its hook).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/plan/op.hpp"
+
+namespace asteria::plan {
+
+struct LayerInfo {
+  std::string name;  // "layer3.attn.q"
+};
+
+struct BlockInfo {
+  int layer = 0;
+  std::string label;  // "layer3.attn.q block 2 (rows 0:128, cols 256:384)"
+};
+
+struct Launch {
+  Resource on = Resource::device;
+  std::string label;  // names its Work: "optimizer layer3.attn.q", "host optimizer <block>"
+};
+
+struct StepPlan {
+  std::string schedule;  // the generator's name: "horizontal"
+  int micro_batches = 1;
+  std::vector<LayerInfo> layers;
+  std::vector<BlockInfo> blocks;
+  std::vector<Launch> launches;
+  std::vector<Op> ops;
+
+  std::size_t count(OpKind kind) const;
+};
+
+// Throws InputError naming `source` (field "ops[i]...") when: an index (layer, block, bucket,
+// micro-batch, launch, hook) is out of range or missing for the op's kind; a dep does not point
+// to an earlier op; an op's launch is on another resource than the op; a hook is not a device
+// launch or is set on an op that is not an optimizer op; an op outside a launch depends on one
+// of its members before the launch's last op.
+void validate(const StepPlan& plan, const std::string& source = "step plan");
+
+// Blocks in the order of their acquire ops: the order in which the step uses their state (the
+// state store's use order). Blocks without an acquire are left out.
+std::vector<int> block_use_order(const StepPlan& plan);
+
+// Index of the op after which launch `l` is submitted (its last op); -1 for a launch no op names.
+std::vector<OpId> launch_submit_points(const StepPlan& plan);
+
+// A readable, line-per-op text of the plan (golden files, --dump-plan): a header with the
+// schedule and counts, the launches, then "<id> <kind> <fields> on=<resource> cost=... deps=...".
+// Numbers print in their shortest exact form, so equal text means equal plans.
+std::string to_text(const StepPlan& plan);
+
+}  // namespace asteria::plan

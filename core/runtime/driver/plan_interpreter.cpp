@@ -1,0 +1,299 @@
+#include "core/runtime/driver/plan_interpreter.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "core/common/error.hpp"
+#include "core/optim/shape_model.hpp"
+
+namespace asteria::runtime {
+
+using plan::Op;
+using plan::OpId;
+using plan::OpKind;
+using plan::Resource;
+
+template <linalg::Real T>
+PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
+                                    PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
+                                    DeviceSeconds device_seconds)
+    : plan_(plan), platform_(platform), model_(model), service_(service), store_(store), blocks_(std::move(blocks)),
+      seconds_(std::move(device_seconds)), sink_(platform.activities()) {
+  plan::validate(plan_, "step plan (" + plan_.schedule + ")");
+  if (blocks_.size() != plan_.blocks.size())
+    throw std::invalid_argument("PlanInterpreter: " + std::to_string(blocks_.size()) + " bound blocks for a plan of " +
+                                std::to_string(plan_.blocks.size()));
+  if (plan_.layers.size() != model_.layer_count())
+    throw std::invalid_argument("PlanInterpreter: the plan has " + std::to_string(plan_.layers.size()) +
+                                " layers, the model " + std::to_string(model_.layer_count()));
+  submit_points_ = plan::launch_submit_points(plan_);
+  launches_after_.resize(plan_.ops.size());
+  members_of_.resize(plan_.launches.size());
+  numerics_of_.resize(plan_.launches.size());
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    // At one op, its own launch goes first, then the hook that carries its numerics.
+    for (int l : {op.launch, op.hook})
+      if (l >= 0 && submit_points_[static_cast<std::size_t>(l)] == static_cast<OpId>(i) &&
+          std::find(launches_after_[i].begin(), launches_after_[i].end(), l) == launches_after_[i].end())
+        launches_after_[i].push_back(l);
+    if (op.launch >= 0) members_of_[static_cast<std::size_t>(op.launch)].push_back(static_cast<OpId>(i));
+    if (op.hook >= 0) numerics_of_[static_cast<std::size_t>(op.hook)].push_back(static_cast<OpId>(i));
+  }
+}
+
+template <linalg::Real T>
+PlanInterpreter<T>::~PlanInterpreter() {
+  wait_in_flight();
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::wait_in_flight() noexcept {
+  for (platform::Pending& p : in_flight_) {
+    try {
+      if (p.valid()) p.wait();
+    } catch (...) {  // a backend that cannot wait any more: nothing left to protect
+    }
+  }
+  in_flight_.clear();
+}
+
+template <linalg::Real T>
+PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool warmup) {
+  step_ = t;
+  values_ = numerics != platform::Numerics::shapes;
+  device_numerics_ = values_ && (numerics == platform::Numerics::values || warmup);
+  body_ = numerics == platform::Numerics::values;
+  totals_ = {};
+  finished_.assign(plan_.ops.size(), {});
+  launch_state_.assign(plan_.launches.size(), {});
+  skipped_.assign(plan_.blocks.size(), 0);
+  body_skipped_.assign(plan_.blocks.size(), 0);
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    execute(static_cast<OpId>(i));
+    for (int l : launches_after_[i]) submit_launch(l);
+  }
+  // The step ends when everything it submitted has (the device stream has drained).
+  for (const platform::Pending& p : in_flight_) wait_ok(p, "step work");
+  in_flight_.clear();
+  if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
+  return totals_;
+}
+
+template <linalg::Real T>
+platform::Pending PlanInterpreter<T>::submit(platform::Executor& executor, platform::Work work) {
+  platform::Pending p = executor.submit(std::move(work));
+  in_flight_.push_back(p);
+  return p;
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::wait_ok(const platform::Pending& pending, const std::string& what) {
+  const Status status = pending.status();
+  if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
+  if (!status.ok())
+    throw NumericalError("step plan: " + what + " failed at step " + std::to_string(step_) + ": " + status.message());
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::await(OpId dep, OpId /*waiting*/) {
+  const Op& d = plan_.ops[static_cast<std::size_t>(dep)];
+  for (const platform::Pending& p : finished_[static_cast<std::size_t>(dep)])
+    if (p.valid()) wait_ok(p, std::string(plan::to_string(d.kind)) + " (op " + std::to_string(dep) + ")");
+}
+
+// Whether `dep` is certain to have run before `op` (a member of `launch`, or -1) starts, so that
+// no wait is needed: the two share a launch or a hook (plan order is run order there), or both
+// run on the device stream (stream order).
+template <linalg::Real T>
+bool PlanInterpreter<T>::ordered_before(const Op& op, int launch, OpId dep) const {
+  const Op& d = plan_.ops[static_cast<std::size_t>(dep)];
+  for (int l : {launch, op.launch, op.hook})
+    if (l >= 0 && (d.launch == l || d.hook == l)) return true;
+  const bool on_stream = launch >= 0 ? plan_.launches[static_cast<std::size_t>(launch)].on == Resource::device
+                                     : op.on == Resource::device;
+  return on_stream && d.on == Resource::device;
+}
+
+template <linalg::Real T>
+linalg::MatrixView<T> PlanInterpreter<T>::weights(const Op& op) {
+  if (!values_) return {};
+  const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
+  return model_.weight_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+}
+
+template <linalg::Real T>
+linalg::ConstMatrixView<T> PlanInterpreter<T>::gradient(const Op& op) {
+  if (!values_) return {};
+  const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
+  return model_.gradient_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::record_issuer(OpId i, platform::Seconds start) {
+  if (sink_ == nullptr || !sink_->recording(step_)) return;
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  std::string label(plan::to_string(op.kind));
+  label += ' ';
+  label += op.block >= 0 ? plan_.blocks[static_cast<std::size_t>(op.block)].label
+                         : plan_.layers[static_cast<std::size_t>(op.layer)].name;
+  sink_->record({platform::issuer_track(sink_->unit()), std::move(label),
+                 {step_, i, -1, platform::ActivityRole::op}, op.cost, start, platform_.clock().now(), true});
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::execute(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  switch (op.kind) {
+    case OpKind::forward:
+    case OpKind::backward: {
+      for (OpId d : op.deps)
+        if (!ordered_before(op, -1, d)) await(d, i);
+      platform::Work work;
+      work.label = std::string(plan::to_string(op.kind)) + ' ' + plan_.layers[static_cast<std::size_t>(op.layer)].name;
+      if (plan_.micro_batches > 1) work.label += " mb " + std::to_string(op.micro_batch);
+      work.cost = op.cost;
+      work.tag = {step_, i, -1, platform::ActivityRole::op};
+      if (op.kind == OpKind::backward && device_numerics_ && op.micro_batch == plan_.micro_batches - 1)
+        work.body = [this, layer = static_cast<std::size_t>(op.layer), t = step_] {
+          model_.compute_gradient(layer, t);
+          return Status::success();
+        };
+      if (seconds_) totals_.compute += seconds_(op.cost);
+      finished_[static_cast<std::size_t>(i)].push_back(submit(platform_.device_stream(), std::move(work)));
+      return;
+    }
+    case OpKind::reduce:
+      throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
+                       "a data-parallel backend with a communicator for its reduce op; this platform (" +
+                           std::string(platform_.backend()) + ") has none");
+    case OpKind::prefetch:
+    case OpKind::acquire:
+    case OpKind::release: run_store_op(i); return;
+    case OpKind::publish:
+    case OpKind::accumulate:
+    case OpKind::refresh:
+    case OpKind::update:
+      if (body_ && op.hook >= 0) return;  // runs inside its hook launch
+      run_optimizer_op(i, false);
+      return;
+  }
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::run_store_op(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  for (OpId d : op.deps) await(d, i);
+  const platform::Seconds start = platform_.clock().now();
+  const BlockId id = blocks_[static_cast<std::size_t>(op.block)].store_id;
+  store_.set_cause({step_, i, -1, platform::ActivityRole::transfer});
+  switch (op.kind) {
+    case OpKind::prefetch: store_.prefetch(id); break;
+    case OpKind::acquire: totals_.state_move_wait += store_.acquire(id); break;
+    case OpKind::release: store_.release(id, /*dirty=*/true); break;
+    default: throw std::logic_error("PlanInterpreter: not a store op");
+  }
+  record_issuer(i, start);
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  if (!body)
+    for (OpId d : op.deps)
+      if (!ordered_before(op, -1, d)) await(d, i);
+  const platform::Seconds start = body ? 0.0 : platform_.clock().now();
+  const BlockId id = blocks_[static_cast<std::size_t>(op.block)].service_id;
+  char& skipped = (body ? body_skipped_ : skipped_)[static_cast<std::size_t>(op.block)];
+  switch (op.kind) {
+    case OpKind::publish: {
+      const std::int64_t before = service_.version(id).publications;
+      service_.publication_point(id, step_);
+      // Installing costs device (or host) work; known here only when the service runs now.
+      if (!body && op.launch >= 0 && service_.version(id).publications > before)
+        launch_state_[static_cast<std::size_t>(op.launch)].installs.push_back(op.cost);
+      break;
+    }
+    case OpKind::accumulate:
+      if (!service_.accumulate(id, gradient(op), step_)) skipped = 1;
+      break;
+    case OpKind::refresh:
+      if (!skipped) service_.submit_refresh(id, step_, {step_, i, -1, platform::ActivityRole::refresh_job});
+      break;
+    case OpKind::update:
+      if (!skipped) service_.apply(id, weights(op), gradient(op), step_);
+      break;
+    default: throw std::logic_error("PlanInterpreter: not an optimizer op");
+  }
+  if (!body && op.on == Resource::issuer) record_issuer(i, start);
+}
+
+template <linalg::Real T>
+platform::Cost PlanInterpreter<T>::launch_cost(int launch) const {
+  // Per block first (its phases fused), then over the blocks: a multi-tensor launch.
+  std::vector<std::pair<int, platform::Cost>> per_block;
+  for (OpId m : members_of_[static_cast<std::size_t>(launch)]) {
+    const Op& op = plan_.ops[static_cast<std::size_t>(m)];
+    if (op.kind == OpKind::publish) continue;
+    auto it = std::find_if(per_block.begin(), per_block.end(), [&](const auto& e) { return e.first == op.block; });
+    if (it == per_block.end()) per_block.emplace_back(op.block, op.cost);
+    else it->second = optim::combine(it->second, op.cost);
+  }
+  platform::Cost total;
+  for (const auto& [block, cost] : per_block) total = optim::combine(total, cost);
+  for (const platform::Cost& install : launch_state_[static_cast<std::size_t>(launch)].installs)
+    total = optim::combine(total, install);
+  return total;
+}
+
+template <linalg::Real T>
+void PlanInterpreter<T>::submit_launch(int launch) {
+  const plan::Launch& spec = plan_.launches[static_cast<std::size_t>(launch)];
+  LaunchState& state = launch_state_[static_cast<std::size_t>(launch)];
+  // What the launch's ops depend on outside it must have finished before it starts.
+  const auto& members = members_of_[static_cast<std::size_t>(launch)];
+  const auto& carried = numerics_of_[static_cast<std::size_t>(launch)];
+  for (const auto* ops : {&members, body_ ? &carried : nullptr}) {
+    if (ops == nullptr) continue;
+    for (OpId m : *ops)
+      for (OpId d : plan_.ops[static_cast<std::size_t>(m)].deps)
+        if (!ordered_before(plan_.ops[static_cast<std::size_t>(m)], launch, d)) await(d, m);
+  }
+  platform::Work work;
+  work.label = spec.label;
+  work.cost = launch_cost(launch);
+  work.tag = {step_, -1, launch, platform::ActivityRole::launch};
+  if (spec.on == Resource::device) {
+    if (body_ && !numerics_of_[static_cast<std::size_t>(launch)].empty())
+      work.body = [this, launch] {
+        try {
+          for (OpId m : numerics_of_[static_cast<std::size_t>(launch)]) run_optimizer_op(m, /*body=*/true);
+        } catch (...) {
+          body_error_ = std::current_exception();  // rethrown on the issuing thread with its own type
+          throw;
+        }
+        return Status::success();
+      };
+    if (seconds_) totals_.optimizer_device += seconds_(work.cost);
+    state.done = submit(platform_.device_stream(), std::move(work));
+  } else if (spec.on == Resource::host) {
+    // Ahead of queued refreshes: the step's own update must not wait behind background work.
+    work.urgent = true;
+    state.done = work.cost.flops > 0.0 || work.cost.bytes > 0.0 ? submit(platform_.host_workers(), std::move(work))
+                                                                 : platform::Pending::ready();
+  } else {
+    throw std::logic_error("PlanInterpreter: launches run on the device or the host workers");
+  }
+  state.submitted = true;
+  for (OpId m : members) finished_[static_cast<std::size_t>(m)].push_back(state.done);
+  if (body_)
+    for (OpId m : carried)
+      if (plan_.ops[static_cast<std::size_t>(m)].launch != launch) finished_[static_cast<std::size_t>(m)].push_back(state.done);
+}
+
+template class PlanInterpreter<float>;
+template class PlanInterpreter<double>;
+
+}  // namespace asteria::runtime

@@ -1,0 +1,122 @@
+#pragma once
+// The one interpreter of step plans (core/plan/): runs the typed ops of a StepPlan on a Platform
+// with the model, the preconditioner service and the state store, whatever the backend (real,
+// sim, fake) and whichever schedule generated the plan.
+//
+// Per op, in plan order (step_plan.hpp gives the issue rules):
+//   forward, backward  one Work on the device stream; the backward's body computes the layer's
+//                      gradient (after its last micro-batch) when device numerics run;
+//   prefetch, acquire, release   the state store, on the issuing thread (acquire waits: the
+//                      state-move wait of the step);
+//   publish, accumulate, refresh, update   the preconditioner service's phases: with values,
+//                      inside the body of the op's hook launch on the device stream; otherwise
+//                      on the issuing thread when the plan reaches them (no values to compute on
+//                      the device). A block whose accumulate skips the step (non-finite gradient)
+//                      skips its refresh and update; its publish still runs;
+//   reduce             needs a data-parallel backend's communicator (an InputError otherwise).
+// A launch goes to its executor (device stream, or the host workers ahead of refreshes) when the
+// plan reaches its last op. Its Cost is the fold (optim::combine) of its ops' costs: per block in
+// plan order, then over its blocks from a zero cost, then each of its publish ops that installed
+// a refresh (known only when the service ran on the issuing thread). A device launch is submitted
+// even without cost (it carries its hook's numerics); a host launch only with a cost.
+// Everything is recorded on the platform's ActivitySink (if any), tagged with the step and the
+// op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
+// recorded on its track ("cpu<u> main") from their start to their end (waits included).
+#include <exception>
+#include <vector>
+
+#include "core/optim/blocking.hpp"
+#include "core/plan/step_plan.hpp"
+#include "core/platform/platform.hpp"
+#include "core/runtime/driver/driver_options.hpp"
+#include "core/runtime/driver/training_model.hpp"
+#include "core/runtime/service/preconditioner_service.hpp"
+#include "core/runtime/store/state_store.hpp"
+
+namespace asteria::runtime {
+
+// Where the interpreter finds a plan block: its ids in the service and the store, and where its
+// values sit in its layer's weight and gradient.
+struct PlanBlock {
+  BlockId service_id = 0;
+  BlockId store_id = 0;
+  optim::BlockRegion region;
+};
+
+// What a step's ops added up to.
+struct PlanTotals {
+  platform::Seconds compute = 0.0;           // modelled forward and backward time
+  platform::Seconds optimizer_device = 0.0;  // modelled device time of the optimizer launches
+  platform::Seconds state_move_wait = 0.0;   // time acquire ops waited
+};
+
+template <linalg::Real T>
+class PlanInterpreter {
+ public:
+  // Everything outlives the interpreter; `blocks` is indexed like plan.blocks. Validates the plan.
+  PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
+                  PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
+                  DeviceSeconds device_seconds);
+  // Waits for work still in flight (its bodies use the service and the model).
+  ~PlanInterpreter();
+  PlanInterpreter(const PlanInterpreter&) = delete;
+  PlanInterpreter& operator=(const PlanInterpreter&) = delete;
+
+  // Runs every op of the plan for step t (inside the service's step) and returns once all of
+  // them have finished. values: every op computes (optimizer ops in their hook launches);
+  // refresh: backward bodies run during the warm-up only, optimizer ops run on this thread (the
+  // service decides whether blocks compute: set_block_numerics); shapes: nothing computes and
+  // the service sees empty views.
+  PlanTotals run(Step t, platform::Numerics numerics, bool warmup);
+  void wait_in_flight() noexcept;
+
+  const plan::StepPlan& plan() const noexcept { return plan_; }
+
+ private:
+  struct LaunchState {
+    platform::Pending done;
+    bool submitted = false;
+    std::vector<platform::Cost> installs;  // costs of publish ops that installed a refresh
+  };
+
+  void execute(plan::OpId i);
+  void run_optimizer_op(plan::OpId i, bool body);
+  void run_store_op(plan::OpId i);
+  void submit_launch(int launch);
+  platform::Cost launch_cost(int launch) const;
+  void await(plan::OpId dep, plan::OpId waiting);
+  bool ordered_before(const plan::Op& op, int launch, plan::OpId dep) const;
+  void wait_ok(const platform::Pending& pending, const std::string& what);
+  platform::Pending submit(platform::Executor& executor, platform::Work work);
+  void record_issuer(plan::OpId i, platform::Seconds start);
+  linalg::MatrixView<T> weights(const plan::Op& op);
+  linalg::ConstMatrixView<T> gradient(const plan::Op& op);
+
+  const plan::StepPlan& plan_;
+  platform::Platform& platform_;
+  TrainingModel<T>& model_;
+  PreconditionerService<T>& service_;
+  StateStore& store_;
+  std::vector<PlanBlock> blocks_;
+  DeviceSeconds seconds_;
+  platform::ActivitySink* sink_;
+  std::vector<plan::OpId> submit_points_;
+  std::vector<std::vector<int>> launches_after_;  // per op: the launches submitted after it
+  std::vector<std::vector<plan::OpId>> members_of_;   // per launch: ops charged to it
+  std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
+
+  // Per step.
+  Step step_ = 0;
+  bool body_ = false;    // optimizer ops run inside their hook launch
+  bool device_numerics_ = false;
+  bool values_ = false;
+  PlanTotals totals_;
+  std::vector<std::vector<platform::Pending>> finished_;  // per op: what must end for it to have ended
+  std::vector<LaunchState> launch_state_;
+  std::vector<char> skipped_;       // per block: skipped this step (issuing thread)
+  std::vector<char> body_skipped_;  // the same, written by launch bodies (device thread only)
+  std::vector<platform::Pending> in_flight_;
+  std::exception_ptr body_error_;
+};
+
+}  // namespace asteria::runtime

@@ -1,0 +1,253 @@
+#include "traces/trace_recorder.hpp"
+
+#include <algorithm>
+
+#include "core/common/number_text.hpp"
+
+namespace asteria::traces {
+
+class TraceRecorder::UnitSink final : public platform::ActivitySink {
+ public:
+  UnitSink(TraceRecorder& recorder, int unit) : recorder_(recorder), unit_(unit) {}
+  int unit() const noexcept override { return unit_; }
+  void record(platform::Activity activity) override { recorder_.add(unit_, activity); }
+  void counter(const std::string& name, platform::Seconds time, double value) override {
+    recorder_.add_counter(unit_, name, time, value);
+  }
+  void begin_step(std::int64_t step) override {
+    std::lock_guard lock(recorder_.mutex_);
+    recorder_.current_steps_[unit_] = step;
+  }
+  bool recording(std::int64_t step) const override { return recorder_.window().contains(step); }
+
+ private:
+  TraceRecorder& recorder_;
+  int unit_;
+};
+
+TraceWindow default_window(std::int64_t first_step, std::int64_t last_step, int units, const plan::StepPlan& plan,
+                           std::size_t max_bytes) {
+  TraceWindow window{first_step, last_step};
+  if (max_bytes == 0 || last_step < first_step) return window;
+  // Per unit and step: every op, and about as many copies, refresh jobs and counter samples
+  // again as there are blocks (moves in and out of tiers, a refresh, occupancy samples).
+  const double records = static_cast<double>(plan.ops.size() + 4 * plan.blocks.size() + 1);
+  const double per_step = records * std::max(1, units) * static_cast<double>(kRecordBytesEstimate);
+  const auto steps = static_cast<std::int64_t>(static_cast<double>(max_bytes) / per_step);
+  window.last_step = std::min(last_step, first_step + std::max<std::int64_t>(steps, 1) - 1);
+  return window;
+}
+
+TraceRecorder::TraceRecorder(RecorderOptions options)
+    : first_step_(options.window.first_step), last_step_(options.window.last_step), max_bytes_(options.max_bytes) {}
+
+void TraceRecorder::set_window(TraceWindow window) noexcept {
+  first_step_ = window.first_step;
+  last_step_ = window.last_step;
+}
+
+TraceWindow TraceRecorder::window() const noexcept { return {first_step_.load(), last_step_.load()}; }
+TraceRecorder::~TraceRecorder() = default;
+
+platform::ActivitySink& TraceRecorder::sink(int unit) {
+  std::lock_guard lock(mutex_);
+  auto& slot = sinks_[unit];
+  if (!slot) slot = std::make_unique<UnitSink>(*this, unit);
+  return *slot;
+}
+
+void TraceRecorder::set_plan(int unit, const plan::StepPlan& plan) {
+  UnitPlan entry{plan, std::vector<std::vector<std::int32_t>>(plan.launches.size())};
+  for (std::size_t i = 0; i < plan.ops.size(); ++i)
+    if (plan.ops[i].launch >= 0)
+      entry.members[static_cast<std::size_t>(plan.ops[i].launch)].push_back(static_cast<std::int32_t>(i));
+  std::lock_guard lock(mutex_);
+  plans_[unit] = std::move(entry);
+}
+
+std::uint32_t TraceRecorder::track_id(const std::string& track) {
+  auto [it, inserted] = track_ids_.emplace(track, static_cast<std::uint32_t>(tracks_.size()));
+  if (inserted) tracks_.push_back(track);
+  return it->second;
+}
+
+bool TraceRecorder::admit(std::size_t rows, std::size_t extra_bytes) {
+  const std::size_t bytes = rows * kRecordBytesEstimate + extra_bytes;
+  if (max_bytes_ != 0 && bytes_ + bytes > max_bytes_) {
+    dropped_ += rows;
+    return false;
+  }
+  bytes_ += bytes;
+  return true;
+}
+
+std::int64_t TraceRecorder::current_step(int unit) const {
+  auto it = current_steps_.find(unit);
+  return it == current_steps_.end() ? 0 : it->second;
+}
+
+void TraceRecorder::add(int unit, const platform::Activity& a) {
+  if (!window().contains(a.tag.step)) return;
+  std::lock_guard lock(mutex_);
+  // A launch becomes one row per fused op; the plan names ops, other records keep their label.
+  std::size_t rows = 1;
+  const bool named_by_plan = a.tag.role == platform::ActivityRole::op || a.tag.role == platform::ActivityRole::launch;
+  if (a.tag.role == platform::ActivityRole::launch) {
+    auto plan = plans_.find(unit);
+    if (plan != plans_.end() && a.tag.launch >= 0 &&
+        static_cast<std::size_t>(a.tag.launch) < plan->second.members.size())
+      rows = std::max<std::size_t>(1, plan->second.members[static_cast<std::size_t>(a.tag.launch)].size());
+  }
+  if (!admit(rows, named_by_plan ? 0 : a.label.size())) return;
+  Raw r;
+  r.unit = unit;
+  r.track = track_id(a.track);
+  r.tag = a.tag;
+  r.flops = a.cost.flops;
+  r.bytes = a.cost.bytes;
+  r.start = a.start;
+  r.end = a.end;
+  r.ok = a.ok;
+  if (!named_by_plan || plans_.find(unit) == plans_.end()) r.label = a.label;
+  raws_.push_back(std::move(r));
+}
+
+void TraceRecorder::add_counter(int unit, const std::string& name, double time, double value) {
+  std::lock_guard lock(mutex_);
+  const std::int64_t step = current_step(unit);
+  if (!window().contains(step) || !admit(1, 0)) return;
+  Raw r;
+  r.unit = unit;
+  r.track = track_id(name);
+  r.tag = {step, -1, -1, platform::ActivityRole::other};
+  r.bytes = value;
+  r.start = r.end = time;
+  r.counter = true;
+  raws_.push_back(std::move(r));
+}
+
+std::size_t TraceRecorder::kept_records() const {
+  std::lock_guard lock(mutex_);
+  return raws_.size();
+}
+
+std::size_t TraceRecorder::dropped_records() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
+std::size_t TraceRecorder::estimated_bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+namespace {
+
+std::string op_label(const plan::StepPlan& plan, const plan::Op& op) {
+  std::string label(plan::to_string(op.kind));
+  label += ' ';
+  if (op.block >= 0) label += plan.blocks[static_cast<std::size_t>(op.block)].label;
+  else if (op.layer >= 0) label += plan.layers[static_cast<std::size_t>(op.layer)].name;
+  if (op.kind == plan::OpKind::reduce) label += " bucket " + std::to_string(op.bucket);
+  if (plan.micro_batches > 1 && op.micro_batch >= 0) label += " mb " + std::to_string(op.micro_batch);
+  return label;
+}
+
+void fill_from_op(TraceRecord& t, const plan::StepPlan& plan, std::int32_t id) {
+  if (id < 0 || static_cast<std::size_t>(id) >= plan.ops.size()) return;
+  const plan::Op& op = plan.ops[static_cast<std::size_t>(id)];
+  t.layer = op.layer;
+  t.block = op.block;
+  t.micro_batch = op.micro_batch;
+}
+
+}  // namespace
+
+NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) const {
+  std::lock_guard lock(mutex_);
+  NativeTrace out;
+  out.metadata = std::move(metadata);
+  out.metadata["format"] = "asteria-trace";
+  const TraceWindow w = window();
+  out.metadata["window_first_step"] = std::to_string(w.first_step);
+  if (w.last_step != std::numeric_limits<std::int64_t>::max())
+    out.metadata["window_last_step"] = std::to_string(w.last_step);
+  out.metadata["dropped_records"] = std::to_string(dropped_);
+  out.records.reserve(raws_.size());
+  for (const Raw& r : raws_) {
+    const auto found = plans_.find(r.unit);
+    const plan::StepPlan* plan = found == plans_.end() ? nullptr : &found->second.plan;
+    const auto* members = found == plans_.end() ? nullptr : &found->second.members;
+    TraceRecord t;
+    t.unit = r.unit;
+    t.step = r.tag.step;
+    t.op = r.tag.op;
+    t.resource = tracks_[r.track];
+    t.start_s = r.start;
+    t.end_s = r.end;
+    t.bytes = r.bytes;
+    t.flops = r.flops;
+    t.ok = r.ok;
+    t.label = r.label;
+    if (r.counter) {
+      t.kind = "counter";
+      t.label = t.resource;
+      out.records.push_back(std::move(t));
+      continue;
+    }
+    using platform::ActivityRole;
+    switch (r.tag.role) {
+      case ActivityRole::op:
+        if (plan != nullptr && r.tag.op >= 0 && static_cast<std::size_t>(r.tag.op) < plan->ops.size()) {
+          const plan::Op& op = plan->ops[static_cast<std::size_t>(r.tag.op)];
+          t.kind = std::string(plan::to_string(op.kind));
+          t.launch = op.launch;
+          t.deps = op.deps;
+          t.label = op_label(*plan, op);
+          fill_from_op(t, *plan, r.tag.op);
+        } else {
+          t.kind = "other";
+        }
+        break;
+      case ActivityRole::launch: {
+        t.launch = r.tag.launch;
+        bool expanded = false;
+        if (members != nullptr && r.tag.launch >= 0 && static_cast<std::size_t>(r.tag.launch) < members->size())
+          for (std::int32_t i : (*members)[static_cast<std::size_t>(r.tag.launch)]) {
+            const plan::Op& op = plan->ops[static_cast<std::size_t>(i)];
+            TraceRecord m = t;
+            m.op = i;
+            m.kind = std::string(plan::to_string(op.kind));
+            m.deps = op.deps;
+            m.bytes = op.cost.bytes;
+            m.flops = op.cost.flops;
+            m.label = op_label(*plan, op);
+            fill_from_op(m, *plan, m.op);
+            out.records.push_back(std::move(m));
+            expanded = true;
+          }
+        if (expanded) continue;
+        t.kind = "launch";
+        if (plan != nullptr && r.tag.launch >= 0 && static_cast<std::size_t>(r.tag.launch) < plan->launches.size())
+          t.label = plan->launches[static_cast<std::size_t>(r.tag.launch)].label;
+        break;
+      }
+      case ActivityRole::refresh_job:
+      case ActivityRole::transfer:
+      case ActivityRole::io:
+        t.kind = std::string(platform::to_string(r.tag.role));
+        if (r.tag.op >= 0) t.deps = {r.tag.op};
+        if (plan != nullptr) fill_from_op(t, *plan, r.tag.op);
+        break;
+      case ActivityRole::step: t.kind = "step"; break;
+      case ActivityRole::other: t.kind = "other"; break;
+    }
+    out.records.push_back(std::move(t));
+  }
+  std::stable_sort(out.records.begin(), out.records.end(), [](const TraceRecord& a, const TraceRecord& b) {
+    return a.unit != b.unit ? a.unit < b.unit : a.start_s < b.start_s;
+  });
+  return out;
+}
+
+}  // namespace asteria::traces
