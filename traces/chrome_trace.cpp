@@ -88,6 +88,13 @@ struct TimedEvent {
   std::size_t index = 0;  // into the TimedSlice list or timeline.counters()
 };
 
+// A JSON number that reads back as a float (Chrome's ts and dur are fractional microseconds).
+std::string float_text(double value) {
+  std::string text = exact_number(value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
 // Appends JSON text; strings escaped as RFC 8259 asks.
 void put_string(std::string& out, std::string_view text) {
   out += '"';
@@ -281,8 +288,8 @@ std::string chrome_trace_text(const Timeline& timeline, const ChromeTraceOptions
       out += ",\"cat\":";
       put_string(out, source.category);
       out += ",\"pid\":" + std::to_string(slice.pid) + ",\"tid\":" + std::to_string(slice.tid) +
-             ",\"ts\":" + exact_number(to_microseconds(event.ts_ns)) +
-             ",\"dur\":" + exact_number(to_microseconds(event.dur_ns));
+             ",\"ts\":" + float_text(to_microseconds(event.ts_ns)) +
+             ",\"dur\":" + float_text(to_microseconds(event.dur_ns));
       if (!source.args.empty()) {
         out += ",\"args\":{";
         for (std::size_t a = 0; a < source.args.size(); ++a) {
@@ -298,8 +305,8 @@ std::string chrome_trace_text(const Timeline& timeline, const ChromeTraceOptions
       out += "{\"ph\":\"C\",\"name\":";
       put_string(out, sample.counter);
       out += ",\"pid\":" + std::to_string(counters_pid) + ",\"tid\":" + std::to_string(counters_pid) +
-             ",\"ts\":" + exact_number(to_microseconds(event.ts_ns)) +
-             ",\"args\":{\"value\":" + exact_number(sample.value) + "}},\n";
+             ",\"ts\":" + float_text(to_microseconds(event.ts_ns)) +
+             ",\"args\":{\"value\":" + float_text(sample.value) + "}},\n";
     }
   }
   if (out.size() >= 2 && out[out.size() - 2] == ',') out.erase(out.size() - 2, 1);  // no trailing comma

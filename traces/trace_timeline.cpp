@@ -37,7 +37,9 @@ Timeline chrome_timeline(const NativeTrace& trace) {
       timeline.add_counter({r.label, r.start_s, r.bytes});
       continue;
     }
-    Slice s{r.resource, r.label.empty() ? r.kind : r.label, category_of(r), r.start_s, r.end_s, {}};
+    // A record read from a file may name no resource: it still gets a track.
+    Slice s{r.resource.empty() ? "unassigned" : r.resource, r.label.empty() ? r.kind : r.label, category_of(r),
+            r.start_s, r.end_s, {}};
     s.args.emplace_back("step", std::to_string(r.step));
     if (r.op >= 0) s.args.emplace_back("op", std::to_string(r.op));
     if (r.layer >= 0) s.args.emplace_back("layer", std::to_string(r.layer));

@@ -50,7 +50,11 @@ double measure_full_refresh(const SynthSettings& s) {
         cost.flops += piece.flops;
         cost.bytes += piece.bytes;
       }
-      done.push_back(p.host_workers().submit({"measure refresh", cost, [raw] { return raw->run(); }}));
+      platform::Work work;
+      work.label = "measure refresh";
+      work.cost = cost;
+      work.body = [raw] { return raw->run(); };
+      done.push_back(p.host_workers().submit(std::move(work)));
     }
     for (platform::Pending& d : done) d.wait();
     const double elapsed = p.clock().now() - start;

@@ -74,6 +74,8 @@ bool given(const po::variables_map& v, const char* name) { return v.count(name) 
 SynthSettings settings_from(const po::variables_map& v) {
   SynthSettings s;
   s.spec = read_run_spec(RunVerb::synth, v);
+  if (s.spec.model && v.count("shape") != 0)
+    throw InputError("asteria synth", "--model", "either --model or --shape/--layers/--rows/--cols, not both");
   if (v.count("shape") != 0) {
     if (given(v, "layers") || given(v, "rows") || given(v, "cols"))
       throw InputError("asteria synth", "--shape", "either --shape or --layers/--rows/--cols, not both");
@@ -81,7 +83,11 @@ SynthSettings settings_from(const po::variables_map& v) {
   } else if (!s.spec.model || given(v, "layers") || given(v, "rows") || given(v, "cols")) {
     const int layers = v["layers"].as<int>();
     if (layers < 1) throw InputError("asteria synth", "--layers", "expected an integer >= 1");
-    s.shapes.assign(static_cast<std::size_t>(layers), {v["rows"].as<linalg::index>(), v["cols"].as<linalg::index>()});
+    const linalg::index rows = v["rows"].as<linalg::index>();
+    const linalg::index cols = v["cols"].as<linalg::index>();
+    if (rows < 1) throw InputError("asteria synth", "--rows", "expected an integer >= 1");
+    if (cols < 1) throw InputError("asteria synth", "--cols", "expected an integer >= 1");
+    s.shapes.assign(static_cast<std::size_t>(layers), {rows, cols});
   }
   if (v.count("layer-flops") != 0) s.layer_flops = v["layer-flops"].as<double>();
   if (v.count("step-seconds") != 0) s.step_seconds = v["step-seconds"].as<double>();

@@ -7,6 +7,14 @@ namespace {
 
 constexpr const char* kSource = "horizontal schedule";
 
+Op make_op(OpKind kind, Resource on, int layer) {
+  Op op;
+  op.kind = kind;
+  op.on = on;
+  op.layer = layer;
+  return op;
+}
+
 platform::Cost per_micro_batch(platform::Cost cost, int micro_batches) {
   if (micro_batches == 1) return cost;  // exact: a single micro-batch is the whole step
   cost.flops /= micro_batches;
@@ -33,18 +41,20 @@ class Builder {
     OpId previous = -1;
     for (int m = 0; m < m_count; ++m)
       for (int l = 0; l < n; ++l) {
-        previous = add({.kind = OpKind::forward, .on = Resource::device, .layer = l, .micro_batch = m,
-                        .cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].forward, m_count)},
-                       previous);
+        Op op = make_op(OpKind::forward, Resource::device, l);
+        op.micro_batch = m;
+        op.cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].forward, m_count);
+        previous = add(std::move(op), previous);
         if (m != 0) continue;
         // Forward hooks: start moving the state of the blocks updated first (backward order).
         for (int b : by_layer_[static_cast<std::size_t>(n - 1 - l)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
       }
     for (int m = 0; m < m_count; ++m)
       for (int l = n - 1; l >= 0; --l) {
-        previous = add({.kind = OpKind::backward, .on = Resource::device, .layer = l, .micro_batch = m,
-                        .cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].backward, m_count)},
-                       previous);
+        Op op = make_op(OpKind::backward, Resource::device, l);
+        op.micro_batch = m;
+        op.cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].backward, m_count);
+        previous = add(std::move(op), previous);
         if (m == m_count - 1) hook(l, previous);
       }
     release_layer(0, -1);
@@ -60,7 +70,9 @@ class Builder {
   }
 
   Op block_op(OpKind kind, Resource on, int b) const {
-    return {.kind = kind, .on = on, .layer = blocks_[static_cast<std::size_t>(b)].layer, .block = b};
+    Op op = make_op(kind, on, blocks_[static_cast<std::size_t>(b)].layer);
+    op.block = b;
+    return op;
   }
 
   int add_launch(Resource on, std::string label) {
@@ -84,10 +96,12 @@ class Builder {
   void hook(int l, OpId gradient) {
     const LayerWork& layer = layers_[static_cast<std::size_t>(l)];
     OpId gate = gradient;
-    if (options_.data_parallel_ranks > 1)
-      gate = add({.kind = OpKind::reduce, .on = Resource::network, .layer = l, .bucket = l,
-                  .cost = {platform::WorkKind::other, 0.0, layer.gradient_bytes, 0}},
-                 gradient);
+    if (options_.data_parallel_ranks > 1) {
+      Op reduce = make_op(OpKind::reduce, Resource::network, l);
+      reduce.bucket = l;
+      reduce.cost = {platform::WorkKind::other, 0.0, layer.gradient_bytes, 0};
+      gate = add(std::move(reduce), gradient);
+    }
     if (l + 1 < static_cast<int>(layers_.size())) release_layer(l + 1, gradient);
     std::vector<OpId> acquired;
     for (int b : by_layer_[static_cast<std::size_t>(l)]) acquired.push_back(add(block_op(OpKind::acquire, Resource::issuer, b), gate));

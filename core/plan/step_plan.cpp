@@ -123,10 +123,10 @@ std::vector<int> block_use_order(const StepPlan& plan) {
 }
 
 std::string to_text(const StepPlan& plan) {
-  std::string text = "plan " + plan.schedule + ": " + std::to_string(plan.layers.size()) + " layers, " +
-                     std::to_string(plan.micro_batches) + " micro-batches, " + std::to_string(plan.blocks.size()) +
-                     " blocks, " + std::to_string(plan.launches.size()) + " launches, " +
-                     std::to_string(plan.ops.size()) + " ops\n";
+  std::string text = "plan " + plan.schedule + ": layers=" + std::to_string(plan.layers.size()) +
+                     " micro_batches=" + std::to_string(plan.micro_batches) + " blocks=" +
+                     std::to_string(plan.blocks.size()) + " launches=" + std::to_string(plan.launches.size()) +
+                     " ops=" + std::to_string(plan.ops.size()) + "\n";
   for (std::size_t l = 0; l < plan.layers.size(); ++l) text += "layer " + std::to_string(l) + " " + plan.layers[l].name + '\n';
   for (std::size_t b = 0; b < plan.blocks.size(); ++b)
     text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) + " " + plan.blocks[b].label + '\n';

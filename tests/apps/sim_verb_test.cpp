@@ -46,7 +46,7 @@ nlohmann::json read_json(const std::filesystem::path& file) {
 
 // A short data-free run of the toy model; gh200-alps has 4 units (GPUs) per node.
 Args tiny_sim(const std::filesystem::path& out, const std::vector<std::string>& counts) {
-  Args args = {"sim", "--hw", "gh200-alps", "--model", "tiny", "--steps", "2", "--no-trace", "--no-progress",
+  Args args = {"sim", "--hw", "gh200-alps", "--model", "tiny", "--steps", "2", "--no-progress",
                "--out", out.string()};
   args.insert(args.end(), counts.begin(), counts.end());
   return args;
@@ -108,7 +108,7 @@ TEST(SimVerbNodes, TwoNodesOfAlpsAreEightUnits) {
   const TempDir dir;
   const auto run = run_cli(tiny_sim(dir.path() / "nodes", {"--nodes", "2"}));
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_NE(run.out.find("on 8 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("8 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
   const nlohmann::json summary = read_json(dir.path() / "nodes" / "summary.json");
   EXPECT_EQ(summary.at("units"), 8);
   EXPECT_EQ(summary.at("nodes"), 2);
@@ -127,14 +127,14 @@ TEST(SimVerbNodes, UnitsAloneReportTheNodesTheyFill) {
   const TempDir dir;
   const auto run = run_cli(tiny_sim(dir.path(), {"--units", "5"}));
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_NE(run.out.find("on 5 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("5 x gh200-alps (2 nodes)"), std::string::npos) << run.out;
   const nlohmann::json summary = read_json(dir.path() / "summary.json");
   EXPECT_EQ(summary.at("units"), 5);
   EXPECT_EQ(summary.at("nodes"), 2);
   // The default: one GPU on one node.
-  const auto single = run_cli(tiny_sim(dir.path(), {}));
+  const auto single = run_cli(tiny_sim(dir.path(), {"--overwrite"}));
   ASSERT_EQ(single.code, 0) << single.err;
-  EXPECT_NE(single.out.find("on 1 x gh200-alps (1 node)"), std::string::npos) << single.out;
+  EXPECT_NE(single.out.find("1 x gh200-alps (1 node)"), std::string::npos) << single.out;
   EXPECT_EQ(read_json(dir.path() / "summary.json").at("nodes"), 1);
 }
 
@@ -164,7 +164,7 @@ TEST(SimVerbNodes, HelpDescribesNodes) {
 TEST(SimVerbNodes, StudyGridWithNodesRunsWholeNodes) {
   const std::string yaml =
       "name: nodes\n"
-      "defaults:\n  steps: 2\n  mode: data-free\n"
+      "defaults:\n  steps: 2\n  numerics: shapes\n"
       "grid:\n"
       "  - hw: gh200-alps\n    model: tiny\n    optimizer: soap\n    placement: device\n    staleness: 0\n"
       "    nodes: [1, 3]\n";
@@ -178,7 +178,6 @@ TEST(SimVerbNodes, StudyGridWithNodesRunsWholeNodes) {
     SCOPED_TRACE(spec.points[i].slug);
     const std::filesystem::path run_dir = dir.path() / spec.points[i].slug;
     Args args = study::sim_arguments(spec.points[i], run_dir);
-    args.push_back("--no-trace");
     const auto run = run_cli(args);
     ASSERT_EQ(run.code, 0) << run.err;
     const nlohmann::json summary = read_json(run_dir / "summary.json");

@@ -37,7 +37,7 @@ workload::ModelConfig config() {
 
 runtime::DriverOptions options() {
   runtime::DriverOptions o;
-  o.mode = runtime::NumericsMode::full;
+  o.numerics = platform::Numerics::values;
   o.service.staleness = 1;
   o.device_seconds = [](const platform::Cost&) { return 0.0; };
   return o;

@@ -101,7 +101,7 @@ bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
 
 inline DriverOptions full_numerics(int staleness, PublishPolicy policy = PublishPolicy::deterministic) {
   DriverOptions o;
-  o.mode = NumericsMode::full;
+  o.numerics = platform::Numerics::values;
   o.service.staleness = staleness;
   o.service.policy = policy;
   o.store.policy = PlacementPolicy::device;

@@ -1,6 +1,7 @@
-// Emulated device numerics: the warm-up steps are the real optimizer's, later steps leave the
-// weights alone (their device work is modelled), and the refresh schedule — real jobs on the
-// host workers — is the one the full numerics follow, so refresh waits land on the same steps.
+// Refresh numerics (an emulated device): the warm-up steps are the real optimizer's, later steps
+// leave the weights alone (their device work is modelled), and the refresh schedule — real jobs
+// on the host workers — is the one values follow, so refresh waits land on the same steps.
+#include "core/runtime/driver/warmup.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
 namespace asteria::runtime::test {
@@ -11,7 +12,7 @@ constexpr int kWarmup = 3;
 
 DriverOptions emulated(int staleness) {
   DriverOptions o = full_numerics(staleness);
-  o.mode = NumericsMode::emulated;
+  o.numerics = platform::Numerics::refresh;
   o.warmup_steps = kWarmup;
   return o;
 }

@@ -2,6 +2,7 @@
 // forward/backward compute plus the optimizer's device work plus the waits, each wait visible;
 // synchronous refreshes (S = 0) show as spikes on refresh steps, and a staleness bound that
 // covers the refresh time removes them.
+#include "core/optim/shape_model.hpp"
 #include "core/real/real_platform.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
@@ -19,8 +20,8 @@ double optimizer_device_seconds(OptimizerKind kind) {
     platform::Cost layer_cost;
     const optim::TensorOptimizer<float> tensor(kind, small_blocks(kind, 1), {layer.rows, layer.cols}, layer.name);
     for (const auto& block : tensor.blocks()) {
-      const PhaseCosts c = phase_costs(kind, block.region.rows, block.region.cols, sizeof(float));
-      layer_cost = combine(layer_cost, combine(c.accumulate, c.apply));
+      const optim::PhaseCosts c = optim::phase_costs(kind, block.region.rows, block.region.cols, sizeof(float));
+      layer_cost = optim::combine(layer_cost, optim::combine(c.accumulate, c.apply));
     }
     sum += one_second_per_gflop(layer_cost);
   }
@@ -46,8 +47,8 @@ TEST(DriverMetrics, WithoutRefreshesAStepIsComputePlusOptimizerDeviceWork) {
     EXPECT_NEAR(r.step_time_s, kCompute + device, 1e-9);
     EXPECT_NEAR(r.visible_optimizer_s, device, 1e-9);
     EXPECT_EQ(r.refresh_wait_s, 0.0);
-    EXPECT_EQ(r.acquire_wait_s, 0.0);
-    EXPECT_EQ(r.queue_depth, 0);
+    EXPECT_EQ(r.state_move_wait_s, 0.0);
+    EXPECT_EQ(r.refresh_backlog, 0);
   }
 }
 
@@ -59,7 +60,7 @@ TEST(DriverMetrics, SynchronousRefreshesSpikeOnRefreshStepsAndEveryWaitIsVisible
   const double ordinary = kCompute + optimizer_device_seconds(OptimizerKind::shampoo);
   for (const StepRecord& r : history) {
     SCOPED_TRACE("step " + std::to_string(r.step));
-    EXPECT_GE(r.visible_optimizer_s + 1e-9, r.refresh_wait_s + r.acquire_wait_s);
+    EXPECT_GE(r.visible_optimizer_s + 1e-9, r.refresh_wait_s + r.state_move_wait_s);
     if (r.step % 3 == 0) {
       EXPECT_EQ(r.refreshes_submitted, kBlocks);
       EXPECT_NEAR(r.refresh_wait_s, kBlocks * refresh, 1e-6);
@@ -84,7 +85,7 @@ TEST(DriverMetrics, AStalenessBoundThatCoversTheRefreshTimeRemovesTheSpikes) {
     EXPECT_EQ(r.refresh_wait_s, 0.0);
     EXPECT_NEAR(r.step_time_s, ordinary, 1e-9);
     EXPECT_LE(r.max_staleness, 1);
-    EXPECT_EQ(r.queue_depth, r.step % 3 == 0 ? kBlocks : 0);
+    EXPECT_EQ(r.refresh_backlog, r.step % 3 == 0 ? kBlocks : 0);
   }
   // A bound shorter than the refresh time moves the spike to the step the jobs are due in.
   const auto late = run_fake(OptimizerKind::shampoo, 3, full_numerics(1), fake_timing(40.0, 1), 9);
@@ -103,7 +104,6 @@ TEST(DriverMetrics, VisibleOptimizerTimeCoversTheServiceWaitsOnTheRealBackend) {
     SCOPED_TRACE("S = " + std::to_string(staleness));
     real::RealPlatformOptions o;
     o.host_threads = 1;
-    o.record_trace = false;
     o.device_model = {2e13, 0.0, 0.0};  // forward + backward of small_stack(): 0.9 ms
     real::RealPlatform platform(o);
     SyntheticModel<float> model(small_stack());
@@ -113,7 +113,7 @@ TEST(DriverMetrics, VisibleOptimizerTimeCoversTheServiceWaitsOnTheRealBackend) {
     for (int t = 0; t < 6; ++t) {
       const StepRecord r = driver.run_step();
       EXPECT_GE(r.step_time_s, r.compute_s);  // emulated kernels never end early
-      EXPECT_GE(r.visible_optimizer_s + 1e-6, r.refresh_wait_s + r.acquire_wait_s);
+      EXPECT_GE(r.visible_optimizer_s + 1e-6, r.refresh_wait_s + r.state_move_wait_s);
       EXPECT_NEAR(r.visible_optimizer_s, r.step_time_s - r.compute_s, 1e-12);
       EXPECT_LE(r.max_staleness, staleness);
     }

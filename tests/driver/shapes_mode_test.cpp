@@ -1,6 +1,8 @@
-// Shapes mode (data-free simulation): no values anywhere, yet the runtime's behaviour is the
-// emulated mode's — same refresh schedule, same waits and step times, same bytes resident and
-// moved per tier — when the shape model reports the real optimizers' state bytes.
+// Shape-only numerics (data-free simulation): no values anywhere, yet the runtime behaves as with
+// refresh numerics (the device's values untouched after the warm-up): same refresh schedule,
+// same waits and step times, same bytes resident and moved per tier, because the shape blocks
+// take their schedule, costs and state sizes from the optimizers' own shape functions.
+#include "core/real/real_platform.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
 namespace asteria::runtime::test {
@@ -8,30 +10,21 @@ namespace {
 
 constexpr int kSteps = 9;
 
-// State bytes and refresh costs of a real block of that shape (the figures a workload model
-// computes analytically; here taken from the real optimizer so the comparison is exact).
-ShapeFigures real_figures(OptimizerKind kind, const Hyperparameters& hp, linalg::index rows, linalg::index cols) {
-  auto block = optim::make_block_optimizer<float>(kind, hp, rows, cols);
-  ShapeFigures f;
-  f.state_bytes = block->state().tensor_bytes();
-  return f;  // costs are irrelevant here: the fake platform times refreshes by a constant
-}
-
-DriverOptions with_mode(NumericsMode mode, int staleness, PlacementPolicy placement) {
+DriverOptions with_numerics(platform::Numerics numerics, int staleness, PlacementPolicy placement) {
   DriverOptions o = full_numerics(staleness);
-  o.mode = mode;
+  o.numerics = numerics;
   o.store.policy = placement;
-  o.shapes = real_figures;
   return o;
 }
 
-std::vector<StepRecord> run(OptimizerKind kind, NumericsMode mode, int staleness, PlacementPolicy placement,
-                            std::size_t device_budget, ModelData data) {
+std::vector<StepRecord> run(OptimizerKind kind, platform::Numerics numerics, int staleness, PlacementPolicy placement,
+                            std::size_t device_budget, std::size_t* state_bytes = nullptr) {
   platform::fake::FakeOptions timing = fake_timing(5.0, 1);
   timing.device_capacity = device_budget;
   platform::fake::FakePlatform platform(std::move(timing));
-  SyntheticModel<float> model(small_stack(), data);
-  StepDriver<float> driver(platform, model, kind, small_blocks(kind, 2), with_mode(mode, staleness, placement));
+  SyntheticModel<float> model(small_stack(), numerics);
+  StepDriver<float> driver(platform, model, kind, small_blocks(kind, 2), with_numerics(numerics, staleness, placement));
+  if (state_bytes != nullptr) *state_bytes = driver.state_bytes();
   for (int t = 0; t < kSteps; ++t) driver.run_step();
   driver.finish();
   return driver.history();
@@ -42,10 +35,12 @@ TEST(DriverShapesMode, BehavesAsEmulatedModeWithoutAnyValues) {
                              OptimizerKind::adamw, OptimizerKind::muon}) {
     for (int staleness : {0, 2}) {
       SCOPED_TRACE(std::string(optim::to_string(kind)) + " S=" + std::to_string(staleness));
+      std::size_t real_bytes = 0, shape_bytes = 0;
       const auto emulated =
-          run(kind, NumericsMode::emulated, staleness, PlacementPolicy::device, std::size_t{1} << 30, ModelData::values);
+          run(kind, platform::Numerics::refresh, staleness, PlacementPolicy::device, std::size_t{1} << 30, &real_bytes);
       const auto shapes =
-          run(kind, NumericsMode::shapes, staleness, PlacementPolicy::device, std::size_t{1} << 30, ModelData::shapes);
+          run(kind, platform::Numerics::shapes, staleness, PlacementPolicy::device, std::size_t{1} << 30, &shape_bytes);
+      EXPECT_EQ(shape_bytes, real_bytes);
       ASSERT_EQ(emulated.size(), shapes.size());
       for (std::size_t t = 0; t < shapes.size(); ++t) {
         SCOPED_TRACE("step " + std::to_string(t + 1));
@@ -63,8 +58,8 @@ TEST(DriverShapesMode, BehavesAsEmulatedModeWithoutAnyValues) {
 TEST(DriverShapesMode, TieredPlacementMovesTheSameDeclaredBytes) {
   const OptimizerKind kind = OptimizerKind::soap;
   const std::size_t budget = largest_layer_state_bytes<float>(small_stack(), kind, small_blocks(kind, 2)) + 64;
-  const auto emulated = run(kind, NumericsMode::emulated, 1, PlacementPolicy::tiered, budget, ModelData::values);
-  const auto shapes = run(kind, NumericsMode::shapes, 1, PlacementPolicy::tiered, budget, ModelData::shapes);
+  const auto emulated = run(kind, platform::Numerics::refresh, 1, PlacementPolicy::tiered, budget);
+  const auto shapes = run(kind, platform::Numerics::shapes, 1, PlacementPolicy::tiered, budget);
   ASSERT_EQ(emulated.size(), shapes.size());
   std::size_t moved = 0;
   for (std::size_t t = 0; t < shapes.size(); ++t) {
@@ -77,18 +72,46 @@ TEST(DriverShapesMode, TieredPlacementMovesTheSameDeclaredBytes) {
   EXPECT_GT(moved, 0u) << "the budget should force moves between tiers";
 }
 
-TEST(DriverShapesMode, NeedsAShapeModel) {
-  platform::fake::FakePlatform platform(fake_timing());
-  SyntheticModel<float> model(small_stack(), ModelData::shapes);
-  DriverOptions o = full_numerics(0);
-  o.mode = NumericsMode::shapes;
-  EXPECT_THROW(StepDriver<float>(platform, model, OptimizerKind::soap, small_blocks(OptimizerKind::soap, 2), o),
-               InputError);
+TEST(DriverNumerics, ArePairedWithTheTimeOfThePlatform) {
+  SyntheticModel<float> model(small_stack());
+  const Hyperparameters hp = small_blocks(OptimizerKind::soap, 2);
+  {  // shapes on a real clock: host work would take no time
+    real::RealPlatformOptions o;
+    o.host_threads = 1;
+    real::RealPlatform platform(o);
+    ASSERT_EQ(platform.time_source(), platform::TimeSource::modelled);
+    DriverOptions shapes = full_numerics(0);
+    shapes.numerics = platform::Numerics::shapes;
+    EXPECT_THROW(StepDriver<float>(platform, model, OptimizerKind::soap, hp, shapes), InputError);
+  }
+  {  // refresh numerics skip device work that measured time would then not contain
+    real::RealPlatformOptions o;
+    o.host_threads = 1;
+    o.time = platform::TimeSource::measured;
+    real::RealPlatform platform(o);
+    DriverOptions refresh = full_numerics(0);
+    refresh.numerics = platform::Numerics::refresh;
+    try {
+      StepDriver<float> driver(platform, model, OptimizerKind::soap, hp, refresh);
+      ADD_FAILURE() << "refresh numerics with measured time were accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "--numerics");
+    }
+  }
+  {  // the simulated fake backend runs all three
+    for (platform::Numerics n : {platform::Numerics::values, platform::Numerics::refresh, platform::Numerics::shapes}) {
+      platform::fake::FakePlatform platform(fake_timing());
+      SyntheticModel<float> m(small_stack(), n);
+      DriverOptions o = full_numerics(0);
+      o.numerics = n;
+      EXPECT_NO_THROW(StepDriver<float>(platform, m, OptimizerKind::soap, hp, o).run_step());
+    }
+  }
 }
 
 TEST(SyntheticModel, ShapesHoldNoValuesButCountParameters) {
-  const SyntheticModel<float> values(small_stack(), ModelData::values);
-  const SyntheticModel<float> shapes(small_stack(), ModelData::shapes);
+  const SyntheticModel<float> values(small_stack(), platform::Numerics::values);
+  const SyntheticModel<float> shapes(small_stack(), platform::Numerics::shapes);
   EXPECT_EQ(shapes.parameter_count(), values.parameter_count());
   EXPECT_EQ(shapes.parameter_count(), std::size_t{10 * 7 + 6 * 9 + 5 * 5});
   for (std::size_t l = 0; l < shapes.layer_count(); ++l) EXPECT_TRUE(shapes.weights(l).empty());

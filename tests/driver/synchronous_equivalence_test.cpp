@@ -71,7 +71,6 @@ TYPED_TEST(DriverEquivalence, FullNumericsAtStalenessZeroMatchTensorOptimizerOnT
     SCOPED_TRACE(c.name);
     real::RealPlatformOptions o;
     o.host_threads = 2;
-    o.record_trace = false;
     o.device_model = {1e15, 0.0, 0.0};  // near-instant modelled kernels: the test stays fast
     real::RealPlatform platform(o);
     expect_driver_matches_reference<TypeParam>(platform, c, full_numerics(0));
@@ -88,7 +87,6 @@ TEST(DriverEquivalence, StateMovedBetweenTiersUnderATinyDeviceBudgetGivesTheSame
     const std::size_t largest = largest_layer_state_bytes<T>(small_stack(), c.kind, hp);
     real::RealPlatformOptions o;
     o.host_threads = 2;
-    o.record_trace = false;
     o.device_model = {1e15, 0.0, 0.0};
     o.memory.budgets.device = largest;
     real::RealPlatform platform(o);

@@ -26,9 +26,9 @@ std::size_t moved(const std::vector<StepRecord>& history, Tier from, Tier to) {
   return sum;
 }
 
-DriverOptions tiered(NumericsMode mode) {
+DriverOptions tiered(platform::Numerics numerics) {
   DriverOptions o = full_numerics(1);
-  o.mode = mode;
+  o.numerics = numerics;
   o.warmup_steps = 2;
   o.store.policy = PlacementPolicy::tiered;
   o.store.lookahead = 2;
@@ -47,7 +47,7 @@ TEST(DriverTierBudgets, TinyDeviceBudgetOnTheFakeBackendSpillsToNvmeAndNeverOver
     f.copy_bytes_per_second = 1e6;
     platform::fake::FakePlatform platform(std::move(f));
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(platform, model, kind, hp, tiered(NumericsMode::full));
+    StepDriver<T> driver(platform, model, kind, hp, tiered(platform::Numerics::values));
     for (int t = 0; t < 8; ++t) driver.run_step();
     expect_within_budgets(driver.history());
     EXPECT_GT(moved(driver.history(), Tier::device, Tier::host) + moved(driver.history(), Tier::device, Tier::nvme), 0u);
@@ -55,7 +55,7 @@ TEST(DriverTierBudgets, TinyDeviceBudgetOnTheFakeBackendSpillsToNvmeAndNeverOver
     EXPECT_GT(moved(driver.history(), Tier::nvme, Tier::host) + moved(driver.history(), Tier::nvme, Tier::device), 0u);
     // Moves at 1 MB/s are slow enough that some acquire must wait, and it is counted.
     double acquire = 0.0;
-    for (const StepRecord& r : driver.history()) acquire += r.acquire_wait_s;
+    for (const StepRecord& r : driver.history()) acquire += r.state_move_wait_s;
     EXPECT_GT(acquire, 0.0);
     driver.finish();
   }
@@ -67,12 +67,11 @@ TEST(DriverTierBudgets, TinyDeviceBudgetOnTheRealBackendNeverOvercommits) {
   const Hyperparameters hp = small_blocks(kind, 2);
   real::RealPlatformOptions o;
   o.host_threads = 2;
-  o.record_trace = false;
   o.device_model = {1e15, 0.0, 0.0};
   o.memory.budgets.device = largest_layer_state_bytes<T>(small_stack(), kind, hp);
   real::RealPlatform platform(o);
   SyntheticModel<T> model(small_stack());
-  StepDriver<T> driver(platform, model, kind, hp, tiered(NumericsMode::emulated));
+  StepDriver<T> driver(platform, model, kind, hp, tiered(platform::Numerics::refresh));
   for (int t = 0; t < 8; ++t) driver.run_step();
   expect_within_budgets(driver.history());
   EXPECT_GT(moved(driver.history(), Tier::device, Tier::host), 0u);

@@ -56,7 +56,7 @@ platform::fake::FakeOptions instant_platform(int workers) {
 
 runtime::DriverOptions driver_options(int staleness) {
   runtime::DriverOptions o;
-  o.mode = runtime::NumericsMode::full;
+  o.numerics = platform::Numerics::values;
   o.service.staleness = staleness;
   o.store.policy = runtime::PlacementPolicy::device;
   o.device_seconds = [](const platform::Cost&) { return 0.0; };

@@ -190,6 +190,46 @@ TEST(ShapeModelSchedule, EqualsTheRealBlocksAfterEveryAccumulate) {
     }
 }
 
+std::vector<std::int64_t> refreshes_within(OptimizerKind kind, const Hyperparameters& hp, std::int64_t horizon) {
+  std::vector<std::int64_t> due;
+  for (std::int64_t n = 0; n <= horizon; ++n)
+    if (refresh_due_after(kind, hp, n)) due.push_back(n);
+  return due;
+}
+
+// The real blocks answer refresh_due() through refresh_due_after(), so the schedule needs an
+// oracle of its own: the references' rules, written out by hand.
+TEST(ShapeModelSchedule, FollowsTheReferencesRules) {
+  using Counts = std::vector<std::int64_t>;
+  auto shampoo = [](int f, int start) {
+    Hyperparameters hp = default_hyperparameters(OptimizerKind::shampoo);
+    hp.precondition_frequency = f;
+    hp.start_preconditioning_step = start;
+    return refreshes_within(OptimizerKind::shampoo, hp, 40);
+  };
+  // DS: step == start or (step % f == 0 and step > start); start -1 means f.
+  EXPECT_EQ(shampoo(10, -1), (Counts{10, 20, 30, 40}));
+  EXPECT_EQ(shampoo(10, 7), (Counts{7, 10, 20, 30, 40}));
+  EXPECT_EQ(shampoo(10, 25), (Counts{25, 30, 40}));
+  EXPECT_EQ(shampoo(3, 1), (Counts{1, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39}));
+  EXPECT_EQ(shampoo(3, 5), (Counts{5, 6, 9, 12, 15, 18, 21, 24, 27, 30, 33, 36, 39}));
+  EXPECT_EQ(shampoo(1, 38), (Counts{38, 39, 40}));
+  // SOAP and KL-Shampoo: the initial basis after the first gradient, then every f.
+  for (OptimizerKind kind : {OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    Hyperparameters hp = default_hyperparameters(kind);
+    EXPECT_EQ(refreshes_within(kind, hp, 40), (Counts{1, 11, 21, 31}));
+    hp.precondition_frequency = 3;
+    EXPECT_EQ(refreshes_within(kind, hp, 40), (Counts{1, 4, 7, 10, 13, 16, 19, 22, 25, 28, 31, 34, 37, 40}));
+    hp.precondition_frequency = 1;
+    EXPECT_EQ(refreshes_within(kind, hp, 40).size(), 40u);
+  }
+  for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::muon}) {
+    Hyperparameters hp = default_hyperparameters(kind);
+    EXPECT_TRUE(refreshes_within(kind, hp, 40).empty());
+  }
+}
+
 // The schedule follows the block's own count, not the driver's step number.
 TEST(ShapeModelSchedule, DependsOnTheStatisticsCountOnly) {
   Hyperparameters hp = default_hyperparameters(OptimizerKind::soap);

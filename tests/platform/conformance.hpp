@@ -23,6 +23,9 @@ struct Requirements {
   std::size_t host_capacity = std::size_t{1} << 20;
   std::size_t nvme_capacity = std::size_t{1} << 20;  // the nvme tier must exist
   int host_workers = 4;                                // at least; concurrency() may say fewer
+  // The platform records its activities on a test::RecordingSink of unit 0 (its activities());
+  // otherwise it has no sink.
+  bool record_activities = false;
 };
 
 using Scenario = std::function<void(Platform&)>;
@@ -32,6 +35,7 @@ struct Backend {
   // True when submitted work runs beside the submitter (threads, actors); false where it runs
   // inside submit() (the fake backend). Scenarios where work must block on the submitter need it.
   bool work_runs_beside_caller = true;
+  TimeSource time = TimeSource::simulated;  // what the backend's platforms report as time_source()
   std::function<void(const Requirements&, const Scenario&)> run;
 };
 

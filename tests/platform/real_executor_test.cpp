@@ -1,38 +1,55 @@
-// The real backend's executors beyond the seam contract: pacing in emulated mode, CPU mode,
-// traces, draining on destruction, sizes. Timing checks are lower bounds only (a modelled
-// duration is a floor the stream must respect); upper bounds would depend on machine load.
+// The real backend's executors beyond the seam contract: pacing with modelled time (emulated
+// kernels), measured time (CPU kernels), the activities they record, draining on destruction,
+// sizes. Timing checks are lower bounds only (a modelled duration is a floor the stream must
+// respect); upper bounds would depend on machine load.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
+#include "core/common/error.hpp"
 #include "core/real/device_stream_executor.hpp"
 #include "core/real/real_clock.hpp"
 #include "core/real/real_platform.hpp"
 #include "core/real/real_sync.hpp"
 #include "core/real/thread_pool_executor.hpp"
+#include "tests/common/recording_sink.hpp"
 
 namespace asteria::real {
 namespace {
 
+using platform::Activity;
+using platform::ActivityRole;
 using platform::Cost;
+using platform::OpTag;
 using platform::Pending;
+using platform::TimeSource;
 using platform::Work;
 using platform::WorkKind;
 
-Work costed(std::string label, double flops, double bytes, std::function<Status()> body = {}) {
+Work costed(std::string label, double flops, double bytes, std::function<Status()> body = {}, OpTag tag = {}) {
   Work w;
   w.label = std::move(label);
   w.cost = {WorkKind::gemm, flops, bytes, 0};
   w.body = std::move(body);
+  w.tag = tag;
   return w;
+}
+
+void expect_same_tag(const OpTag& actual, const OpTag& expected) {
+  EXPECT_EQ(actual.step, expected.step);
+  EXPECT_EQ(actual.op, expected.op);
+  EXPECT_EQ(actual.launch, expected.launch);
+  EXPECT_EQ(actual.role, expected.role) << platform::to_string(actual.role);
 }
 
 struct Fixture {
   RealClock clock;
   RealSync sync;
-  WorkLog log;
+  test::RecordingSink sink;  // before the executors that record on it
   platform::CompletionBoard board{sync};
 };
 
@@ -71,50 +88,96 @@ TEST(RealSync, WaitingWithAForeignMutexIsRejected) {
   EXPECT_THROW(cv.wait(other), std::invalid_argument);
 }
 
-TEST(EmulatedDeviceStream, EachWorkLastsAtLeastItsModelledDuration) {
+TEST(ModelledDeviceStream, EachWorkLastsAtLeastItsModelledDuration) {
   Fixture f;
-  DeviceStreamExecutor stream({"device", DeviceMode::emulated, DeviceModel{1.0e9, 1.0e9, 0.0}}, f.board, f.clock, &f.log);
-  EXPECT_EQ(stream.mode(), DeviceMode::emulated);
+  DeviceStreamExecutor stream({"device", TimeSource::modelled, DeviceModel{1.0e9, 1.0e9, 0.0}}, f.board, f.clock,
+                              &f.sink);
+  EXPECT_EQ(stream.time(), TimeSource::modelled);
   bool ran = false;
+  const OpTag forward{3, 5, -1, ActivityRole::op};
+  const OpTag fused{3, 6, 2, ActivityRole::launch};
   // 0.03 s of compute with a body, then 0.02 s of memory traffic without one.
-  Pending a = stream.submit(costed("with body", 3.0e7, 0.0, [&] { ran = true; return Status::success(); }));
-  Pending b = stream.submit(costed("modelled only", 0.0, 2.0e7));
+  Pending a = stream.submit(costed("with body", 3.0e7, 0.0, [&] { ran = true; return Status::success(); }, forward));
+  Pending b = stream.submit(costed("modelled only", 0.0, 2.0e7, {}, fused));
   ASSERT_TRUE(b.status().ok());
   EXPECT_TRUE(a.test());
   EXPECT_TRUE(ran);
-  const auto records = f.log.records();
-  ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[0].label, "with body");
-  EXPECT_GE(records[0].finished - records[0].started, 0.03);
-  EXPECT_GE(records[1].finished - records[1].started, 0.02);
-  EXPECT_GE(records[1].started, records[0].finished);  // in order, one at a time
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded[0].label, "with body");
+  EXPECT_EQ(recorded[0].track, "gpu0 stream");
+  EXPECT_EQ(recorded[1].track, "gpu0 stream");
+  expect_same_tag(recorded[0].tag, forward);
+  expect_same_tag(recorded[1].tag, fused);
+  EXPECT_EQ(recorded[1].cost.bytes, 2.0e7);
+  EXPECT_GE(recorded[0].end - recorded[0].start, 0.03);
+  EXPECT_GE(recorded[1].end - recorded[1].start, 0.02);
+  EXPECT_GE(recorded[1].start, recorded[0].end);  // in order, one at a time
+  EXPECT_TRUE(recorded[0].ok && recorded[1].ok);
 }
 
-TEST(EmulatedDeviceStream, ABodySlowerThanTheModelSetsTheDuration) {
+TEST(ModelledDeviceStream, ABodySlowerThanTheModelSetsTheDuration) {
   Fixture f;
-  DeviceStreamExecutor stream({"device", DeviceMode::emulated, DeviceModel{1.0e15, 1.0e15, 0.0}}, f.board, f.clock, &f.log);
+  DeviceStreamExecutor stream({"device", TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0}}, f.board, f.clock,
+                              &f.sink);
   ASSERT_TRUE(stream.submit(costed("slow body", 1.0, 1.0, [&] {
                       f.clock.sleep_for(0.02);
                       return Status::success();
                     }))
                   .status()
                   .ok());
-  const auto records = f.log.records();
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_GE(records[0].finished - records[0].started, 0.02);
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_GE(recorded[0].end - recorded[0].start, 0.02);
 }
 
-TEST(CpuDeviceStream, WorkIsNotPacedByTheModel) {
+TEST(ModelledDeviceStream, ADurationFunctionTakesThePlaceOfTheModel) {
+  Fixture f;
+  DeviceStreamOptions options{"device", TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0}};
+  options.duration = [](const Cost& cost) { return cost.flops * 1e-9; };  // 20 ms for 2e7 flops
+  options.unit = 3;
+  DeviceStreamExecutor stream(options, f.board, f.clock, &f.sink);
+  ASSERT_TRUE(stream.submit(costed("profiled kernel", 2.0e7, 0.0)).status().ok());
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_EQ(recorded[0].track, "gpu3 stream");
+  EXPECT_GE(recorded[0].end - recorded[0].start, 0.02);
+}
+
+TEST(MeasuredDeviceStream, WorkIsNotPacedByTheModel) {
   Fixture f;
   // Modelled at 10^4 s: pacing would never let this test finish.
-  DeviceStreamExecutor stream({"device", DeviceMode::cpu, DeviceModel{1.0, 1.0, 0.0}}, f.board, f.clock, &f.log);
+  DeviceStreamExecutor stream({"device", TimeSource::measured, DeviceModel{1.0, 1.0, 0.0}}, f.board, f.clock, &f.sink);
+  EXPECT_EQ(stream.time(), TimeSource::measured);
   int runs = 0;
   ASSERT_TRUE(stream.submit(costed("cpu kernel", 1.0e4, 0.0, [&] { ++runs; return Status::success(); })).status().ok());
   ASSERT_TRUE(stream.submit(costed("modelled only", 1.0e4, 0.0)).status().ok());
   EXPECT_EQ(runs, 1);
-  const auto records = f.log.records();
-  ASSERT_EQ(records.size(), 2u);
-  EXPECT_LT(records[1].finished - records[0].started, 1.0e3);
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_LT(recorded[1].end - recorded[0].start, 1.0e3);
+}
+
+TEST(DeviceStream, SimulatedTimeIsNotARealBackendsTime) {
+  Fixture f;
+  EXPECT_THROW(DeviceStreamExecutor({"device", TimeSource::simulated, DeviceModel{}}, f.board, f.clock), InputError);
+  RealPlatformOptions simulated;
+  simulated.time = TimeSource::simulated;
+  EXPECT_THROW(RealPlatform{simulated}, InputError);
+}
+
+TEST(DeviceStream, AFailedWorkIsRecordedAsNotOk) {
+  Fixture f;
+  DeviceStreamExecutor stream({"device", TimeSource::measured, DeviceModel{}}, f.board, f.clock, &f.sink);
+  const OpTag tag{2, 1, -1, ActivityRole::op};
+  EXPECT_EQ(stream.submit(costed("throws", 0, 0, []() -> Status { throw std::runtime_error("bad kernel"); }, tag))
+                .status()
+                .code(),
+            StatusCode::failed);
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_FALSE(recorded[0].ok);
+  expect_same_tag(recorded[0].tag, tag);
 }
 
 TEST(ThreadPool, DrainsEveryQueuedWorkBeforeJoining) {
@@ -144,55 +207,98 @@ TEST(ThreadPool, NeedsAThreadAndDefaultsToAllCoresButOne) {
   EXPECT_EQ(RealPlatform(three).host_workers().concurrency(), 3);
 }
 
-TEST(ThreadPool, BodylessWorkCompletesAtOnceAndIsTraced) {
+TEST(ThreadPool, BodylessWorkCompletesAtOnceAndIsRecorded) {
   Fixture f;
-  ThreadPoolExecutor pool("pool", 1, f.board, f.clock, &f.log);
-  Pending p = pool.submit(costed("nothing to run", 1.0e12, 0.0));
+  ThreadPoolExecutor pool("pool", 1, f.board, f.clock, &f.sink, 2);
+  const OpTag tag{1, 4, -1, ActivityRole::refresh_job};
+  Pending p = pool.submit(costed("nothing to run", 1.0e12, 0.0, {}, tag));
   EXPECT_TRUE(p.test());
-  const auto records = f.log.records();
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].executor, "pool");
-  EXPECT_EQ(records[0].finished, records[0].started);
+  const std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_EQ(recorded[0].track, "cpu2 worker 0");
+  EXPECT_EQ(recorded[0].label, "nothing to run");
+  expect_same_tag(recorded[0].tag, tag);
+  EXPECT_EQ(recorded[0].end, recorded[0].start);
+  EXPECT_TRUE(recorded[0].ok);
 }
 
-TEST(RealPlatformTrace, RecordsEveryExecutorsWorkWithTimesAndOutcome) {
+// Two works that each wait for the other to start run on two threads at once: each is recorded on
+// its own thread's track.
+TEST(ThreadPool, EachThreadRecordsOnItsOwnWorkerTrack) {
+  Fixture f;
+  ThreadPoolExecutor pool("pool", 2, f.board, f.clock, &f.sink, 1);
+  std::atomic<int> started{0};
+  auto meet = [&] {
+    ++started;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    return started.load() >= 2 ? Status::success() : Status(StatusCode::failed, "the other work never started");
+  };
+  Pending a = pool.submit(costed("a", 0, 0, meet, {1, 0, -1, ActivityRole::refresh_job}));
+  Pending b = pool.submit(costed("b", 0, 0, meet, {1, 1, -1, ActivityRole::refresh_job}));
+  ASSERT_TRUE(a.status().ok());
+  ASSERT_TRUE(b.status().ok());
+  std::vector<Activity> recorded = f.sink.activities();
+  ASSERT_EQ(recorded.size(), 2u);
+  std::sort(recorded.begin(), recorded.end(), [](const Activity& x, const Activity& y) { return x.track < y.track; });
+  EXPECT_EQ(recorded[0].track, "cpu1 worker 0");
+  EXPECT_EQ(recorded[1].track, "cpu1 worker 1");
+  EXPECT_LT(recorded[0].start, recorded[1].end) << "they overlapped";
+  EXPECT_LT(recorded[1].start, recorded[0].end) << "they overlapped";
+}
+
+TEST(RealPlatformActivities, RecordsEveryExecutorsWorkWithTimesAndOutcome) {
+  test::RecordingSink sink(2);
   RealPlatformOptions options;
   options.host_threads = 2;
   options.device_model = {1.0e12, 1.0e12, 0.0};
+  options.activities = &sink;
   RealPlatform p(options);
   EXPECT_EQ(p.backend(), "real");
-  ASSERT_TRUE(p.device_stream().submit(costed("kernel", 1.0e6, 0.0)).status().ok());
-  EXPECT_FALSE(p.host_workers().submit(costed("refresh", 0, 0, [] { return Status(StatusCode::no_convergence, "x"); }))
-                   .status()
-                   .ok());
-  const auto records = p.trace().records();
-  ASSERT_EQ(records.size(), 2u);
-  for (const WorkRecord& r : records) {
-    EXPECT_LE(r.submitted, r.started);
-    EXPECT_LE(r.started, r.finished);
+  EXPECT_EQ(p.activities(), &sink);
+  EXPECT_EQ(p.time_source(), TimeSource::modelled);
+  const OpTag kernel_tag{6, 2, -1, ActivityRole::op};
+  const OpTag refresh_tag{6, 3, -1, ActivityRole::refresh_job};
+  const double before = p.clock().now();
+  ASSERT_TRUE(p.device_stream().submit(costed("kernel", 1.0e6, 0.0, {}, kernel_tag)).status().ok());
+  EXPECT_FALSE(
+      p.host_workers()
+          .submit(costed("refresh", 0, 0, [] { return Status(StatusCode::no_convergence, "x"); }, refresh_tag))
+          .status()
+          .ok());
+  const std::vector<Activity> recorded = sink.activities();
+  ASSERT_EQ(recorded.size(), 2u);
+  for (const Activity& a : recorded) {
+    EXPECT_LE(before, a.start);
+    EXPECT_LE(a.start, a.end);
   }
-  EXPECT_EQ(records[0].executor, "device");
-  EXPECT_EQ(records[0].kind, WorkKind::gemm);
-  EXPECT_TRUE(records[0].ok);
-  EXPECT_EQ(records[1].executor, "host-workers");
-  EXPECT_EQ(records[1].label, "refresh");
-  EXPECT_FALSE(records[1].ok);
+  EXPECT_LE(recorded[0].end, recorded[1].start) << "the refresh was submitted after the kernel ended";
+  EXPECT_EQ(recorded[0].track, "gpu2 stream") << "tracks carry the sink's unit";
+  EXPECT_EQ(recorded[0].cost.kind, WorkKind::gemm);
+  expect_same_tag(recorded[0].tag, kernel_tag);
+  EXPECT_TRUE(recorded[0].ok);
+  EXPECT_TRUE(recorded[1].track == "cpu2 worker 0" || recorded[1].track == "cpu2 worker 1") << recorded[1].track;
+  EXPECT_EQ(recorded[1].label, "refresh");
+  expect_same_tag(recorded[1].tag, refresh_tag);
+  EXPECT_FALSE(recorded[1].ok);
 
-  RealPlatformOptions quiet;
-  quiet.record_trace = false;
-  RealPlatform untraced(quiet);
-  ASSERT_TRUE(untraced.device_stream().submit(costed("kernel", 0, 0)).status().ok());
-  EXPECT_TRUE(untraced.trace().records().empty());
+  RealPlatformOptions measured;
+  measured.time = TimeSource::measured;
+  EXPECT_EQ(RealPlatform(measured).time_source(), TimeSource::measured);
+  EXPECT_EQ(RealPlatform(measured).real_device_stream().time(), TimeSource::measured);
 }
 
-TEST(WorkLog, KeepsUpToItsLimitAndCountsTheRest) {
-  WorkLog log(2);
-  for (int i = 0; i < 5; ++i) log.record({"e", std::to_string(i), WorkKind::other, 0, 0, 0, true});
-  EXPECT_EQ(log.records().size(), 2u);
-  EXPECT_EQ(log.dropped(), 3u);
-  log.clear();
-  EXPECT_TRUE(log.records().empty());
-  EXPECT_EQ(log.dropped(), 0u);
+TEST(RealPlatformActivities, NothingIsRecordedWithoutASink) {
+  RealPlatform quiet;  // no sink
+  EXPECT_EQ(quiet.activities(), nullptr);
+  ASSERT_TRUE(quiet.device_stream().submit(costed("kernel", 0, 0)).status().ok());
+  ASSERT_TRUE(quiet.host_workers().submit(costed("refresh", 0, 0, [] { return Status::success(); })).status().ok());
+  std::optional<platform::Region> a = quiet.memory().allocate(platform::Tier::host, 64, "a");
+  std::optional<platform::Region> b = quiet.memory().allocate(platform::Tier::device, 64, "b");
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(quiet.memory().copy(*a, *b).status().ok());
+  EXPECT_EQ(quiet.real_memory().totals(platform::Tier::host, platform::Tier::device).moves, 1u)
+      << "moves are accounted all the same";
 }
 
 }  // namespace

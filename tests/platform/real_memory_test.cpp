@@ -10,20 +10,25 @@
 #include <vector>
 
 #include "core/real/real_platform.hpp"
+#include "tests/common/recording_sink.hpp"
 #include "tests/platform/in_memory_nvme_tier.hpp"
 
 namespace asteria::real {
 namespace {
 
+using platform::Activity;
+using platform::ActivityRole;
+using platform::OpTag;
 using platform::Region;
 using platform::Tier;
 using testing::InMemoryNvmeTier;
 
-RealPlatformOptions small_platform(NvmeTier* nvme = nullptr) {
+RealPlatformOptions small_platform(NvmeTier* nvme = nullptr, platform::ActivitySink* activities = nullptr) {
   RealPlatformOptions o;
   o.memory.budgets = {1 << 20, 1 << 20, 1 << 20};
   o.host_threads = 2;
   o.nvme = nvme;
+  o.activities = activities;
   return o;
 }
 
@@ -67,15 +72,19 @@ TEST(RealMemory, UnknownRegionsAreProgrammingErrors) {
 }
 
 TEST(RealMemory, EveryCopyIsAccountedPerTierPair) {
+  test::RecordingSink sink(1);
   InMemoryNvmeTier nvme;
-  RealPlatform p(small_platform(&nvme));
+  RealPlatform p(small_platform(&nvme, &sink));
   RealMemory& m = p.real_memory();
   Region host = must(m.allocate(Tier::host, 1000, "h"));
   Region device = must(m.allocate(Tier::device, 600, "d"));
   Region disk = must(m.allocate(Tier::nvme, 1000, "n"));
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(m.copy(host, device).status().ok());
-  ASSERT_TRUE(m.copy(device, host).status().ok());
-  ASSERT_TRUE(m.copy(host, disk).status().ok());
+  const OpTag upload{4, 7, -1, ActivityRole::op};
+  const OpTag download{4, 8, 2, ActivityRole::launch};
+  const OpTag evict{4, 9, -1, ActivityRole::op};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(m.copy(host, device, upload).status().ok());
+  ASSERT_TRUE(m.copy(device, host, download).status().ok());
+  ASSERT_TRUE(m.copy(host, disk, evict).status().ok());
 
   const MoveTotals to_device = m.totals(Tier::host, Tier::device);
   EXPECT_EQ(to_device.moves, 3u);
@@ -97,10 +106,45 @@ TEST(RealMemory, EveryCopyIsAccountedPerTierPair) {
     EXPECT_TRUE(r.ok);
     EXPECT_LE(r.start, r.end);
   }
-  // Copy engines appear in the trace as executors of their own.
-  bool traced = false;
-  for (const WorkRecord& r : p.trace().records()) traced = traced || r.executor == "copy host->nvme";
-  EXPECT_TRUE(traced);
+  // Each copy is recorded on the track the simulator charges the same move to (the sink's unit
+  // in the name), with its cause's step and op, as a transfer or, to or from NVMe, as I/O.
+  const std::vector<Activity> recorded = sink.activities();
+  ASSERT_EQ(recorded.size(), 5u);
+  const char* const tracks[] = {"link h2d1", "link h2d1", "link h2d1", "link d2h1", "disk nvme1"};
+  const OpTag causes[] = {upload, upload, upload, download, evict};
+  const ActivityRole roles[] = {ActivityRole::transfer, ActivityRole::transfer, ActivityRole::transfer,
+                                ActivityRole::transfer, ActivityRole::io};
+  const double bytes[] = {600, 600, 600, 600, 1000};
+  for (std::size_t i = 0; i < recorded.size(); ++i) {
+    const Activity& a = recorded[i];
+    EXPECT_EQ(a.track, tracks[i]) << i;
+    EXPECT_EQ(a.label, moves[i].label) << i;
+    EXPECT_EQ(a.tag.step, causes[i].step) << i;
+    EXPECT_EQ(a.tag.op, causes[i].op) << i;
+    EXPECT_EQ(a.tag.launch, causes[i].launch) << i;
+    EXPECT_EQ(a.tag.role, roles[i]) << i << ": " << platform::to_string(a.tag.role);
+    EXPECT_EQ(a.cost.bytes, bytes[i]) << i;
+    EXPECT_LE(a.start, a.end) << i;
+    if (i > 0) EXPECT_LE(recorded[i - 1].end, a.start) << i << ": each copy was waited for before the next";
+    EXPECT_TRUE(a.ok) << i;
+  }
+}
+
+TEST(RealMemory, CopiesBetweenLikeTiersAreRecordedOnTheirMemorysLink) {
+  test::RecordingSink sink(0);
+  RealPlatform p(small_platform(nullptr, &sink));
+  RealMemory& m = p.real_memory();
+  Region d1 = must(m.allocate(Tier::device, 100, "d1"));
+  Region d2 = must(m.allocate(Tier::device, 100, "d2"));
+  Region h1 = must(m.allocate(Tier::host, 100, "h1"));
+  Region h2 = must(m.allocate(Tier::host, 100, "h2"));
+  ASSERT_TRUE(m.copy(d1, d2).status().ok());
+  ASSERT_TRUE(m.copy(h1, h2).status().ok());
+  const std::vector<Activity> recorded = sink.activities();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded[0].track, "link hbm0");
+  EXPECT_EQ(recorded[1].track, "link dram0");
+  for (const Activity& a : recorded) EXPECT_EQ(a.tag.role, ActivityRole::transfer);
 }
 
 TEST(RealMemory, ModelledLinksMakeMovesLastAtLeastTheirDuration) {
@@ -119,8 +163,9 @@ TEST(RealMemory, ModelledLinksMakeMovesLastAtLeastTheirDuration) {
 }
 
 TEST(RealMemory, NvmeFailuresComeBackAsStatusesNamingTheRegionAndFile) {
+  test::RecordingSink sink(0);
   InMemoryNvmeTier nvme;
-  RealPlatform p(small_platform(&nvme));
+  RealPlatform p(small_platform(&nvme, &sink));
   RealMemory& m = p.real_memory();
   Region host = must(m.allocate(Tier::host, 256, "layer3.w block 2"));
   Region disk = must(m.allocate(Tier::nvme, 256, "layer3.w block 2 (evicted)"));
@@ -138,6 +183,13 @@ TEST(RealMemory, NvmeFailuresComeBackAsStatusesNamingTheRegionAndFile) {
   EXPECT_EQ(m.totals(Tier::host, Tier::nvme).failures, 1u);
   EXPECT_EQ(m.totals(Tier::nvme, Tier::host).failures, 1u);
   EXPECT_FALSE(m.moves().front().ok);
+  // The failed write, the good one and the failed read, on the disk's track.
+  const std::vector<Activity> recorded = sink.activities();
+  ASSERT_EQ(recorded.size(), 3u);
+  for (const Activity& a : recorded) EXPECT_EQ(a.track, "disk nvme0");
+  EXPECT_FALSE(recorded[0].ok);
+  EXPECT_TRUE(recorded[1].ok);
+  EXPECT_FALSE(recorded[2].ok);
 }
 
 TEST(RealMemory, NeverWrittenNvmeRegionsReadAsZerosAndReleaseRemovesTheirFiles) {

@@ -13,7 +13,6 @@ namespace {
 real::RealPlatformOptions three_workers() {
   real::RealPlatformOptions o;
   o.host_threads = 3;
-  o.record_trace = false;
   return o;
 }
 

@@ -155,7 +155,7 @@ TEST(StalenessProperty, RandomDurationsNeverExceedTheBoundUnderEitherPolicy) {
       tensor.update(params, grads, t);
       const StepMetrics m = service.on_step_end(t);
       EXPECT_LE(m.max_staleness, staleness);
-      EXPECT_GE(m.queue_depth, 0);
+      EXPECT_GE(m.refresh_backlog, 0);
     }
     EXPECT_EQ(service.totals().failures, 0);
     if (policy == PublishPolicy::deterministic && staleness > 0) {
@@ -271,7 +271,7 @@ TEST(StalenessMetrics, QueueDepthCountsSubmittedUnpublishedJobs) {
   // Job s is published at the update of step s + 2: after step t, jobs t-1 and t are held.
   const std::int64_t expected_depth[] = {1, 2, 2, 2, 2, 2};
   for (std::size_t i = 0; i < run.metrics.size(); ++i) {
-    EXPECT_EQ(run.metrics[i].queue_depth, expected_depth[i]) << "step " << i + 1;
+    EXPECT_EQ(run.metrics[i].refresh_backlog, expected_depth[i]) << "step " << i + 1;
     EXPECT_EQ(run.metrics[i].submitted, 1);
     EXPECT_EQ(run.metrics[i].published, i >= 2 ? 1 : 0);
     EXPECT_GT(run.metrics[i].shadow_bytes, 0u);

@@ -3,9 +3,11 @@
 // eigh 1e-9·n³ s; a refresh worker's eigh 2e-9·n³ s; 2 cores).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/simulation.hpp"
+#include "tests/common/recording_sink.hpp"
 #include "tests/sim/in_child.hpp"
 #include "tests/sim/tiny_profile.hpp"
 
@@ -13,6 +15,7 @@ namespace asteria::sim {
 namespace {
 
 using platform::Cost;
+using platform::Numerics;
 using platform::Pending;
 using platform::Platform;
 using platform::Work;
@@ -42,7 +45,7 @@ double time_of(Platform& p, platform::Executor& executor, Work work) {
 
 TEST(SimExecutors, ALoneKernelTakesItsModelledTime) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_free));
+    Simulation sim(tiny_options(Numerics::shapes));
     sim.run([](int, Platform& p) {
       // 1 GFLOP at half of the bf16 peak (4 TFLOP/s), plus the launch.
       EXPECT_NEAR(time_of(p, p.device_stream(), gemm(1e9)), 1e9 / 2e12 + 1e-5, tolerance(5.1e-4));
@@ -64,7 +67,7 @@ TEST(SimExecutors, ALoneKernelTakesItsModelledTime) {
 
 TEST(SimExecutors, TrainingGemmsFollowTheChosenPrecision) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.gemm_precision = hw::Precision::fp32;
     Simulation sim(options);
     sim.run([](int, Platform& p) {
@@ -75,12 +78,19 @@ TEST(SimExecutors, TrainingGemmsFollowTheChosenPrecision) {
 
 TEST(SimExecutors, ARefreshOnAHostWorkerTakesCTimesNCubed) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_free));
+    Simulation sim(tiny_options(Numerics::shapes));
     sim.run([](int, Platform& p) {
       EXPECT_NEAR(time_of(p, p.host_workers(), refresh(100)), 2e-9 * 1e6, tolerance(2e-3));
       EXPECT_NEAR(time_of(p, p.host_workers(), refresh(200)), 2e-9 * 8e6, tolerance(1.6e-2));
     });
   });
+}
+
+// Tags of distinct plan ops: a plain op, a fused launch, a refresh job.
+platform::OpTag kernel_tag(int i) {
+  const platform::ActivityRole roles[] = {platform::ActivityRole::op, platform::ActivityRole::launch,
+                                          platform::ActivityRole::refresh_job};
+  return {7 + i, 10 * i, i == 1 ? 3 : -1, roles[i]};
 }
 
 // End times of refreshes of n = 100 (2 ms alone) submitted together.
@@ -97,8 +107,10 @@ std::vector<double> ends_of_refreshes(Platform& p, int count) {
 
 TEST(SimExecutors, RefreshesOverlapWhenTheCoresAllow) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.host_workers_per_unit = 2;  // on 2 cores
+    options.activities = [&sink](int) { return &sink; };
     Simulation sim(options);
     sim.run([](int, Platform& p) {
       ASSERT_EQ(p.host_workers().concurrency(), 2);
@@ -107,12 +119,24 @@ TEST(SimExecutors, RefreshesOverlapWhenTheCoresAllow) {
       EXPECT_NEAR(ends[1], 2e-3, tolerance(2e-3));
       EXPECT_NEAR(ends[2], 4e-3, tolerance(4e-3)) << "the third waits for a free worker";
     });
+    // Each worker records on its own track: two start at 0 on different workers, the third
+    // starts on one of them when it is free.
+    std::vector<platform::Activity> recorded = sink.on_track("cpu0 worker ");
+    ASSERT_EQ(recorded.size(), 3u);
+    std::sort(recorded.begin(), recorded.end(),
+              [](const platform::Activity& a, const platform::Activity& b) { return a.start < b.start; });
+    EXPECT_NE(recorded[0].track, recorded[1].track);
+    for (const platform::Activity& a : recorded)
+      EXPECT_TRUE(a.track == platform::host_worker_track(0, 0) || a.track == platform::host_worker_track(0, 1))
+          << a.track;
+    EXPECT_NEAR(recorded[2].start, 2e-3, tolerance(2e-3));
+    EXPECT_NEAR(recorded[2].end, 4e-3, tolerance(4e-3));
   });
 }
 
 TEST(SimExecutors, WorkersShareACoreWhenThereAreMoreWorkersThanCores) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.profile.cpu.cores = q(1);
     options.host_workers_per_unit = 2;
     Simulation sim(options);
@@ -126,7 +150,7 @@ TEST(SimExecutors, WorkersShareACoreWhenThereAreMoreWorkersThanCores) {
 
 TEST(SimExecutors, AWorkerOccupiesItsThreadsCores) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.profile.cpu.cores = q(4);
     options.profile.cpu.threads_per_worker = q(2);
     options.host_workers_per_unit = 3;  // 6 threads on 4 cores
@@ -140,7 +164,10 @@ TEST(SimExecutors, AWorkerOccupiesItsThreadsCores) {
 
 TEST(SimExecutors, TheDeviceStreamRunsOneWorkAfterAnother) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_true));
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::values);
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
     sim.run([](int, Platform& p) {
       std::vector<int> order;
       std::vector<Pending> pending;
@@ -149,6 +176,7 @@ TEST(SimExecutors, TheDeviceStreamRunsOneWorkAfterAnother) {
                                     {WorkKind::eigh, 0.0, 0.0, 100}};      // 1 ms
       for (int i = 0; i < 3; ++i) {
         Work w = modelled("kernel " + std::to_string(i), costs[static_cast<std::size_t>(i)]);
+        w.tag = kernel_tag(i);
         w.body = [&order, i] {
           order.push_back(i);
           return Status::success();
@@ -166,11 +194,30 @@ TEST(SimExecutors, TheDeviceStreamRunsOneWorkAfterAnother) {
       }
       EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
     });
+    // One activity per kernel on the stream's track, in order, each with its Work's tag.
+    const std::vector<platform::Activity> recorded = sink.activities();
+    ASSERT_EQ(recorded.size(), 3u);
+    const std::vector<double> starts{0.0, 5.1e-4, 6.2e-4};
+    const std::vector<double> ends{5.1e-4, 6.2e-4, 1.62e-3};
+    for (std::size_t i = 0; i < 3; ++i) {
+      const platform::Activity& a = recorded[i];
+      const platform::OpTag expected = kernel_tag(static_cast<int>(i));
+      EXPECT_EQ(a.track, "gpu0 stream") << i;
+      EXPECT_EQ(a.label, "kernel " + std::to_string(i));
+      EXPECT_EQ(a.tag.step, expected.step) << i;
+      EXPECT_EQ(a.tag.op, expected.op) << i;
+      EXPECT_EQ(a.tag.launch, expected.launch) << i;
+      EXPECT_EQ(a.tag.role, expected.role) << i;
+      EXPECT_NEAR(a.start, starts[i], 1e-12) << i;
+      EXPECT_NEAR(a.end, ends[i], 1e-12) << i;
+      EXPECT_TRUE(a.ok) << i;
+    }
   });
 }
 
-TEST(SimExecutors, DataTrueRunsBodiesWhenTheirTimeIsUpAndDataFreeSkipsThem) {
-  for (DataMode mode : {DataMode::data_true, DataMode::data_free}) {
+TEST(SimExecutors, ValuesRunBodiesWhenTheirTimeIsUpAndShapesSkipThem) {
+  for (Numerics mode : {Numerics::values, Numerics::refresh, Numerics::shapes}) {
+    SCOPED_TRACE(platform::to_string(mode));
     run_in_child([mode] {
       Simulation sim(tiny_options(mode));
       sim.run([mode](int, Platform& p) {
@@ -181,11 +228,11 @@ TEST(SimExecutors, DataTrueRunsBodiesWhenTheirTimeIsUpAndDataFreeSkipsThem) {
           return Status(StatusCode::no_convergence, "from the body");
         };
         const Status status = p.host_workers().submit(std::move(w)).status();
-        if (mode == DataMode::data_true) {
+        if (mode != Numerics::shapes) {
           EXPECT_NEAR(ran_at, 2e-3, tolerance(2e-3)) << "the body runs once the modelled time has passed";
           EXPECT_EQ(status.code(), StatusCode::no_convergence);
         } else {
-          EXPECT_EQ(ran_at, -1.0) << "data-free skips bodies";
+          EXPECT_EQ(ran_at, -1.0) << "shapes skip bodies";
           EXPECT_TRUE(status.ok());
         }
       });
@@ -195,7 +242,7 @@ TEST(SimExecutors, DataTrueRunsBodiesWhenTheirTimeIsUpAndDataFreeSkipsThem) {
 
 TEST(SimExecutors, WorkSubmittedBeforeTheRunStartsWithIt) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_free));
+    Simulation sim(tiny_options(Numerics::shapes));
     const Pending early = sim.platform(0).device_stream().submit(gemm(1e9));
     EXPECT_FALSE(early.test());
     sim.run([&](int, Platform& p) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/simulation.hpp"
+#include "tests/common/recording_sink.hpp"
 #include "tests/sim/in_child.hpp"
 #include "tests/sim/tiny_profile.hpp"
 
@@ -15,6 +16,7 @@ namespace asteria::sim {
 namespace {
 
 using platform::Memory;
+using platform::Numerics;
 using platform::Platform;
 using platform::Region;
 using platform::Tier;
@@ -58,7 +60,7 @@ TEST(SimMemory, BudgetsComeFromTheProfile) {
 
 TEST(SimMemory, UnifiedMemoryKeepsDevicePlusHostWithinOnePool) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.profile = unified_profile();
     Simulation sim(options);
     Memory& m = sim.platform(0).memory();
@@ -79,7 +81,7 @@ TEST(SimMemory, UnifiedMemoryKeepsDevicePlusHostWithinOnePool) {
 
 TEST(SimMemory, RandomAllocationsNeverExceedTheBudgets) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(DataMode::data_free);
+    SimulationOptions options = tiny_options(Numerics::shapes);
     options.profile = unified_profile();
     Simulation sim(options);
     Memory& m = sim.platform(0).memory();
@@ -110,7 +112,7 @@ TEST(SimMemory, RandomAllocationsNeverExceedTheBudgets) {
 
 TEST(SimMemory, DataTrueCopiesMoveTheBytesWhenTheCopyEnds) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_true));
+    Simulation sim(tiny_options(Numerics::values));
     sim.run([](int, Platform& p) {
       Memory& m = p.memory();
       EXPECT_TRUE(m.holds_data());
@@ -132,7 +134,7 @@ TEST(SimMemory, DataTrueCopiesMoveTheBytesWhenTheCopyEnds) {
 
 TEST(SimMemory, DataFreeRegionsAreSizesOnly) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_free));
+    Simulation sim(tiny_options(Numerics::shapes));
     sim.run([](int, Platform& p) {
       Memory& m = p.memory();
       EXPECT_FALSE(m.holds_data());
@@ -151,7 +153,7 @@ TEST(SimMemory, DataFreeRegionsAreSizesOnly) {
 
 TEST(SimMemory, ARegionReleasedDuringACopyIsGivenBackWhenTheCopyEnds) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_true));
+    Simulation sim(tiny_options(Numerics::values));
     sim.run([](int, Platform& p) {
       Memory& m = p.memory();
       Region host = must_allocate(m, Tier::host, 400'000, "host");
@@ -171,7 +173,10 @@ TEST(SimMemory, ARegionReleasedDuringACopyIsGivenBackWhenTheCopyEnds) {
 
 TEST(SimMemory, OccupancyIsSampledOnEveryAllocationAndRelease) {
   run_in_child([] {
-    Simulation sim(tiny_options(DataMode::data_free));
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
     sim.run([](int, Platform& p) {
       Memory& m = p.memory();
       Region a = must_allocate(m, Tier::device, 300, "a");
@@ -180,16 +185,25 @@ TEST(SimMemory, OccupancyIsSampledOnEveryAllocationAndRelease) {
       m.release(a);
       p.clock().sleep_for(0.25);
       m.release(b);
+      Region h = must_allocate(m, Tier::host, 100, "h");
+      Region n = must_allocate(m, Tier::nvme, 50, "n");
+      m.release(n);
+      m.release(h);
     });
-    const auto& counters = sim.timeline().counters();
-    ASSERT_EQ(counters.size(), 4u);
-    const double times[] = {0.0, 0.5, 0.5, 0.75};
-    const double values[] = {300, 500, 200, 0};
-    for (std::size_t i = 0; i < 4; ++i) {
-      EXPECT_EQ(counters[i].counter, "gpu0 resident device bytes");
-      EXPECT_DOUBLE_EQ(counters[i].time_s, times[i]) << i;
+    const std::vector<test::CounterRecord> counters = sink.counters();
+    ASSERT_EQ(counters.size(), 8u);
+    const char* const names[] = {"gpu0 resident device bytes", "gpu0 resident device bytes",
+                                 "gpu0 resident device bytes", "gpu0 resident device bytes",
+                                 "gpu0 resident host bytes",   "gpu0 resident nvme bytes",
+                                 "gpu0 resident nvme bytes",   "gpu0 resident host bytes"};
+    const double times[] = {0.0, 0.5, 0.5, 0.75, 0.75, 0.75, 0.75, 0.75};
+    const double values[] = {300, 500, 200, 0, 100, 50, 0, 0};
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      EXPECT_EQ(counters[i].name, names[i]) << i;
+      EXPECT_DOUBLE_EQ(counters[i].time, times[i]) << i;
       EXPECT_DOUBLE_EQ(counters[i].value, values[i]) << i;
     }
+    EXPECT_TRUE(sink.activities().empty()) << "allocations are not activities";
   });
 }
 

@@ -43,10 +43,10 @@ inline hw::HardwareProfile tiny_profile() {
   return p;
 }
 
-inline SimulationOptions tiny_options(DataMode data = DataMode::data_true) {
+inline SimulationOptions tiny_options(platform::Numerics numerics = platform::Numerics::values) {
   SimulationOptions o;
   o.profile = tiny_profile();
-  o.data = data;
+  o.numerics = numerics;
   return o;
 }
 

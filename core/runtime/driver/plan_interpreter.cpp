@@ -132,14 +132,15 @@ linalg::ConstMatrixView<T> PlanInterpreter<T>::gradient(const Op& op) {
 }
 
 template <linalg::Real T>
-void PlanInterpreter<T>::record_issuer(OpId i, platform::Seconds start) {
+void PlanInterpreter<T>::record_issuer(OpId i, platform::Seconds start, bool in_launch_body) {
   if (sink_ == nullptr || !sink_->recording(step_)) return;
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
   std::string label(plan::to_string(op.kind));
   label += ' ';
   label += op.block >= 0 ? plan_.blocks[static_cast<std::size_t>(op.block)].label
                          : plan_.layers[static_cast<std::size_t>(op.layer)].name;
-  sink_->record({platform::issuer_track(sink_->unit()), std::move(label),
+  sink_->record({in_launch_body ? platform::device_stream_track(sink_->unit()) : platform::issuer_track(sink_->unit()),
+                 std::move(label),
                  {step_, i, -1, platform::ActivityRole::op}, op.cost, start, platform_.clock().now(), true});
 }
 
@@ -204,7 +205,7 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
   if (!body)
     for (OpId d : op.deps)
       if (!ordered_before(op, -1, d)) await(d, i);
-  const platform::Seconds start = body ? 0.0 : platform_.clock().now();
+  const platform::Seconds start = platform_.clock().now();
   const BlockId id = blocks_[static_cast<std::size_t>(op.block)].service_id;
   char& skipped = (body ? body_skipped_ : skipped_)[static_cast<std::size_t>(op.block)];
   switch (op.kind) {
@@ -227,7 +228,8 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       break;
     default: throw std::logic_error("PlanInterpreter: not an optimizer op");
   }
-  if (!body && op.on == Resource::issuer) record_issuer(i, start);
+  // Ops charged nowhere else are recorded where they ran: this thread, or the launch body.
+  if (op.on == Resource::issuer) record_issuer(i, start, body);
 }
 
 template <linalg::Real T>

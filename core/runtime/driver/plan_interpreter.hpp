@@ -21,7 +21,8 @@
 // even without cost (it carries its hook's numerics); a host launch only with a cost.
 // Everything is recorded on the platform's ActivitySink (if any), tagged with the step and the
 // op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
-// recorded on its track ("cpu<u> main") from their start to their end (waits included).
+// recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
+// ops that ran inside a launch body are recorded on the device stream's track.
 #include <exception>
 #include <vector>
 
@@ -88,7 +89,7 @@ class PlanInterpreter {
   bool ordered_before(const plan::Op& op, int launch, plan::OpId dep) const;
   void wait_ok(const platform::Pending& pending, const std::string& what);
   platform::Pending submit(platform::Executor& executor, platform::Work work);
-  void record_issuer(plan::OpId i, platform::Seconds start);
+  void record_issuer(plan::OpId i, platform::Seconds start, bool in_launch_body = false);
   linalg::MatrixView<T> weights(const plan::Op& op);
   linalg::ConstMatrixView<T> gradient(const plan::Op& op);
 

@@ -1,0 +1,147 @@
+// What makes a plan valid, what the horizontal schedule promises about its ops, and the facts the
+// runtime reads off a plan (the store's use order, when launches go out).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/common/error.hpp"
+#include "core/plan/horizontal_schedule.hpp"
+
+namespace asteria::plan {
+namespace {
+
+platform::Cost gemm(double flops) { return {platform::WorkKind::gemm, flops, flops / 1000.0, 8}; }
+
+StepPlan small_plan(Resource update_on = Resource::device, int delay = 1) {
+  std::vector<LayerWork> layers = {{"l0", gemm(1e9), gemm(2e9), 64.0}, {"l1", gemm(1e9), gemm(2e9), 64.0},
+                                   {"l2", gemm(1e9), gemm(2e9), 64.0}};
+  std::vector<BlockWork> blocks;
+  for (int l = 0; l < 3; ++l)
+    for (int b = 0; b < 2; ++b)
+      blocks.push_back({l, "l" + std::to_string(l) + "/" + std::to_string(b), delay, update_on, gemm(1e6), gemm(2e6),
+                        gemm(3e6)});
+  return horizontal_plan(layers, blocks);
+}
+
+std::string field_of(const StepPlan& plan) {
+  try {
+    validate(plan, "test plan");
+  } catch (const InputError& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST(StepPlan, TheStoreUsesBlocksInBackwardOrder) {
+  const StepPlan plan = small_plan();
+  EXPECT_EQ(block_use_order(plan), (std::vector<int>{4, 5, 2, 3, 0, 1}));
+  // Prefetches during the forward pass ask for them in that order too.
+  std::vector<int> prefetched;
+  for (const Op& op : plan.ops)
+    if (op.kind == OpKind::prefetch) prefetched.push_back(op.block);
+  EXPECT_EQ(prefetched, block_use_order(plan));
+}
+
+TEST(StepPlan, EveryBlockGoesThroughItsPhasesInTheReferenceOrder) {
+  for (int delay : {0, 1}) {
+    const StepPlan plan = small_plan(Resource::device, delay);
+    for (int b = 0; b < 6; ++b) {
+      std::vector<OpKind> kinds;
+      for (const Op& op : plan.ops)
+        if (op.block == b) kinds.push_back(op.kind);
+      const std::vector<OpKind> expected =
+          delay == 1 ? std::vector<OpKind>{OpKind::prefetch, OpKind::acquire, OpKind::publish, OpKind::accumulate,
+                                           OpKind::refresh, OpKind::update, OpKind::release}
+                     : std::vector<OpKind>{OpKind::prefetch, OpKind::acquire, OpKind::accumulate, OpKind::refresh,
+                                           OpKind::publish, OpKind::update, OpKind::release};
+      EXPECT_EQ(kinds, expected) << "block " << b << ", delay " << delay;
+    }
+  }
+}
+
+TEST(StepPlan, DependenciesPointBackwardsAndGateEachLayerOnItsGradient) {
+  const StepPlan plan = small_plan();
+  for (std::size_t i = 0; i < plan.ops.size(); ++i)
+    for (OpId d : plan.ops[i].deps) EXPECT_LT(d, static_cast<OpId>(i));
+  // Every acquire waits for its own layer's backward.
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::acquire) continue;
+    ASSERT_EQ(op.deps.size(), 1u);
+    const Op& gate = plan.ops[static_cast<std::size_t>(op.deps[0])];
+    EXPECT_EQ(gate.kind, OpKind::backward);
+    EXPECT_EQ(gate.layer, op.layer);
+  }
+}
+
+TEST(StepPlan, HostUpdatesAreHostLaunchesCarriedByTheLayersDeviceHook) {
+  const StepPlan plan = small_plan(Resource::host);
+  const std::vector<OpId> submitted = launch_submit_points(plan);
+  int host_launches = 0;
+  for (std::size_t l = 0; l < plan.launches.size(); ++l) {
+    if (plan.launches[l].on != Resource::host) continue;
+    ++host_launches;
+    // A host launch holds one block's accumulate, publish and update, and goes out at its update.
+    const Op& last = plan.ops[static_cast<std::size_t>(submitted[l])];
+    EXPECT_EQ(last.kind, OpKind::update);
+    for (const Op& op : plan.ops)
+      if (op.launch == static_cast<int>(l)) {
+        EXPECT_EQ(op.block, last.block);
+        EXPECT_EQ(op.on, Resource::host);
+        ASSERT_GE(op.hook, 0);
+        EXPECT_EQ(plan.launches[static_cast<std::size_t>(op.hook)].on, Resource::device);
+      }
+  }
+  EXPECT_EQ(host_launches, 6);
+}
+
+TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
+  {
+    StepPlan plan = small_plan();
+    plan.ops[3].deps.push_back(7);  // a later op
+    EXPECT_EQ(field_of(plan), "ops[3].deps");
+  }
+  {
+    StepPlan plan = small_plan();
+    plan.ops[0].on = Resource::host;  // a forward on the host workers
+    EXPECT_EQ(field_of(plan), "ops[0].on");
+  }
+  {
+    StepPlan plan = small_plan();
+    auto it = std::find_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::acquire; });
+    it->block = 99;
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(it - plan.ops.begin()) + "].block");
+  }
+  {
+    StepPlan plan = small_plan();
+    auto it = std::find_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::acquire; });
+    it->hook = 0;  // only optimizer ops have a hook
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(it - plan.ops.begin()) + "].hook");
+  }
+  {
+    // An op outside a launch that waits for one of its ops before the launch has gone out.
+    StepPlan plan = small_plan();
+    auto upd = std::find_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::accumulate; });
+    const OpId inside = static_cast<OpId>(upd - plan.ops.begin());
+    Op waiter{.kind = OpKind::prefetch, .on = Resource::issuer, .layer = upd->layer, .block = upd->block, .deps = {inside}};
+    plan.ops.insert(plan.ops.begin() + inside + 1, waiter);
+    for (std::size_t i = static_cast<std::size_t>(inside) + 2; i < plan.ops.size(); ++i)
+      for (OpId& d : plan.ops[i].deps)
+        if (d > inside) ++d;
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(inside + 1) + "].deps");
+  }
+  EXPECT_THROW(horizontal_plan({}, {}), InputError);
+  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
+  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);
+}
+
+TEST(OpKinds, NamesReadBack) {
+  for (int k = 0; k < kOpKindCount; ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    EXPECT_EQ(parse_op_kind(to_string(kind), "test", "kind"), kind);
+  }
+  EXPECT_THROW(parse_op_kind("jump", "test", "kind"), InputError);
+  EXPECT_EQ(parse_resource("network", "test", "on"), Resource::network);
+}
+
+}  // namespace
+}  // namespace asteria::plan
