@@ -10,8 +10,8 @@ namespace asteria {
 std::string exact_number(double value);
 
 // `value` with `digits` significant digits (1..17): plain decimals when the exponent is within
-// [-4, digits), scientific otherwise ("1.70", "145000", "0.000212", "2.12e-05"). Never truncates
-// the integer part: 145417.917 with 3 digits is "1.45e+05".
+// [-4, digits), scientific otherwise (3 digits: "1.70", "145", "0.000212", "2.12e-05"). Never
+// truncates the integer part: 145417.917 with 3 digits is "1.45e+05".
 std::string significant(double value, int digits);
 
 }  // namespace asteria

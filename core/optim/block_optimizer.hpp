@@ -72,13 +72,13 @@ class BlockOptimizer {
   virtual void accumulate(linalg::ConstMatrixView<T> grad, Step t) = 0;
 
   // Phase 2. Optimizers without a refresh keep the defaults.
-  virtual bool refresh_due(Step /*t*/) const { return false; }
-  // Gradients the block's statistics have absorbed (accumulate calls, from its state counter),
-  // and the refresh schedule as a pure function of that count (optim::refresh_due_after):
-  // refresh_due(t) of the optimizers equals refresh_due_after(statistics_updates()), and a
-  // runtime can ask about other counts without driving a twin of the block.
-  virtual std::int64_t statistics_updates() const noexcept { return 0; }
+  // The refresh schedule is one pure function of how many gradients the block's statistics have
+  // absorbed (optim::refresh_due_after), so a runtime can follow it without the block's numerics
+  // (the preconditioner service counts accumulates itself) and without a twin of the block.
+  virtual std::int64_t statistics_updates() const noexcept { return 0; }  // accumulate calls so far
   virtual bool refresh_due_after(std::int64_t /*statistics_updates*/) const { return false; }
+  // Whether a refresh is due now, after this step's accumulate.
+  bool refresh_due(Step /*t*/) const { return refresh_due_after(statistics_updates()); }
   virtual std::unique_ptr<RefreshJob<T>> snapshot(Step /*t*/) const { return nullptr; }
   // snapshot(t), refilling `spare` (a resolved job of this block, or null) when it fits, so
   // that the shadow buffers of a long run are allocated once: snapshots happen on the training

@@ -137,11 +137,6 @@ void KlShampooBlock<T>::accumulate(ConstMatrixView<T> grad, Step t) {
 }
 
 template <Real T>
-bool KlShampooBlock<T>::refresh_due(Step /*t*/) const {
-  return refresh_due_after(statistics_updates());
-}
-
-template <Real T>
 std::int64_t KlShampooBlock<T>::statistics_updates() const noexcept {
   return this->state_.counter(statistics_updates_);
 }

@@ -56,11 +56,6 @@ void ShampooBlock<T>::accumulate(linalg::ConstMatrixView<T> grad, Step /*t*/) {
 }
 
 template <Real T>
-bool ShampooBlock<T>::refresh_due(Step /*t*/) const {
-  return refresh_due_after(statistics_updates());
-}
-
-template <Real T>
 std::int64_t ShampooBlock<T>::statistics_updates() const noexcept {
   return this->state_.counter(stats_steps_);
 }

@@ -36,7 +36,6 @@ class ShampooBlock final : public BlockOptimizer<T> {
 
   std::string_view name() const noexcept override { return "shampoo"; }
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
-  bool refresh_due(Step t) const override;
   std::int64_t statistics_updates() const noexcept override;
   bool refresh_due_after(std::int64_t updates) const override;
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;

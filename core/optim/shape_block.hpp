@@ -59,7 +59,6 @@ class ShapeBlock final : public BlockOptimizer<T> {
     return statistics_counter(kind_).empty() ? 0 : accumulated_;
   }
   bool refresh_due_after(std::int64_t updates) const override { return optim::refresh_due_after(kind_, hp_, updates); }
-  bool refresh_due(Step /*t*/) const override { return refresh_due_after(statistics_updates()); }
 
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override {
     if (statistics_counter(kind_).empty()) return nullptr;  // no refresh, as the real blocks

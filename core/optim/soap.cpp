@@ -45,11 +45,6 @@ void SoapBlock<T>::accumulate(ConstMatrixView<T> grad, Step /*t*/) {
 }
 
 template <Real T>
-bool SoapBlock<T>::refresh_due(Step /*t*/) const {
-  return refresh_due_after(statistics_updates());
-}
-
-template <Real T>
 std::int64_t SoapBlock<T>::statistics_updates() const noexcept {
   return this->state_.counter(statistics_updates_);
 }

@@ -46,6 +46,13 @@ void expect_same_tag(const OpTag& actual, const OpTag& expected) {
   EXPECT_EQ(actual.role, expected.role) << platform::to_string(actual.role);
 }
 
+DeviceStreamOptions stream_options(TimeSource time, DeviceModel model) {
+  DeviceStreamOptions o;
+  o.time = time;
+  o.model = model;
+  return o;
+}
+
 struct Fixture {
   RealClock clock;
   RealSync sync;
@@ -90,7 +97,7 @@ TEST(RealSync, WaitingWithAForeignMutexIsRejected) {
 
 TEST(ModelledDeviceStream, EachWorkLastsAtLeastItsModelledDuration) {
   Fixture f;
-  DeviceStreamExecutor stream({"device", TimeSource::modelled, DeviceModel{1.0e9, 1.0e9, 0.0}}, f.board, f.clock,
+  DeviceStreamExecutor stream(stream_options(TimeSource::modelled, DeviceModel{1.0e9, 1.0e9, 0.0}), f.board, f.clock,
                               &f.sink);
   EXPECT_EQ(stream.time(), TimeSource::modelled);
   bool ran = false;
@@ -118,7 +125,7 @@ TEST(ModelledDeviceStream, EachWorkLastsAtLeastItsModelledDuration) {
 
 TEST(ModelledDeviceStream, ABodySlowerThanTheModelSetsTheDuration) {
   Fixture f;
-  DeviceStreamExecutor stream({"device", TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0}}, f.board, f.clock,
+  DeviceStreamExecutor stream(stream_options(TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0}), f.board, f.clock,
                               &f.sink);
   ASSERT_TRUE(stream.submit(costed("slow body", 1.0, 1.0, [&] {
                       f.clock.sleep_for(0.02);
@@ -133,7 +140,7 @@ TEST(ModelledDeviceStream, ABodySlowerThanTheModelSetsTheDuration) {
 
 TEST(ModelledDeviceStream, ADurationFunctionTakesThePlaceOfTheModel) {
   Fixture f;
-  DeviceStreamOptions options{"device", TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0}};
+  DeviceStreamOptions options = stream_options(TimeSource::modelled, DeviceModel{1.0e15, 1.0e15, 0.0});
   options.duration = [](const Cost& cost) { return cost.flops * 1e-9; };  // 20 ms for 2e7 flops
   options.unit = 3;
   DeviceStreamExecutor stream(options, f.board, f.clock, &f.sink);
@@ -147,7 +154,8 @@ TEST(ModelledDeviceStream, ADurationFunctionTakesThePlaceOfTheModel) {
 TEST(MeasuredDeviceStream, WorkIsNotPacedByTheModel) {
   Fixture f;
   // Modelled at 10^4 s: pacing would never let this test finish.
-  DeviceStreamExecutor stream({"device", TimeSource::measured, DeviceModel{1.0, 1.0, 0.0}}, f.board, f.clock, &f.sink);
+  DeviceStreamExecutor stream(stream_options(TimeSource::measured, DeviceModel{1.0, 1.0, 0.0}), f.board, f.clock,
+                              &f.sink);
   EXPECT_EQ(stream.time(), TimeSource::measured);
   int runs = 0;
   ASSERT_TRUE(stream.submit(costed("cpu kernel", 1.0e4, 0.0, [&] { ++runs; return Status::success(); })).status().ok());
@@ -160,7 +168,8 @@ TEST(MeasuredDeviceStream, WorkIsNotPacedByTheModel) {
 
 TEST(DeviceStream, SimulatedTimeIsNotARealBackendsTime) {
   Fixture f;
-  EXPECT_THROW(DeviceStreamExecutor({"device", TimeSource::simulated, DeviceModel{}}, f.board, f.clock), InputError);
+  EXPECT_THROW(DeviceStreamExecutor(stream_options(TimeSource::simulated, DeviceModel{}), f.board, f.clock),
+               InputError);
   RealPlatformOptions simulated;
   simulated.time = TimeSource::simulated;
   EXPECT_THROW(RealPlatform{simulated}, InputError);
@@ -168,7 +177,7 @@ TEST(DeviceStream, SimulatedTimeIsNotARealBackendsTime) {
 
 TEST(DeviceStream, AFailedWorkIsRecordedAsNotOk) {
   Fixture f;
-  DeviceStreamExecutor stream({"device", TimeSource::measured, DeviceModel{}}, f.board, f.clock, &f.sink);
+  DeviceStreamExecutor stream(stream_options(TimeSource::measured, DeviceModel{}), f.board, f.clock, &f.sink);
   const OpTag tag{2, 1, -1, ActivityRole::op};
   EXPECT_EQ(stream.submit(costed("throws", 0, 0, []() -> Status { throw std::runtime_error("bad kernel"); }, tag))
                 .status()

@@ -125,7 +125,9 @@ TEST(RealMemory, EveryCopyIsAccountedPerTierPair) {
     EXPECT_EQ(a.tag.role, roles[i]) << i << ": " << platform::to_string(a.tag.role);
     EXPECT_EQ(a.cost.bytes, bytes[i]) << i;
     EXPECT_LE(a.start, a.end) << i;
-    if (i > 0) EXPECT_LE(recorded[i - 1].end, a.start) << i << ": each copy was waited for before the next";
+    if (i > 0) {
+      EXPECT_LE(recorded[i - 1].end, a.start) << i << ": each copy was waited for before the next";
+    }
     EXPECT_TRUE(a.ok) << i;
   }
 }

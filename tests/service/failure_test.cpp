@@ -21,7 +21,8 @@ class CorruptingBlock final : public optim::BlockOptimizer<T> {
 
   std::string_view name() const noexcept override { return inner_->name(); }
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override { inner_->accumulate(grad, t); }
-  bool refresh_due(Step t) const override { return inner_->refresh_due(t); }
+  std::int64_t statistics_updates() const noexcept override { return inner_->statistics_updates(); }
+  bool refresh_due_after(std::int64_t updates) const override { return inner_->refresh_due_after(updates); }
   void publish(optim::RefreshJob<T>& job) override { inner_->publish(job); }
   int activation_delay() const noexcept override { return inner_->activation_delay(); }
   bool apply(linalg::MatrixView<T> w, linalg::ConstMatrixView<T> g, Step t) override { return inner_->apply(w, g, t); }

@@ -1,6 +1,6 @@
 // One scenario, two worlds: the step driver training a small stack (full numerics, staleness 2,
 // deterministic publication) on the real backend (threads, wall clock) and inside the simulator
-// in data-true mode gives bit-identical weights and optimizer state after every step. Under the
+// with values (data-true) gives bit-identical weights and optimizer state after every step. Under the
 // deterministic policy results depend on S alone, never on timing — so both backends must agree.
 #include <cstring>
 
@@ -74,7 +74,7 @@ TEST_P(BackendConformance, RealAndDataTrueSimulationGiveBitIdenticalParameters) 
   testing::run_in_child([&] {
     SimulationOptions o;
     o.profile = testing::tiny_profile();
-    o.data = DataMode::data_true;
+    o.numerics = platform::Numerics::values;
     o.host_workers_per_unit = 2;
     TierBudgets budgets = budgets_from(o.profile);
     budgets.device = runtime::test::largest_layer_state_bytes<float>(small_stack(), kind, small_blocks(kind, 2)) + 64;

@@ -66,7 +66,9 @@ void expect_legs(const std::vector<platform::Activity>& recorded, const std::vec
     EXPECT_EQ(a.tag.launch, cause.launch) << i;
     EXPECT_EQ(a.cost.bytes, static_cast<double>(kBytes)) << i;
     EXPECT_NEAR(a.end - a.start, expected[i].seconds, tolerance(expected[i].seconds)) << i;
-    if (i > 0) EXPECT_NEAR(a.start, recorded[i - 1].end, 1e-12) << i;
+    if (i > 0) {
+      EXPECT_NEAR(a.start, recorded[i - 1].end, 1e-12) << i;
+    }
     EXPECT_TRUE(a.ok) << i;
   }
 }
