@@ -18,35 +18,46 @@ class TraceRecorder::UnitSink final : public platform::ActivitySink {
     std::lock_guard lock(recorder_.mutex_);
     recorder_.current_steps_[unit_] = step;
   }
-  bool recording(std::int64_t step) const override { return recorder_.window().contains(step); }
+  bool recording(std::int64_t step) const override { return recorder_.window().contains(unit_, step); }
 
  private:
   TraceRecorder& recorder_;
   int unit_;
 };
 
+std::size_t records_per_unit_step(const plan::StepPlan& plan) { return plan.ops.size() + 6 * plan.blocks.size() + 1; }
+
 TraceWindow default_window(std::int64_t first_step, std::int64_t last_step, int units, const plan::StepPlan& plan,
                            std::size_t max_bytes) {
   TraceWindow window{first_step, last_step};
   if (max_bytes == 0 || last_step < first_step) return window;
-  // Per unit and step: every op, and about as many copies, refresh jobs and counter samples
-  // again as there are blocks (moves in and out of tiers, a refresh, occupancy samples).
-  const double records = static_cast<double>(plan.ops.size() + 4 * plan.blocks.size() + 1);
-  const double per_step = records * std::max(1, units) * static_cast<double>(kRecordBytesEstimate);
-  const auto steps = static_cast<std::int64_t>(static_cast<double>(max_bytes) / per_step);
-  window.last_step = std::min(last_step, first_step + std::max<std::int64_t>(steps, 1) - 1);
+  const double unit_step = static_cast<double>(records_per_unit_step(plan) * kRecordBytesEstimate);
+  // A tenth of the budget is left for the estimate's error, so the bound rarely cuts a step.
+  const double budget = 0.9 * static_cast<double>(max_bytes);
+  units = std::max(1, units);
+  if (unit_step * units <= budget) {
+    const auto steps = static_cast<std::int64_t>(budget / (unit_step * units));
+    window.last_step = std::min(last_step, first_step + steps - 1);
+  } else {
+    window.last_step = first_step;
+    window.units = std::max(1, static_cast<int>(budget / unit_step));
+  }
   return window;
 }
 
 TraceRecorder::TraceRecorder(RecorderOptions options)
-    : first_step_(options.window.first_step), last_step_(options.window.last_step), max_bytes_(options.max_bytes) {}
+    : first_step_(options.window.first_step),
+      last_step_(options.window.last_step),
+      units_(options.window.units),
+      max_bytes_(options.max_bytes) {}
 
 void TraceRecorder::set_window(TraceWindow window) noexcept {
   first_step_ = window.first_step;
   last_step_ = window.last_step;
+  units_ = window.units;
 }
 
-TraceWindow TraceRecorder::window() const noexcept { return {first_step_.load(), last_step_.load()}; }
+TraceWindow TraceRecorder::window() const noexcept { return {first_step_.load(), last_step_.load(), units_.load()}; }
 TraceRecorder::~TraceRecorder() = default;
 
 platform::ActivitySink& TraceRecorder::sink(int unit) {
@@ -87,7 +98,7 @@ std::int64_t TraceRecorder::current_step(int unit) const {
 }
 
 void TraceRecorder::add(int unit, const platform::Activity& a) {
-  if (!window().contains(a.tag.step)) return;
+  if (!window().contains(unit, a.tag.step)) return;
   std::lock_guard lock(mutex_);
   // A launch becomes one row per fused op; the plan names ops, other records keep their label.
   std::size_t rows = 1;
@@ -115,7 +126,7 @@ void TraceRecorder::add(int unit, const platform::Activity& a) {
 void TraceRecorder::add_counter(int unit, const std::string& name, double time, double value) {
   std::lock_guard lock(mutex_);
   const std::int64_t step = current_step(unit);
-  if (!window().contains(step) || !admit(1, 0)) return;
+  if (!window().contains(unit, step) || !admit(1, 0)) return;
   Raw r;
   r.unit = unit;
   r.track = track_id(name);
@@ -172,6 +183,7 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
   out.metadata["window_first_step"] = std::to_string(w.first_step);
   if (w.last_step != std::numeric_limits<std::int64_t>::max())
     out.metadata["window_last_step"] = std::to_string(w.last_step);
+  if (w.units != std::numeric_limits<int>::max()) out.metadata["window_units"] = std::to_string(w.units);
   out.metadata["dropped_records"] = std::to_string(dropped_);
   out.records.reserve(raws_.size());
   for (const Raw& r : raws_) {

@@ -25,10 +25,13 @@
 
 namespace asteria::traces {
 
+// The steps a trace keeps, of units 0 .. units-1.
 struct TraceWindow {
   std::int64_t first_step = 1;
   std::int64_t last_step = std::numeric_limits<std::int64_t>::max();
+  int units = std::numeric_limits<int>::max();
   bool contains(std::int64_t step) const noexcept { return step >= first_step && step <= last_step; }
+  bool contains(int unit, std::int64_t step) const noexcept { return unit < units && contains(step); }
 };
 
 struct RecorderOptions {
@@ -36,12 +39,18 @@ struct RecorderOptions {
   std::size_t max_bytes = 0;  // bound on the written trace files (estimated); 0: none
 };
 
-// Bytes a record is estimated to take in the written files (native CSV and Chrome JSON
-// together), for budgets.
-inline constexpr std::size_t kRecordBytesEstimate = 300;
+// Bytes a record is estimated to take in the written files, native CSV and Chrome JSON together
+// (measured on a 64-GPU OLMo-2 7B simulation: 168 + 215 bytes per record).
+inline constexpr std::size_t kRecordBytesEstimate = 400;
 
-// The first `steps` steps from `first_step` that fit `max_bytes` when `units` units each run
-// `plan` (estimated from its ops and blocks), at least one step, at most up to `last_step`.
+// The records one unit makes in one step of `plan`: every op, and about six more per block
+// (copies between tiers and their disk legs, occupancy samples at each allocation and release, a
+// refresh now and then; measured: 1.01 x this on a tiered OLMo-2 7B step).
+std::size_t records_per_unit_step(const plan::StepPlan& plan);
+
+// A window that fits `max_bytes` when `units` units each run `plan`: whole steps of every unit
+// from `first_step` (at most up to `last_step`) when one step of all of them fits, otherwise one
+// step of as many units as fit (at least one).
 TraceWindow default_window(std::int64_t first_step, std::int64_t last_step, int units, const plan::StepPlan& plan,
                            std::size_t max_bytes);
 
@@ -98,6 +107,7 @@ class TraceRecorder {
 
   std::atomic<std::int64_t> first_step_;
   std::atomic<std::int64_t> last_step_;
+  std::atomic<int> units_;
   std::size_t max_bytes_;
   mutable std::mutex mutex_;
   std::map<int, std::unique_ptr<UnitSink>> sinks_;

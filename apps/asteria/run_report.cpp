@@ -136,6 +136,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   if (o.trace.written) {
     j["trace_first_step"] = o.trace.first_step;
     j["trace_last_step"] = o.trace.last_step;
+    j["trace_units"] = o.trace.units;
     j["trace_records"] = o.trace.records;
     j["trace_dropped_records"] = o.trace.dropped_records;
     j["trace_bytes"] = o.trace.native_bytes;
@@ -187,7 +188,8 @@ void print_report(const RunReport& o, std::ostream& out) {
       << ", host " << gib_text(static_cast<double>(m.peak_resident_bytes[1])) << ", nvme "
       << gib_text(static_cast<double>(m.peak_resident_bytes[2])) << '\n';
   if (o.trace.written)
-    out << "trace: steps " << o.trace.first_step << " to " << o.trace.last_step << ", " << o.trace.records
+    out << "trace: steps " << o.trace.first_step << " to " << o.trace.last_step << " of units 0 to "
+        << o.trace.units - 1 << ", " << o.trace.records
         << " records (" << o.trace.dropped_records << " dropped past the size bound), trace.csv "
         << significant(static_cast<double>(o.trace.native_bytes) / 1e6, 4) << " MB, trace.json "
         << significant(static_cast<double>(o.trace.chrome_bytes) / 1e6, 4) << " MB\n";

@@ -30,6 +30,7 @@ struct TraceInfo {
   bool written = false;
   std::int64_t first_step = 0;
   std::int64_t last_step = 0;
+  int units = 0;                    // units 0 .. units-1 were recorded
   std::size_t records = 0;
   std::size_t dropped_records = 0;  // past --trace-max-bytes
   std::size_t native_bytes = 0;     // trace.csv

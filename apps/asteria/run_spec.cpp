@@ -97,6 +97,8 @@ po::options_description run_spec_options(RunVerb verb) {
       ("trace", "record the executed plan: trace.csv (native) and trace.json (Chrome/Perfetto) in --out")
       ("trace-steps", po::value<std::string>()->value_name("FIRST:LAST"),
        "steps the trace keeps (default: the first measured steps that fit --trace-max-bytes)")
+      ("trace-units", po::value<int>()->value_name("N"),
+       "units (GPUs) the trace keeps: 0..N-1 (default: all, or as many as one step fits in --trace-max-bytes)")
       ("trace-max-bytes", po::value<std::string>()->default_value("100MB")->value_name("SIZE"),
        "bound on the trace files; records past it are counted, not kept")
       ("no-progress", "no progress lines on stderr");
@@ -150,6 +152,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   s.overwrite = v.count("overwrite") != 0;
   s.trace.enabled = v.count("trace") != 0;
   if (v.count("trace-steps") != 0) s.trace.steps = parse_step_range(v["trace-steps"].as<std::string>(), "--trace-steps");
+  if (v.count("trace-units") != 0) s.trace.units = v["trace-units"].as<int>();
   s.trace.max_bytes = parse_size(v["trace-max-bytes"].as<std::string>(), "--trace-max-bytes");
   s.progress = v.count("no-progress") == 0;
   if (verb != RunVerb::sim) {
@@ -193,6 +196,8 @@ void validate(const RunSpec& s) {
   if (!real_backend && s.nvme_dir)
     throw InputError(source, "--nvme-dir", "only the real backend writes NVMe files (--time measured or modelled)");
   if (s.trace.steps && !s.trace.enabled) throw InputError(source, "--trace-steps", "--trace as well");
+  if (s.trace.units && !s.trace.enabled) throw InputError(source, "--trace-units", "--trace as well");
+  if (s.trace.units && *s.trace.units < 1) throw InputError(source, "--trace-units", "an integer >= 1");
   if (s.trace.enabled && !s.out) throw InputError(source, "--trace", "--out DIR as well (the trace files go there)");
   if (s.overwrite && !s.out) throw InputError(source, "--overwrite", "--out DIR as well");
 }

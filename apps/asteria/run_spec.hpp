@@ -33,6 +33,7 @@ std::string_view to_string(RunVerb verb) noexcept;
 struct TraceSettings {
   bool enabled = false;
   std::optional<std::pair<std::int64_t, std::int64_t>> steps;  // --trace-steps FIRST:LAST
+  std::optional<int> units;                                     // --trace-units N: units 0..N-1
   std::size_t max_bytes = std::size_t{100} * 1000 * 1000;       // --trace-max-bytes
 };
 

@@ -20,10 +20,14 @@ platform::ActivitySink* TraceSession::sink(int unit) { return recorder_ ? &recor
 void TraceSession::set_plan(int unit, const plan::StepPlan& plan) {
   if (!recorder_) return;
   std::call_once(window_fixed_, [&] {
-    if (spec_.trace.steps)
-      recorder_->set_window({spec_.trace.steps->first, spec_.trace.steps->second});
-    else
-      recorder_->set_window(traces::default_window(first_, last_, units_, plan, spec_.trace.max_bytes));
+    // Whatever the user chose, the default sizes the rest to the byte budget.
+    const std::int64_t first = spec_.trace.steps ? spec_.trace.steps->first : first_;
+    const std::int64_t last = spec_.trace.steps ? spec_.trace.steps->second : last_;
+    const int units = spec_.trace.units ? std::min(*spec_.trace.units, units_) : units_;
+    traces::TraceWindow window = traces::default_window(first, last, units, plan, spec_.trace.max_bytes);
+    if (spec_.trace.steps) window.last_step = last;
+    if (spec_.trace.units) window.units = units;
+    recorder_->set_window(window);
   });
   recorder_->set_plan(unit, plan);
 }
@@ -43,6 +47,7 @@ TraceInfo TraceSession::write(const std::filesystem::path& dir, std::map<std::st
   info.written = true;
   info.first_step = window.first_step;
   info.last_step = std::min(window.last_step, last_);
+  info.units = std::min(window.units, units_);
   info.records = trace.records.size();
   info.dropped_records = recorder_->dropped_records();
   info.native_bytes = native.size();

@@ -152,11 +152,19 @@ TEST(TraceRecorder, CountsWhatItCannotKeepPastItsSizeBound) {
 
 TEST(TraceRecorder, DefaultWindowFitsTheBudgetWithAtLeastOneStep) {
   const plan::StepPlan plan = two_block_plan();
-  const std::size_t per_unit_step = (plan.ops.size() + 4 * plan.blocks.size() + 1) * kRecordBytesEstimate;
-  const TraceWindow three = default_window(5, 40, 2, plan, 3 * 2 * per_unit_step);
+  const std::size_t per_unit_step = records_per_unit_step(plan) * kRecordBytesEstimate;
+  const TraceWindow three = default_window(5, 40, 2, plan, 3 * 2 * per_unit_step * 10 / 9 + 10);
   EXPECT_EQ(three.first_step, 5);
   EXPECT_EQ(three.last_step, 7);
+  EXPECT_GE(three.units, 2);
+  // One step of every unit does not fit: one step of as many units as fit, whole.
+  const TraceWindow some = default_window(5, 40, 64, plan, 9 * per_unit_step * 10 / 9 + 10);
+  EXPECT_EQ(some.last_step, 5);
+  EXPECT_EQ(some.units, 9);
+  EXPECT_TRUE(some.contains(8, 5));
+  EXPECT_FALSE(some.contains(9, 5));
   EXPECT_EQ(default_window(5, 40, 64, plan, 10).last_step, 5);  // never empty
+  EXPECT_EQ(default_window(5, 40, 64, plan, 10).units, 1);
   EXPECT_EQ(default_window(5, 6, 1, plan, std::size_t{1} << 40).last_step, 6);  // never past the run
   EXPECT_EQ(default_window(5, 40, 1, plan, 0).last_step, 40);  // no bound
 }
