@@ -1,9 +1,11 @@
-// One scenario, two worlds: the step driver training a small stack (full numerics, staleness 2,
-// deterministic publication) on the real backend (threads, wall clock) and inside the simulator
-// with values (data-true) gives bit-identical weights and optimizer state after every step. Under the
-// deterministic policy results depend on S alone, never on timing — so both backends must agree.
+// One plan, two worlds: the step driver training a small stack (values, deterministic
+// publication, S = 0, 1 and 5) runs the same step plan on the real backend (threads, wall clock)
+// and inside the simulator with values (data-true), and both give bit-identical weights and
+// optimizer state after every step. Under the deterministic policy results depend on S alone,
+// never on timing — so both backends must agree.
 #include <cstring>
 
+#include "core/plan/step_plan.hpp"
 #include "core/real/real_platform.hpp"
 #include "sim/simulation.hpp"
 #include "tests/driver/driver_test_support.hpp"
@@ -18,23 +20,24 @@ using runtime::test::small_stack;
 using runtime::test::Weights;
 
 constexpr int kSteps = 9;
-constexpr int kStaleness = 2;
 
 struct Trajectory {
+  std::string plan;                                // the plan every step ran, as text
   std::vector<Weights<float>> weights;             // after every step
   std::vector<std::vector<float>> final_states;  // per block, after finish()
 };
 
-runtime::DriverOptions options() {
-  runtime::DriverOptions o = runtime::test::full_numerics(kStaleness);
+runtime::DriverOptions options(int staleness) {
+  runtime::DriverOptions o = runtime::test::full_numerics(staleness);
   o.store.policy = runtime::PlacementPolicy::tiered;  // moves between tiers happen as well
   return o;
 }
 
-Trajectory train(platform::Platform& platform, optim::OptimizerKind kind) {
+Trajectory train(platform::Platform& platform, optim::OptimizerKind kind, int staleness) {
   runtime::SyntheticModel<float> model(small_stack());
-  runtime::StepDriver<float> driver(platform, model, kind, small_blocks(kind, 2), options());
+  runtime::StepDriver<float> driver(platform, model, kind, small_blocks(kind, 2), options(staleness));
   Trajectory t;
+  t.plan = plan::to_text(driver.plan());
   for (int s = 0; s < kSteps; ++s) {
     driver.run_step();
     t.weights.push_back(runtime::test::weights_of(model));
@@ -58,10 +61,10 @@ void expect_identical(const Trajectory& real, const Trajectory& simulated) {
     EXPECT_TRUE(runtime::test::bitwise_equal(real.final_states[b], simulated.final_states[b])) << "block " << b;
 }
 
-class BackendConformance : public ::testing::TestWithParam<optim::OptimizerKind> {};
+class BackendConformance : public ::testing::TestWithParam<std::tuple<optim::OptimizerKind, int>> {};
 
-TEST_P(BackendConformance, RealAndDataTrueSimulationGiveBitIdenticalParameters) {
-  const optim::OptimizerKind kind = GetParam();
+TEST_P(BackendConformance, RealAndDataTrueSimulationRunTheSamePlanToBitIdenticalParameters) {
+  const auto [kind, staleness] = GetParam();
   Trajectory real;
   {
     real::RealPlatformOptions o;
@@ -69,7 +72,7 @@ TEST_P(BackendConformance, RealAndDataTrueSimulationGiveBitIdenticalParameters) 
     o.memory.budgets.device = runtime::test::largest_layer_state_bytes<float>(small_stack(), kind,
                                                                                 small_blocks(kind, 2)) + 64;
     real::RealPlatform platform(o);
-    real = train(platform, kind);
+    real = train(platform, kind, staleness);
   }  // the real backend's threads are joined before the fork below
   testing::run_in_child([&] {
     SimulationOptions o;
@@ -81,19 +84,22 @@ TEST_P(BackendConformance, RealAndDataTrueSimulationGiveBitIdenticalParameters) 
     o.budgets = budgets;
     Simulation simulation(o);
     Trajectory simulated;
-    simulation.run([&](int, platform::Platform& platform) { simulated = train(platform, kind); });
+    simulation.run([&](int, platform::Platform& platform) { simulated = train(platform, kind, staleness); });
+    EXPECT_EQ(real.plan, simulated.plan);
     expect_identical(real, simulated);
     EXPECT_GT(simulation.now(), 0.0);
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, BackendConformance,
-                         ::testing::Values(optim::OptimizerKind::shampoo, optim::OptimizerKind::soap,
-                                           optim::OptimizerKind::kl_shampoo, optim::OptimizerKind::adamw),
-                         [](const ::testing::TestParamInfo<optim::OptimizerKind>& param_info) {
-                           std::string name(optim::to_string(param_info.param));
+                         ::testing::Combine(::testing::Values(optim::OptimizerKind::shampoo, optim::OptimizerKind::soap,
+                                                              optim::OptimizerKind::kl_shampoo,
+                                                              optim::OptimizerKind::adamw),
+                                            ::testing::Values(0, 1, 5)),
+                         [](const ::testing::TestParamInfo<std::tuple<optim::OptimizerKind, int>>& param_info) {
+                           std::string name(optim::to_string(std::get<0>(param_info.param)));
                            std::erase(name, '-');
-                           return name;
+                           return name + "_S" + std::to_string(std::get<1>(param_info.param));
                          });
 
 }  // namespace
