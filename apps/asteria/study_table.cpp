@@ -1,6 +1,8 @@
 // The study table: one row per run, as CSV (every column, SI units) and Markdown (the essential
 // columns, seconds and GiB to 3 significant figures).
 #include "apps/asteria/study_table.hpp"
+#include "apps/asteria/table.hpp"
+#include "core/common/number_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -64,26 +66,9 @@ std::string csv_number(double value, Unit unit) {
   return std::string(buffer, result.ptr);
 }
 
-// table.md: table_number() of seconds and ratios as they are, of bytes in GiB.
+// table.md: significant(, 3) of seconds and ratios as they are, of bytes in GiB.
 std::string markdown_number(double value, Unit unit) {
-  return table_number(unit == Unit::bytes ? value / kGiB : value);
-}
-
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + '"';
-}
-
-std::string markdown_cell(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    if (c == '|') escaped += "\\|";
-    else if (c == '\n') escaped += ' ';
-    else escaped += c;
-  }
-  return escaped;
+  return significant(unit == Unit::bytes ? value / kGiB : value, 3);
 }
 
 std::vector<std::string> csv_header(const StudySpec& spec) {
@@ -132,49 +117,22 @@ std::vector<std::string> markdown_row(const StudyPoint& point, const RunResult& 
 
 }  // namespace
 
-std::string table_number(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  if (value == 0.0) return "0";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.2e", value);  // rounded to 3 significant figures
-  const int exponent = std::atoi(std::strchr(buffer, 'e') + 1);
-  if (exponent < -4 || exponent >= 5) return buffer;
-  std::snprintf(buffer, sizeof buffer, "%.*f", std::max(0, 2 - exponent), value);
-  return buffer;
-}
-
 std::string table_csv(const StudySpec& spec, std::span<const RunResult> results) {
-  std::string text;
-  auto append = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (i != 0) text += ',';
-      text += csv_cell(cells[i]);
-    }
-    text += '\n';
-  };
-  append(csv_header(spec));
+  Table table{csv_header(spec), {}, {}};
   for (std::size_t i = 0; i < spec.points.size() && i < results.size(); ++i)
-    append(csv_row(spec, spec.points[i], results[i]));
-  return text;
+    table.add_row(csv_row(spec, spec.points[i], results[i]));
+  return cli::table_csv(table);
 }
 
 std::string table_markdown(const StudySpec& spec, std::span<const RunResult> results) {
-  std::string text;
-  auto append = [&](const std::vector<std::string>& cells) {
-    text += '|';
-    for (const std::string& cell : cells) text += ' ' + markdown_cell(cell) + " |";
-    text += '\n';
-  };
-  std::vector<std::string> header = {"config", "fits"};
-  for (const MarkdownColumn& c : kMarkdownColumns) header.emplace_back(c.header);
-  append(header);
-  text += "| --- | --- |";  // config and fits left-aligned, the numbers right-aligned
-  for (std::size_t c = 0; c < kMarkdownColumns.size(); ++c) text += " ---: |";
-  text += '\n';
+  Table table{{"config", "fits"}, {false, false}, {}};
+  for (const MarkdownColumn& c : kMarkdownColumns) {
+    table.columns.emplace_back(c.header);
+    table.numeric.push_back(true);  // numbers right-aligned
+  }
   for (std::size_t i = 0; i < spec.points.size() && i < results.size(); ++i)
-    append(markdown_row(spec.points[i], results[i]));
-  return text;
+    table.add_row(markdown_row(spec.points[i], results[i]));
+  return cli::table_markdown(table);
 }
 
 }  // namespace asteria::cli::study

@@ -73,13 +73,9 @@ std::string table_csv(const StudySpec& spec, std::span<const RunResult> results)
 // visible optimizer (s), refresh wait (s), state-move wait (s), peak device (GiB); the other
 // columns are in table.csv only. fits is "yes", the shortfall text of a run that does not fit
 // ("device 12.3 GiB short"; "no" when it gives none) or "failed: <why> (log: runs/<config>/log.txt)".
-// Numbers as table_number(): times in seconds, bytes in GiB (2^30); empty cells for what a run did
-// not report.
+// Numbers to 3 significant figures (significant() in core/common/number_text.hpp: plain decimals
+// with every integer digit while the exponent is in [-4, 5), "1.70", "145", "0.000212"; scientific
+// outside it): times in seconds, bytes in GiB (2^30); empty cells for what a run did not report.
 std::string table_markdown(const StudySpec& spec, std::span<const RunResult> results);
-
-// A number to 3 significant figures, as table.md writes it: plain decimals while the rounded
-// value's exponent is in [-4, 5), with every digit before the decimal point ("1.70", "145",
-// "0.000212", "12346"), scientific notation outside it ("2.12e-05", "1.23e+07"); "0" for zero.
-std::string table_number(double value);
 
 }  // namespace asteria::cli::study

@@ -1,5 +1,6 @@
 // asteria optim: one optimizer over a gradient sequence read from .npy, for conformance checks
 // against other implementations (e.g. scripts/check_optim_numpy.py).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,7 +90,13 @@ void check_output_path(const std::string& out_file) {
   const fs::file_status dir_status = fs::status(dir, ec);
   if (!fs::exists(dir_status)) refuse("no directory " + dir.string());
   if (!fs::is_directory(dir_status)) refuse(dir.string() + ", which is not a directory");
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) refuse("the directory " + dir.string() + ", which is not writable");
+  // A probe file, not access(): root passes access() even where nothing can be created (/proc, a
+  // read-only mount).
+  const fs::path probe = dir / (".asteria-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) refuse("the directory " + dir.string() + ", which is not writable");
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void check_shapes(const io::NpyArray& params, const io::NpyArray& grads, const std::string& params_file,

@@ -9,10 +9,13 @@
 
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_table.hpp"
+#include "core/common/number_text.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace asteria::cli::study {
 namespace {
+
+std::string significant3(double value) { return significant(value, 3); }
 
 using testing::TempDir;
 
@@ -132,17 +135,17 @@ TEST(StudyTable, MarkdownNumbersKeepThreeSignificantFiguresAtAnyScale) {
 }
 
 TEST(StudyTable, TableNumberRoundsBeforeChoosingItsForm) {
-  EXPECT_EQ(table_number(0.0), "0");
-  EXPECT_EQ(table_number(-0.0), "0");
-  EXPECT_EQ(table_number(1.70), "1.70");
-  EXPECT_EQ(table_number(145.4), "145");
-  EXPECT_EQ(table_number(1454.6), "1455");     // never 1450 or 1.45e+03
-  EXPECT_EQ(table_number(99999.4), "1.00e+05");  // rounds up to 6 integer digits
-  EXPECT_EQ(table_number(0.0001), "0.000100");
-  EXPECT_EQ(table_number(0.000099996), "0.000100");
-  EXPECT_EQ(table_number(0.0000999), "9.99e-05");
-  EXPECT_EQ(table_number(0.5), "0.500");
-  EXPECT_EQ(table_number(-2.5), "-2.50");
+  EXPECT_EQ(significant3(0.0), "0");
+  EXPECT_EQ(significant3(-0.0), "0");
+  EXPECT_EQ(significant3(1.70), "1.70");
+  EXPECT_EQ(significant3(145.4), "145");
+  EXPECT_EQ(significant3(1454.6), "1455");     // never 1450 or 1.45e+03
+  EXPECT_EQ(significant3(99999.4), "1.00e+05");  // rounds up to 6 integer digits
+  EXPECT_EQ(significant3(0.0001), "0.000100");
+  EXPECT_EQ(significant3(0.000099996), "0.000100");
+  EXPECT_EQ(significant3(0.0000999), "9.99e-05");
+  EXPECT_EQ(significant3(0.5), "0.500");
+  EXPECT_EQ(significant3(-2.5), "-2.50");
 }
 
 TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
