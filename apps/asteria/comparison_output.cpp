@@ -7,6 +7,8 @@
 #include <string>
 
 #include "apps/asteria/comparison.hpp"
+#include "apps/asteria/table.hpp"
+#include "core/common/number_text.hpp"
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
 
@@ -111,38 +113,27 @@ std::string summary_json(const ComparisonResult& r) {
   return j.dump(2) + "\n";
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
+// For people: the rows of row(), names and notes left-aligned, numbers right-aligned.
+Table display_table(const ComparisonResult& r) {
+  Table t{kColumns, {false, true, true, true, true, false}, {}};
+  for (const ComparisonEntry& e : r.entries) t.add_row(row(r, e));
+  return t;
 }
 
-std::string table_csv(const ComparisonResult& r) {
-  std::string csv = "optimizer,outcome,steps_to_target,final_loss,final_excess_ratio,wall_time_s,note\n";
+// For scripts: every digit.
+Table data_table(const ComparisonResult& r) {
+  Table t{{"optimizer", "outcome", "steps_to_target", "final_loss", "final_excess_ratio", "wall_time_s", "note"},
+          {},
+          {}};
   for (const ComparisonEntry& e : r.entries) {
     const bool losses = has_losses(e);
-    csv += std::string(optim::to_string(e.run.kind)) + ',' + problems::to_string(e.run.outcome) + ',' +
-           (e.run.steps_to_target ? std::to_string(*e.run.steps_to_target) : "") + ',' +
-           (losses ? format("%.10g", e.run.final_loss()) : "") + ',' +
-           (losses ? format("%.6g", r.excess_ratio(e.run.final_loss())) : "") + ',' + format("%.6f", e.wall_time_s) +
-           ',' + csv_field(e.run.message) + '\n';
+    t.add_row({std::string(optim::to_string(e.run.kind)), std::string(problems::to_string(e.run.outcome)),
+               e.run.steps_to_target ? std::to_string(*e.run.steps_to_target) : "",
+               losses ? exact_number(e.run.final_loss()) : "",
+               losses ? exact_number(r.excess_ratio(e.run.final_loss())) : "", exact_number(e.wall_time_s),
+               e.run.message});
   }
-  return csv;
-}
-
-std::string table_markdown(const ComparisonResult& r) {
-  std::string md = describe_problem(r) + "\n|";
-  for (const std::string& c : kColumns) md += ' ' + c + " |";
-  md += "\n|";
-  for (std::size_t i = 0; i < kColumns.size(); ++i) md += (i == 0 || i + 1 == kColumns.size()) ? " :--- |" : " ---: |";
-  md += '\n';
-  for (const ComparisonEntry& e : r.entries) {
-    md += '|';
-    for (const std::string& cell : row(r, e)) md += ' ' + cell + " |";
-    md += '\n';
-  }
-  return md;
+  return t;
 }
 
 std::string steps_csv(const ComparisonResult& r) {
@@ -150,7 +141,7 @@ std::string steps_csv(const ComparisonResult& r) {
   for (const ComparisonEntry& e : r.entries) {
     const std::string name(optim::to_string(e.run.kind));
     for (std::size_t t = 0; t < e.run.losses.size(); ++t)
-      csv += std::to_string(t) + ',' + name + ',' + format("%.10g", e.run.losses[t]) + '\n';
+      csv += std::to_string(t) + ',' + name + ',' + exact_number(e.run.losses[t]) + '\n';
   }
   return csv;
 }
@@ -158,33 +149,12 @@ std::string steps_csv(const ComparisonResult& r) {
 }  // namespace
 
 void print_comparison(const ComparisonResult& r, std::ostream& out) {
-  out << describe_problem(r) << '\n';
-  std::vector<std::vector<std::string>> rows = {kColumns};
-  for (const ComparisonEntry& e : r.entries) rows.push_back(row(r, e));
-  std::vector<std::size_t> width(kColumns.size(), 0);
-  for (const auto& cells : rows)
-    for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c].size());
-  for (const auto& cells : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string pad(width[c] - cells[c].size(), ' ');
-      // Names and notes left-aligned, numbers right-aligned.
-      line += (c == 0 || c + 1 == cells.size()) ? cells[c] + pad : pad + cells[c];
-      if (c + 1 < cells.size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << '\n';
-  }
+  out << describe_problem(r) << '\n' << table_text(display_table(r));
 }
 
 void write_comparison(const ComparisonResult& r, const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (!std::filesystem::is_directory(dir))
-    throw InputError(dir.string(), "--out",
-                     "expected a directory that exists or can be created" + (ec ? ": " + ec.message() : std::string()));
-  io::write_file_atomically(dir / "table.csv", table_csv(r));
-  io::write_file_atomically(dir / "table.md", table_markdown(r));
+  io::write_file_atomically(dir / "table.csv", cli::table_csv(data_table(r)));
+  io::write_file_atomically(dir / "table.md", describe_problem(r) + "\n" + cli::table_markdown(display_table(r)));
   io::write_file_atomically(dir / "steps.csv", steps_csv(r));
   io::write_file_atomically(dir / "summary.json", summary_json(r));
 }

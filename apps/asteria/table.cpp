@@ -41,6 +41,7 @@ std::string table_text(const Table& t) {
       text += numeric(t, c) ? pad + cell : cell + (c + 1 < width.size() ? pad : "");
       if (c + 1 < width.size()) text += "  ";
     }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
     return text + '\n';
   };
   std::string out = line(t.columns);

@@ -5,6 +5,7 @@
 
 #include "apps/asteria/comparison.hpp"
 #include "apps/asteria/options.hpp"
+#include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 
@@ -51,7 +52,8 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
        "dtype of the weights and of the optimizers' arithmetic")
       ("optimizers", po::value<std::string>()->default_value("adamw,shampoo,soap,kl-shampoo,muon")->value_name("LIST"),
        "comma-separated optimizers to run")
-      ("out", po::value<std::string>()->value_name("DIR"), "write table.csv, table.md, steps.csv, summary.json here");
+      ("out", po::value<std::string>()->value_name("DIR"), "write table.csv, table.md, steps.csv, summary.json here")
+      ("overwrite", "replace the results of an earlier run in --out (refused otherwise)");
   int exit_code = 0;
   const auto values = parse_verb_options({"compare", "[options]", kAbout, kDetails}, options, args, out, err, exit_code);
   if (!values) return exit_code;
@@ -69,6 +71,8 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (!(settings.target_ratio > 0.0 && settings.target_ratio < 1.0))
     throw InputError("--target-ratio", "target_ratio", "expected a value in (0, 1)");
 
+  if (values->count("out") != 0)
+    prepare_output((*values)["out"].as<std::string>(), values->count("overwrite") != 0, "compare");
   const ComparisonResult result = run_comparison(settings, err);
   print_comparison(result, out);
   if (values->count("out") != 0) {
