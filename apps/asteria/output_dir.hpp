@@ -13,8 +13,8 @@
 namespace asteria::cli {
 
 // The names a run writes into --out (files or directories), to be cleared or refused.
-inline constexpr std::string_view kRunOutputs[] = {"steps.csv",  "summary.json", "trace.csv", "trace.json",
-                                                   "table.csv",  "table.md",     "checkpoint"};
+inline constexpr std::string_view kRunOutputs[] = {"steps.csv", "summary.json", "plan.txt", "trace.csv",
+                                                   "trace.json", "table.csv",   "table.md", "checkpoint"};
 
 // Throws InputError(dir, "--out", expectation) when `dir` exists and is not a directory, cannot
 // be created, is not writable, or holds earlier results (without `overwrite`). `verb` names the

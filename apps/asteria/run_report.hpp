@@ -5,6 +5,7 @@
 //                 validation_loss, tokens_per_s);
 //   summary.json  one flat object: the settings, the fit, order statistics over the measured
 //                 steps, totals, the trace's size, then the verb's own keys;
+//   plan.txt      the step plan every step ran (unit 0's; plan::to_text), one op per line;
 //   stdout        the same figures for people, every number in full (scientific notation where
 //                 needed, never cut to a fixed width).
 #include <array>
@@ -59,6 +60,7 @@ struct RunReport {
   std::int64_t refresh_failures = 0;
   double wall_seconds = 0.0;
   TraceInfo trace;
+  std::string plan;  // the step plan as text (empty when no step ran)
   // The verb's own summary keys (scalars), after the shared ones.
   std::vector<std::pair<std::string, nlohmann::ordered_json>> extra;
   // The verb's own steps.csv columns, after the shared ones: names, and one row of cells per record.
@@ -73,7 +75,7 @@ std::string steps_csv_header(const RunReport& report, bool with_config);
 std::string steps_csv_rows(const RunReport& report, bool with_config);
 // The flat summary object.
 nlohmann::ordered_json summary_json(const RunReport& report);
-// steps.csv (when the run fit) and summary.json into `dir` (prepared by prepare_output).
+// steps.csv and plan.txt (when the run fit) and summary.json into `dir` (prepared by prepare_output).
 void write_report(const RunReport& report, const std::filesystem::path& dir);
 // The figures for people: settings, fit, step-time statistics, waits, refreshes, bytes.
 void print_report(const RunReport& report, std::ostream& out);

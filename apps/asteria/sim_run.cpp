@@ -144,6 +144,7 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
       return;
     }
     trace.set_plan(unit, driver->plan());
+    if (unit == 0) out.plan = plan::to_text(driver->plan());
     for (int t = 1; t <= total_steps; ++t) {
       const runtime::StepRecord r = driver->run_step();
       if (unit == 0) progress.step(r, "simulated " + significant(platform.clock().now(), 4) + " s");

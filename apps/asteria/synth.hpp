@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "core/platform/platform.hpp"
@@ -41,25 +42,8 @@ runtime::SyntheticModelSpec model_spec(const SynthSettings& settings);
 // Modelled seconds of a device work on the settings' device (the --hw profile or the roofline).
 std::function<platform::Seconds(const platform::Cost&)> device_seconds(const SynthSettings& settings);
 
-// The platform the settings ask for (real or fake), with what it needs kept alive (an NVMe store).
-class SynthPlatform {
- public:
-  SynthPlatform(const SynthSettings& settings, platform::ActivitySink* activities);
-  ~SynthPlatform();
-  SynthPlatform(const SynthPlatform&) = delete;
-  SynthPlatform& operator=(const SynthPlatform&) = delete;
-  platform::Platform& get() noexcept { return *platform_; }
-  int host_workers() const noexcept { return host_workers_; }
-  // "real backend (wall clock): emulated device kernels (...), 1 host worker thread, ..." for reports.
-  const std::string& description() const noexcept { return description_; }
-
- private:
-  struct Nvme;
-  std::unique_ptr<Nvme> nvme_;  // before the platform: outlives it
-  std::unique_ptr<platform::Platform> platform_;
-  int host_workers_ = 1;
-  std::string description_;
-};
+// The device time of the settings: the --hw profile's cost model, or the roofline device model.
+DeviceTime device_time(const SynthSettings& settings);
 
 // Runs one configuration (the trace, with --trace, goes to spec.out, prepared by the caller).
 // Progress on `progress` once it has run for more than a second.

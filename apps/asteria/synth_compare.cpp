@@ -22,7 +22,7 @@ namespace {
 // Best of two rounds.
 double measure_full_refresh(const SynthSettings& s) {
   openblas_set_num_threads(1);  // as the runs: one BLAS thread per refresh worker
-  SynthPlatform platform(s, nullptr);
+  RunPlatform platform(s.spec, device_time(s), nullptr);
   runtime::SyntheticModel<float> model(model_spec(s));
   std::vector<std::unique_ptr<optim::TensorOptimizer<float>>> tensors;
   for (std::size_t l = 0; l < model.layer_count(); ++l)

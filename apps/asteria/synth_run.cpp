@@ -32,7 +32,7 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  SynthPlatform platform(s, trace.sink(0));
+  RunPlatform platform(spec, device_time(s), trace.sink(0));
   out.platform = platform.description();
   out.host_workers = platform.host_workers();
   const runtime::SyntheticModelSpec stack = model_spec(s);
@@ -50,6 +50,7 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
 
   runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp, o);
   trace.set_plan(0, driver.plan());
+  out.plan = plan::to_text(driver.plan());
   out.state_bytes = driver.state_bytes();
   out.blocks = driver.block_count();
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};

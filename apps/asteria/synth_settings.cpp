@@ -87,3 +87,19 @@ runtime::SyntheticModelSpec model_spec(const SynthSettings& s) {
 }
 
 }  // namespace asteria::cli
+
+namespace asteria::cli {
+
+DeviceTime device_time(const SynthSettings& s) {
+  const real::DeviceModel& m = s.device_model;
+  DeviceTime d;
+  d.seconds = device_seconds(s);
+  d.description = s.spec.hw ? "device kernels modelled by the " + *s.spec.hw + " profile"
+                            : "device kernels modelled as " + significant(m.flops_per_second / 1e12, 4) +
+                                  " TFLOP/s, " + significant(m.bytes_per_second / 1e12, 4) + " TB/s, " +
+                                  significant(m.launch_latency * 1e6, 3) + " us per launch";
+  d.fake_host_flops = s.fake_host_flops;
+  return d;
+}
+
+}  // namespace asteria::cli

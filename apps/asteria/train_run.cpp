@@ -12,7 +12,7 @@
 
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_trace.hpp"
-#include "apps/asteria/synth.hpp"
+#include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
 #include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
@@ -134,9 +134,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  SynthSettings platform_settings;
-  platform_settings.spec = spec;
-  SynthPlatform platform(platform_settings, trace.sink(0));
+  RunPlatform platform(spec, DeviceTime{}, trace.sink(0));  // measured time: no device model
   out.platform = model->device_description() + "; optimizer on the " + platform.description();
   out.host_workers = platform.host_workers();
   platform::Clock& clock = platform.get().clock();
@@ -151,6 +149,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
 
   runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, o);
   trace.set_plan(0, driver.plan());
+  out.plan = plan::to_text(driver.plan());
   out.blocks = driver.block_count();
   out.state_bytes = driver.state_bytes();
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};

@@ -67,7 +67,7 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   print_report(report, out);
   if (spec.out) {
     write_report(report, *spec.out);
-    out << "wrote " << (report.fits ? "steps.csv, summary.json" : "summary.json")
+    out << "wrote " << (report.fits ? "steps.csv, plan.txt, summary.json" : "summary.json")
         << (report.trace.written ? ", trace.csv, trace.json" : "") << " to " << spec.out->string() << '\n';
   }
   return 0;

@@ -142,7 +142,7 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
   print_report(report, out);
   if (spec.out) {
     write_report(report, *spec.out);
-    out << "wrote steps.csv, summary.json" << (report.trace.written ? ", trace.csv, trace.json" : "") << " to "
+    out << "wrote steps.csv, plan.txt, summary.json" << (report.trace.written ? ", trace.csv, trace.json" : "") << " to "
         << spec.out->string() << '\n';
   }
   return 0;

@@ -79,7 +79,7 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   print_train(outcome, out);
   if (spec.out) {
     write_train(outcome, *spec.out);
-    out << "wrote steps.csv, summary.json, " << (outcome.report.trace.written ? "trace.csv, trace.json, " : "")
+    out << "wrote steps.csv, plan.txt, summary.json, " << (outcome.report.trace.written ? "trace.csv, trace.json, " : "")
         << "checkpoint/ to " << spec.out->string() << '\n';
   }
   return 0;

@@ -1,6 +1,5 @@
-// The platform `asteria synth` runs on: the real backend on a real clock, or the fake backend
-// (a one-thread discrete-event platform) for --time simulated.
-#include "apps/asteria/synth.hpp"
+#include "apps/asteria/run_platform.hpp"
+
 #include "core/common/number_text.hpp"
 #include "core/platform/fake/fake_platform.hpp"
 #include "core/real/real_platform.hpp"
@@ -11,7 +10,7 @@
 
 namespace asteria::cli {
 
-struct SynthPlatform::Nvme {
+struct RunPlatform::Nvme {
 #if ASTERIA_HAVE_NVME_STORE
   Nvme(const std::filesystem::path& dir, std::size_t budget)
       : store(dir, [budget] {
@@ -25,15 +24,8 @@ struct SynthPlatform::Nvme {
 #endif
 };
 
-SynthPlatform::SynthPlatform(const SynthSettings& s, platform::ActivitySink* activities) {
-  const RunSpec& spec = s.spec;
-  const auto seconds = device_seconds(s);
-  const real::DeviceModel& model = s.device_model;
-  const std::string device =
-      spec.hw ? "device kernels modelled by the " + *spec.hw + " profile"
-              : "device kernels modelled as " + significant(model.flops_per_second / 1e12, 4) + " TFLOP/s, " +
-                    significant(model.bytes_per_second / 1e12, 4) + " TB/s, " +
-                    significant(model.launch_latency * 1e6, 3) + " us per launch";
+RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities) {
+  const auto& seconds = device.seconds;
   if (spec.time == platform::TimeSource::simulated) {
     platform::fake::FakeOptions o;
     o.device_capacity = spec.device_budget;
@@ -42,11 +34,12 @@ SynthPlatform::SynthPlatform(const SynthSettings& s, platform::ActivitySink* act
     host_workers_ = spec.host_workers > 0 ? spec.host_workers : 1;  // deterministic whatever the machine
     o.host_workers = host_workers_;
     o.device_duration = [seconds](const platform::Work& w) { return seconds(w.cost); };
-    const double host_rate = s.fake_host_flops;
+    const double host_rate = device.fake_host_flops;
     o.host_duration = [host_rate](const platform::Work& w) { return w.cost.flops / host_rate; };
     o.activities = activities;
     platform_ = std::make_unique<platform::fake::FakePlatform>(std::move(o));
-    description_ = "fake backend (simulated time, one thread): " + device + ", " + std::to_string(host_workers_) +
+    description_ = "fake backend (simulated time, one thread): " + device.description + ", " +
+                   std::to_string(host_workers_) +
                    " host worker(s) at " + significant(host_rate / 1e9, 4) + " GFLOP/s, instant copies";
     return;
   }
@@ -57,7 +50,6 @@ SynthPlatform::SynthPlatform(const SynthSettings& s, platform::ActivitySink* act
   host_workers_ = spec.host_workers > 0 ? spec.host_workers : real::default_host_threads();
   o.host_threads = host_workers_;
   o.time = spec.time;
-  o.device_model = model;
   o.device_seconds = seconds;
   o.gpu = real::GpuUse::never;
   o.activities = activities;
@@ -72,10 +64,10 @@ SynthPlatform::SynthPlatform(const SynthSettings& s, platform::ActivitySink* act
   platform_ = std::make_unique<real::RealPlatform>(o);
   description_ = "real backend (wall clock): " +
                  (spec.time == platform::TimeSource::measured ? std::string("device work on a CPU thread, measured")
-                                                              : "emulated " + device) +
+                                                              : "emulated " + device.description) +
                  ", " + std::to_string(host_workers_) + " host worker thread(s), device tier in host RAM, " + nvme;
 }
 
-SynthPlatform::~SynthPlatform() { platform_.reset(); }  // before the NVMe store it uses
+RunPlatform::~RunPlatform() { platform_.reset(); }  // before the NVMe store it uses
 
 }  // namespace asteria::cli
