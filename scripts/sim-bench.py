@@ -26,7 +26,7 @@ def main():
         print(f"error: {args.asteria}: not an executable (build the asteria target first)", file=sys.stderr)
         return 2
     base = ["sim", "--hw", "gh200-alps", "--model", "olmo2-7b", "--optimizer", "soap", "--placement", "tiered",
-            "--staleness", "1", "--mode", "data-free", "--steps", str(args.steps), "--no-progress", "--no-trace"]
+            "--staleness", "1", "--numerics", "shapes", "--steps", str(args.steps), "--no-progress"]
     out_root = args.out or tempfile.mkdtemp(prefix="sim-bench-")
     rows = []
     for units in [int(u) for u in args.units.split(",")]:

@@ -7,6 +7,7 @@
 
 #include "apps/asteria/study_process.hpp"
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 #include "core/io/atomic_file.hpp"
 
 namespace asteria::cli::study {
@@ -15,10 +16,8 @@ namespace {
 std::string progress_detail(const RunResult& result, const std::filesystem::path& log) {
   if (result.failed()) return "FAILED: " + result.failure + "; log " + log.string();
   if (!result.fits) return "does not fit: " + shortfall_text(result.shortfall);
-  char line[128];
-  std::snprintf(line, sizeof line, "fits, p50 %.3f ms, visible optimizer %.3f ms",
-                result[Metric::p50_step_s].value_or(0.0) * 1e3, result[Metric::visible_optimizer_s].value_or(0.0) * 1e3);
-  return line;
+  return "fits, p50 " + significant(result[Metric::p50_step_s].value_or(0.0), 4) + " s, visible optimizer " +
+         significant(result[Metric::visible_optimizer_s].value_or(0.0), 4) + " s";
 }
 
 void prepare_run_dir(const std::filesystem::path& dir) {

@@ -41,7 +41,7 @@ TEST(StoreAccounting, MovesTotalsAndStepFiguresAgreeWithThePlatform) {
   TierPairTotals per_step_sum;
   Seconds step_waits = 0.0;
   for (const StoreStepStats& s : steps) {
-    step_waits += s.acquire_wait;
+    step_waits += s.state_move_wait;
     for (Tier a : {Tier::device, Tier::host, Tier::nvme})
       for (Tier b : {Tier::device, Tier::host, Tier::nvme}) per_step_sum.at(a, b) += s.bytes_moved.at(a, b);
   }

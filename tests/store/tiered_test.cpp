@@ -120,7 +120,7 @@ std::vector<Seconds> tiered_step_waits(int lookahead, int steps) {
   std::vector<Seconds> per_step;
   for (int step = 0; step < steps; ++step) {
     for (BlockId id = 0; id < 6; ++id) update(p, store, *blocks[id], id, 60 + 10 * step + id, 1.0);
-    per_step.push_back(store.end_step().acquire_wait);
+    per_step.push_back(store.end_step().state_move_wait);
     EXPECT_LE(p.memory().usage(Tier::device).peak_resident, 3 * kBlock);
   }
   return per_step;

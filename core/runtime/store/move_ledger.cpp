@@ -43,7 +43,7 @@ void MoveLedger::take_step(StoreStepStats& stats) {
   stats.bytes_moved = std::exchange(step_bytes_, {});
   stats.moves = std::exchange(step_moves_, {});
   stats.failed_moves = std::exchange(step_failed_, 0);
-  stats.acquire_wait = std::exchange(step_wait_, 0.0);
+  stats.state_move_wait = std::exchange(step_wait_, 0.0);
 }
 
 }  // namespace asteria::runtime

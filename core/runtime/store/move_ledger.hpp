@@ -55,7 +55,7 @@ struct StoreStepStats {
   TierPairTotals bytes_moved;  // bytes of moves that finished ok during the step
   TierPairTotals moves;        // their count
   std::size_t failed_moves = 0;
-  Seconds acquire_wait = 0.0;  // time acquire() waited: visible optimizer-state movement
+  Seconds state_move_wait = 0.0;  // time acquire() waited: visible optimizer-state movement
 };
 
 class MoveLedger {

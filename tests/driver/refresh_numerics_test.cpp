@@ -10,7 +10,7 @@ namespace {
 constexpr int kSteps = 8;
 constexpr int kWarmup = 3;
 
-DriverOptions emulated(int staleness) {
+DriverOptions refresh_numerics(int staleness) {
   DriverOptions o = full_numerics(staleness);
   o.numerics = platform::Numerics::refresh;
   o.warmup_steps = kWarmup;
@@ -38,12 +38,12 @@ Outcome run(OptimizerKind kind, DriverOptions options, platform::fake::FakeOptio
   return r;
 }
 
-TEST(DriverEmulatedMode, WarmupIsTheRealOptimizerThenWeightsStayAndTheScheduleIsUnchanged) {
+TEST(DriverRefreshNumerics, WarmupIsTheRealOptimizerThenWeightsStayAndTheScheduleIsUnchanged) {
   for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo,
                              OptimizerKind::adamw, OptimizerKind::muon}) {
     SCOPED_TRACE(std::string(optim::to_string(kind)));
     const Outcome full = run(kind, full_numerics(0), fake_timing(5.0, 1));
-    const Outcome modelled = run(kind, emulated(0), fake_timing(5.0, 1));
+    const Outcome modelled = run(kind, refresh_numerics(0), fake_timing(5.0, 1));
     for (int t = 0; t < kWarmup; ++t)
       for (std::size_t l = 0; l < full.weights[0].size(); ++l)
         ASSERT_TRUE(bitwise_equal(full.weights[static_cast<std::size_t>(t)][l], modelled.weights[static_cast<std::size_t>(t)][l]))
@@ -59,7 +59,7 @@ TEST(DriverEmulatedMode, WarmupIsTheRealOptimizerThenWeightsStayAndTheScheduleIs
       EXPECT_EQ(modelled.history[t].refreshes_submitted, full.history[t].refreshes_submitted);
       EXPECT_EQ(modelled.history[t].refreshes_published, full.history[t].refreshes_published);
       // Same jobs, same modelled refresh time: the waits fall on the same steps and last as long,
-      // up to the publications the emulated mode charges as device work (microseconds here).
+      // up to the publications refresh numerics charge as device work (microseconds here).
       EXPECT_EQ(modelled.history[t].refresh_wait_s > 0.0, full.history[t].refresh_wait_s > 0.0);
       EXPECT_NEAR(modelled.history[t].refresh_wait_s, full.history[t].refresh_wait_s, 1e-4);
     }
@@ -67,10 +67,10 @@ TEST(DriverEmulatedMode, WarmupIsTheRealOptimizerThenWeightsStayAndTheScheduleIs
   }
 }
 
-TEST(DriverEmulatedMode, PublicationsAreChargedAsDeviceWork) {
-  // SOAP publishes a basis each refresh (delay 1: at the next step's first hook); in emulated
-  // mode that install (copy and momentum rotation) is modelled device time of that step.
-  const Outcome modelled = run(OptimizerKind::soap, emulated(0), fake_timing());
+TEST(DriverRefreshNumerics, PublicationsAreChargedAsDeviceWork) {
+  // SOAP publishes a basis each refresh (delay 1: at the next step's first hook); with refresh
+  // numerics that install (copy and momentum rotation) is modelled device time of that step.
+  const Outcome modelled = run(OptimizerKind::soap, refresh_numerics(0), fake_timing());
   double plain = -1.0;
   for (const StepRecord& r : modelled.history) {
     if (r.warmup) continue;
@@ -89,7 +89,7 @@ TEST(DriverEmulatedMode, PublicationsAreChargedAsDeviceWork) {
   EXPECT_TRUE(saw_publication);
 }
 
-TEST(DriverEmulatedMode, FirstPublicationStepFollowsEachOptimizersSchedule) {
+TEST(DriverRefreshNumerics, FirstPublicationStepFollowsEachOptimizersSchedule) {
   // Shampoo (DS): roots first at start_preconditioning_step = f, used by that very step.
   Hyperparameters shampoo = optim::default_hyperparameters(OptimizerKind::shampoo);
   shampoo.precondition_frequency = 10;
