@@ -116,6 +116,17 @@ po::options_description run_spec_options(RunVerb verb) {
   return o;
 }
 
+runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, runtime::DeviceSeconds device_seconds) {
+  runtime::DriverOptions o;
+  o.numerics = spec.numerics;
+  o.warmup_steps = warmup_steps;
+  o.store.policy = spec.placement;
+  o.store.lookahead = spec.lookahead;
+  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
+  o.device_seconds = std::move(device_seconds);
+  return o;
+}
+
 std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option) {
   const std::size_t colon = text.find(':');
   auto number = [&](std::string_view part, std::int64_t& out) {

@@ -22,6 +22,7 @@
 #include "apps/asteria/options.hpp"
 #include "core/optim/hyperparameters.hpp"
 #include "core/platform/execution.hpp"
+#include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/service/service_options.hpp"
 #include "core/runtime/store/store_options.hpp"
 
@@ -77,6 +78,10 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& values);
 // (numerics with time, time with the verb, placement with an NVMe directory, ...). Throws
 // InputError naming the option.
 void validate(const RunSpec& spec);
+
+// The step driver's options the spec implies (numerics, placement, staleness, publication, the
+// failure policies of its hyperparameters) with `warmup_steps` and the device time model.
+runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, runtime::DeviceSeconds device_seconds);
 
 // "FIRST:LAST" (1-based steps, FIRST <= LAST); InputError naming `option` otherwise.
 std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option);

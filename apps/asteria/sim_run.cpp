@@ -121,15 +121,10 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   options.activities = [&trace](int unit) { return trace.sink(unit); };
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
-  runtime::DriverOptions driver_options;
-  driver_options.numerics = spec.numerics;
-  driver_options.warmup_steps = warmup;
-  driver_options.store.policy = spec.placement;
-  driver_options.store.lookahead = spec.lookahead;
-  driver_options.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
-  driver_options.device_seconds = [&costs](const platform::Cost& cost) {
-    return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
-  };
+  const runtime::DriverOptions options_per_unit =
+      driver_options(spec, warmup, [&costs](const platform::Cost& cost) {
+        return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
+      });
 
   std::optional<runtime::PlacementError> placement_error;
   std::int64_t failures = 0;
@@ -138,7 +133,7 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
     runtime::SyntheticModel<float> model(stack, spec.numerics);
     std::optional<runtime::StepDriver<float>> driver;
     try {
-      driver.emplace(platform, model, spec.optimizer, spec.hp, driver_options);
+      driver.emplace(platform, model, spec.optimizer, spec.hp, options_per_unit);
     } catch (const runtime::PlacementError& e) {
       if (unit == 0) placement_error = e;
       return;

@@ -40,15 +40,8 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   for (std::size_t l = 0; l < model.layer_count(); ++l)
     out.parameters += static_cast<std::size_t>(model.layer(l).rows * model.layer(l).cols);
 
-  runtime::DriverOptions o;
-  o.numerics = spec.numerics;
-  o.warmup_steps = warmup;
-  o.store.policy = spec.placement;
-  o.store.lookahead = spec.lookahead;
-  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
-  o.device_seconds = device_seconds(s);
-
-  runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp, o);
+  runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp,
+                                    driver_options(spec, warmup, device_seconds(s)));
   trace.set_plan(0, driver.plan());
   out.plan = plan::to_text(driver.plan());
   out.state_bytes = driver.state_bytes();

@@ -139,15 +139,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.host_workers = platform.host_workers();
   platform::Clock& clock = platform.get().clock();
 
-  runtime::DriverOptions o;
-  o.numerics = spec.numerics;
-  o.warmup_steps = warmup;
-  o.store.policy = spec.placement;
-  o.store.lookahead = spec.lookahead;
-  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
-  o.device_seconds = [](const platform::Cost&) { return 0.0; };  // measured, not modelled
-
-  runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, o);
+  // Measured time: compute_s is the model's own timing (TimedModel), not a modelled duration.
+  runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp,
+                                    driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; }));
   trace.set_plan(0, driver.plan());
   out.plan = plan::to_text(driver.plan());
   out.blocks = driver.block_count();
