@@ -108,12 +108,8 @@ void PreconditionerService<T>::set_block_numerics(bool on) {
 template <linalg::Real T>
 bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixView<T> grad, Step t) {
   require_step(t, "after_backward");
-  Block& b = block(id);
-  if (b.backward_step >= t)
-    throw std::logic_error("preconditioner service: " + b.label + ": after_backward twice in step " + step_text(t));
-  b.backward_step = t;
-  if (b.delay == 1) reach_point(b, t);
-  if (!accumulate(id, grad, t)) return false;
+  if (block(id).delay == 1) publication_point(id, t);
+  if (!accumulate(id, grad, t)) return false;  // accumulate refuses a second call in the step
   submit_refresh(id, t);
   return true;
 }
