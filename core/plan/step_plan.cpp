@@ -87,6 +87,10 @@ void validate(const StepPlan& plan, const std::string& source) {
       if (plan.launches[static_cast<std::size_t>(op.launch)].on != op.on)
         throw InputError(source, op_field(i, "launch"), "expected a launch on the op's own resource");
     }
+    if (is_optimizer_op(op.kind) && op.hook == -1)
+      throw InputError(source, op_field(i, "hook"),
+                       "the device launch that carries this optimizer op's numerics (the preconditioner service is "
+                       "single-threaded: every optimizer op of a step runs its numerics in plan order, in a launch body)");
     if (op.hook != -1) {
       if (!is_optimizer_op(op.kind))
         throw InputError(source, op_field(i, "hook"), "expected no hook on a non-optimizer op");

@@ -44,8 +44,8 @@ struct StepPlan {
 
 // Throws InputError naming `source` (field "ops[i]...") when: an index (layer, block, bucket,
 // micro-batch, launch, hook) is out of range or missing for the op's kind; a dep does not point
-// to an earlier op; an op's launch is on another resource than the op; a hook is not a device
-// launch or is set on an op that is not an optimizer op; an op outside a launch depends on one
+// to an earlier op; an op's launch is on another resource than the op; an optimizer op has no
+// hook, or a hook is not a device launch or is set on an op that is not an optimizer op; an op outside a launch depends on one
 // of its members before the launch's last op.
 void validate(const StepPlan& plan, const std::string& source = "step plan");
 

@@ -188,3 +188,33 @@ TEST(SimVerbNodes, StudyGridWithNodesRunsWholeNodes) {
 
 }  // namespace
 }  // namespace asteria::cli
+
+namespace asteria::cli {
+namespace {
+
+// The simulator takes the shared run options: opportunistic publication, values (data-true).
+TEST(SimVerbRunSpec, PublishesOpportunisticallyAndRunsDataTrue) {
+  const TempDir dir;
+  for (const std::string numerics : {"shapes", "values"}) {
+    SCOPED_TRACE(numerics);
+    const std::filesystem::path out = dir.path() / numerics;
+    const auto run = run_cli({"sim", "--hw", "gh200", "--model", "tiny", "--optimizer", "soap", "--staleness", "2",
+                              "--publish", "opportunistic", "--precondition-frequency", "2", "--steps", "6",
+                              "--numerics", numerics, "--no-progress", "--out", out.string()});
+    ASSERT_EQ(run.code, 0) << run.err;
+    const nlohmann::json summary = read_json(out / "summary.json");
+    EXPECT_EQ(summary.at("publish"), "opportunistic");
+    EXPECT_EQ(summary.at("numerics"), numerics);
+    EXPECT_EQ(summary.at("time"), "simulated");
+    EXPECT_LE(summary.at("max_staleness").get<int>(), 2);
+    EXPECT_GT(summary.at("refreshes_published").get<int>(), 0);
+    EXPECT_TRUE(std::filesystem::exists(out / "plan.txt"));
+  }
+  // Time other than simulated is not the simulator's, and is named.
+  const auto wrong = run_cli({"sim", "--model", "tiny", "--time", "modelled", "--no-progress"});
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("--time"), std::string::npos) << wrong.err;
+}
+
+}  // namespace
+}  // namespace asteria::cli

@@ -129,6 +129,12 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
         if (d > inside) ++d;
     EXPECT_EQ(field_of(plan), "ops[" + std::to_string(inside + 1) + "].deps");
   }
+  {
+    StepPlan plan = small_plan();
+    auto it = std::find_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::refresh; });
+    it->hook = -1;  // an optimizer op whose numerics no launch carries
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(it - plan.ops.begin()) + "].hook");
+  }
   EXPECT_THROW(horizontal_plan({}, {}), InputError);
   EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
   EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);

@@ -177,7 +177,7 @@ void PlanInterpreter<T>::execute(OpId i) {
     case OpKind::accumulate:
     case OpKind::refresh:
     case OpKind::update:
-      if (body_ && op.hook >= 0) return;  // runs inside its hook launch
+      if (body_) return;  // runs inside its hook launch (every optimizer op has one)
       run_optimizer_op(i, false);
       return;
   }
