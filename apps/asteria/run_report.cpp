@@ -27,7 +27,15 @@ double per_step(const runtime::RunSummary& m, double total) {
 }  // namespace
 
 std::string seconds_text(double seconds) { return significant(seconds, 4) + " s"; }
-std::string gib_text(double bytes) { return significant(bytes / 1073741824.0, 4) + " GiB"; }
+std::string bytes_text(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t unit = 0;
+  while (unit + 1 < std::size(kUnits) && bytes >= 1024.0) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  return significant(bytes, 4) + ' ' + kUnits[unit];
+}
 
 const std::vector<std::string>& step_columns() {
   static const std::vector<std::string> columns = [] {
@@ -162,16 +170,16 @@ void print_report(const RunReport& o, std::ostream& out) {
       << ", max_precond_dim " << s.hp.max_precond_dim << ", numerics " << platform::to_string(s.numerics) << ", time "
       << platform::to_string(s.time) << '\n';
   out << "on " << o.platform << '\n';
-  out << "optimizer state " << gib_text(static_cast<double>(o.state_bytes)) << " in " << o.blocks
-      << " blocks per unit; budgets for it: device " << gib_text(static_cast<double>(o.capacity_bytes[0])) << ", host "
-      << gib_text(static_cast<double>(o.capacity_bytes[1])) << ", nvme "
-      << gib_text(static_cast<double>(o.capacity_bytes[2])) << '\n';
+  out << "optimizer state " << bytes_text(static_cast<double>(o.state_bytes)) << " in " << o.blocks
+      << " blocks per unit; budgets for it: device " << bytes_text(static_cast<double>(o.capacity_bytes[0])) << ", host "
+      << bytes_text(static_cast<double>(o.capacity_bytes[1])) << ", nvme "
+      << bytes_text(static_cast<double>(o.capacity_bytes[2])) << '\n';
   if (!o.fits) {
     out << "does not fit: " << o.fit_message << '\n';
     for (const runtime::TierShortfall& t : o.shortfall)
-      out << "  " << platform::to_string(t.tier) << ": needs " << gib_text(static_cast<double>(t.needed)) << ", "
-          << gib_text(static_cast<double>(t.available)) << " free of " << gib_text(static_cast<double>(t.capacity))
-          << " (short by " << gib_text(static_cast<double>(t.missing())) << ")\n";
+      out << "  " << platform::to_string(t.tier) << ": needs " << bytes_text(static_cast<double>(t.needed)) << ", "
+          << bytes_text(static_cast<double>(t.available)) << " free of " << bytes_text(static_cast<double>(t.capacity))
+          << " (short by " << bytes_text(static_cast<double>(t.missing())) << ")\n";
     return;
   }
   const runtime::RunSummary& m = o.summary;
@@ -185,9 +193,9 @@ void print_report(const RunReport& o, std::ostream& out) {
       << seconds_text(per_step(m, m.total_optimizer_device_s)) << ")\n";
   out << "refreshes submitted " << m.refreshes_submitted << ", published " << m.refreshes_published << ", failed "
       << o.refresh_failures << "; max staleness " << m.max_staleness << ", max refresh backlog "
-      << m.max_refresh_backlog << "; peak device " << gib_text(static_cast<double>(m.peak_resident_bytes[0]))
-      << ", host " << gib_text(static_cast<double>(m.peak_resident_bytes[1])) << ", nvme "
-      << gib_text(static_cast<double>(m.peak_resident_bytes[2])) << '\n';
+      << m.max_refresh_backlog << "; peak device " << bytes_text(static_cast<double>(m.peak_resident_bytes[0]))
+      << ", host " << bytes_text(static_cast<double>(m.peak_resident_bytes[1])) << ", nvme "
+      << bytes_text(static_cast<double>(m.peak_resident_bytes[2])) << '\n';
   if (o.trace.written)
     out << "trace: steps " << o.trace.first_step << " to " << o.trace.last_step << " of units 0 to "
         << o.trace.units - 1 << ", " << o.trace.records

@@ -82,7 +82,8 @@ void print_report(const RunReport& report, std::ostream& out);
 
 // Seconds for people, with 4 significant digits and the unit: "1.702 s", "2.12e-05 s".
 std::string seconds_text(double seconds);
-// Bytes for people in GiB (2^30), 4 significant digits: "26.31 GiB".
-std::string gib_text(double bytes);
+// Bytes for people in the largest binary unit that keeps the value >= 1, 4 significant digits:
+// "26.31 GiB", "48.00 MiB", "512 B", "0 B".
+std::string bytes_text(double bytes);
 
 }  // namespace asteria::cli

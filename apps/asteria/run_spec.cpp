@@ -176,7 +176,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
 }
 
 void validate(const RunSpec& s) {
-  const std::string source = "asteria " + std::string(to_string(s.verb));
+  const std::string source = "command line";  // the verb prefixes the message already
   optim::validate(s.hp, source);
   if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
   if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");

@@ -43,8 +43,8 @@ std::optional<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& bud
 UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes, int units_per_node,
                              const std::string& hw_name) {
   if (units_per_node < 1) throw InputError(hw_name, "node.units_per_node", "expected an integer >= 1");
-  if (units && *units < 1) throw InputError("asteria sim", "--units", "expected an integer >= 1");
-  if (nodes && *nodes < 1) throw InputError("asteria sim", "--nodes", "expected an integer >= 1");
+  if (units && *units < 1) throw InputError("command line", "--units", "expected an integer >= 1");
+  if (nodes && *nodes < 1) throw InputError("command line", "--nodes", "expected an integer >= 1");
   if (!nodes) {
     const int u = units.value_or(1);
     return {u, (u + units_per_node - 1) / units_per_node};
@@ -52,13 +52,13 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
   // 64-bit: nodes x units_per_node may exceed an int.
   const long long most = static_cast<long long>(*nodes) * units_per_node;
   if (most > std::numeric_limits<int>::max())
-    throw InputError("asteria sim", "--nodes",
+    throw InputError("command line", "--nodes",
                      "expected at most " + std::to_string(std::numeric_limits<int>::max() / units_per_node) +
                          " nodes of " + hw_name + " (" + std::to_string(units_per_node) + " units per node)");
   if (!units) return {static_cast<int>(most), *nodes};
   const long long fewest = most - units_per_node + 1;
   if (*units < fewest || *units > most)
-    throw InputError("asteria sim", "--nodes",
+    throw InputError("command line", "--nodes",
                      "--nodes " + std::to_string(*nodes) + " of " + hw_name + " (" + std::to_string(units_per_node) +
                          " units per node) holds " + std::to_string(fewest) + " to " + std::to_string(most) +
                          " units, found --units " + std::to_string(*units) +

@@ -13,7 +13,7 @@ namespace asteria::cli {
 
 void validate(const SynthSettings& s) {
   validate(s.spec);
-  const std::string source = "asteria synth";
+  const std::string source = "command line";
   if (s.spec.model && !s.shapes.empty())
     throw InputError(source, "--model", "either --model or --shape/--layers/--rows/--cols, not both");
   if (!s.spec.model && s.shapes.empty()) throw InputError(source, "--layers", "expected at least one layer");
@@ -74,7 +74,7 @@ runtime::SyntheticModelSpec model_spec(const SynthSettings& s) {
       // (latency + f/rate) + (latency + 2f/rate).
       const double share = step * static_cast<double>(rows) * static_cast<double>(cols) / total_weights;
       if (share <= 2.0 * latency)
-        throw InputError("asteria synth", "--step-seconds",
+        throw InputError("command line", "--step-seconds",
                          "a step long enough for every layer: layer " + std::to_string(l) + " would get " +
                              significant(share, 3) + " s, no more than two kernel launches (" +
                              significant(2.0 * latency, 3) + " s)");

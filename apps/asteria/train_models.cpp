@@ -68,15 +68,15 @@ class CudaTrainModel final : public TrainModel {
 std::unique_ptr<TrainModel> make_train_model(const std::string& device, const workload::ModelConfig& config,
                                              std::uint64_t seed) {
   if (device == "cpu") return std::make_unique<CpuTrainModel>(config, seed);
-  if (device != "cuda") throw InputError("asteria train", "--device", "expected cpu or cuda, found '" + device + "'");
+  if (device != "cuda") throw InputError("command line", "--device", "expected cpu or cuda, found '" + device + "'");
 #if ASTERIA_HAVE_CUDA
   const real::cuda::DeviceInfo info = real::cuda::query_devices();
   if (info.count == 0)
-    throw InputError("asteria train", "--device",
+    throw InputError("command line", "--device",
                      "expected cpu on this machine: no usable CUDA device (" + info.reason + ")");
   return std::make_unique<CudaTrainModel>(config, seed);
 #else
-  throw InputError("asteria train", "--device", "expected cpu: this build has no CUDA (no toolkit was found)");
+  throw InputError("command line", "--device", "expected cpu: this build has no CUDA (no toolkit was found)");
 #endif
 }
 

@@ -33,7 +33,7 @@ double seconds_between(WallClock::time_point a, WallClock::time_point b) {
 
 void validate(const TrainSettings& s) {
   validate(s.spec);
-  const std::string source = "asteria train";
+  const std::string source = "command line";
   if (s.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
   if (s.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
   if (s.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");

@@ -75,18 +75,18 @@ SynthSettings settings_from(const po::variables_map& v) {
   SynthSettings s;
   s.spec = read_run_spec(RunVerb::synth, v);
   if (s.spec.model && v.count("shape") != 0)
-    throw InputError("asteria synth", "--model", "either --model or --shape/--layers/--rows/--cols, not both");
+    throw InputError("command line", "--model", "either --model or --shape/--layers/--rows/--cols, not both");
   if (v.count("shape") != 0) {
     if (given(v, "layers") || given(v, "rows") || given(v, "cols"))
-      throw InputError("asteria synth", "--shape", "either --shape or --layers/--rows/--cols, not both");
+      throw InputError("command line", "--shape", "either --shape or --layers/--rows/--cols, not both");
     s.shapes = parse_shapes(v["shape"].as<std::string>(), "--shape");
   } else if (!s.spec.model || given(v, "layers") || given(v, "rows") || given(v, "cols")) {
     const int layers = v["layers"].as<int>();
-    if (layers < 1) throw InputError("asteria synth", "--layers", "expected an integer >= 1");
+    if (layers < 1) throw InputError("command line", "--layers", "expected an integer >= 1");
     const linalg::index rows = v["rows"].as<linalg::index>();
     const linalg::index cols = v["cols"].as<linalg::index>();
-    if (rows < 1) throw InputError("asteria synth", "--rows", "expected an integer >= 1");
-    if (cols < 1) throw InputError("asteria synth", "--cols", "expected an integer >= 1");
+    if (rows < 1) throw InputError("command line", "--rows", "expected an integer >= 1");
+    if (cols < 1) throw InputError("command line", "--cols", "expected an integer >= 1");
     s.shapes.assign(static_cast<std::size_t>(layers), {rows, cols});
   }
   if (v.count("layer-flops") != 0) s.layer_flops = v["layer-flops"].as<double>();
@@ -115,8 +115,8 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
 
   if (values->count("compare") != 0) {
     const double ratio = (*values)["refresh-ratio"].as<double>();
-    if (!(ratio > 0.0)) throw InputError("asteria synth", "--refresh-ratio", "expected a value > 0");
-    if (spec.trace.enabled) throw InputError("asteria synth", "--trace", "a single configuration (not --compare)");
+    if (!(ratio > 0.0)) throw InputError("command line", "--refresh-ratio", "expected a value > 0");
+    if (spec.trace.enabled) throw InputError("command line", "--trace", "a single configuration (not --compare)");
     if (spec.out) prepare_output(*spec.out, spec.overwrite, "synth");
     const CompareResult result = run_compare(
         settings, ratio,
