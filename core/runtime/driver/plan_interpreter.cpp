@@ -98,7 +98,7 @@ void PlanInterpreter<T>::wait_ok(const platform::Pending& pending, const std::st
 }
 
 template <linalg::Real T>
-void PlanInterpreter<T>::await(OpId dep, OpId /*waiting*/) {
+void PlanInterpreter<T>::await(OpId dep) {
   const Op& d = plan_.ops[static_cast<std::size_t>(dep)];
   for (const platform::Pending& p : finished_[static_cast<std::size_t>(dep)])
     if (p.valid()) wait_ok(p, std::string(plan::to_string(d.kind)) + " (op " + std::to_string(dep) + ")");
@@ -151,7 +151,7 @@ void PlanInterpreter<T>::execute(OpId i) {
     case OpKind::forward:
     case OpKind::backward: {
       for (OpId d : op.deps)
-        if (!ordered_before(op, -1, d)) await(d, i);
+        if (!ordered_before(op, -1, d)) await(d);
       platform::Work work;
       work.label = std::string(plan::to_string(op.kind)) + ' ' + plan_.layers[static_cast<std::size_t>(op.layer)].name;
       if (plan_.micro_batches > 1) work.label += " mb " + std::to_string(op.micro_batch);
@@ -186,7 +186,7 @@ void PlanInterpreter<T>::execute(OpId i) {
 template <linalg::Real T>
 void PlanInterpreter<T>::run_store_op(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
-  for (OpId d : op.deps) await(d, i);
+  for (OpId d : op.deps) await(d);
   const platform::Seconds start = platform_.clock().now();
   const BlockId id = blocks_[static_cast<std::size_t>(op.block)].store_id;
   store_.set_cause({step_, i, -1, platform::ActivityRole::transfer});
@@ -204,7 +204,7 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
   if (!body)
     for (OpId d : op.deps)
-      if (!ordered_before(op, -1, d)) await(d, i);
+      if (!ordered_before(op, -1, d)) await(d);
   const platform::Seconds start = platform_.clock().now();
   const BlockId id = blocks_[static_cast<std::size_t>(op.block)].service_id;
   char& skipped = (body ? body_skipped_ : skipped_)[static_cast<std::size_t>(op.block)];
@@ -261,7 +261,7 @@ void PlanInterpreter<T>::submit_launch(int launch) {
     if (ops == nullptr) continue;
     for (OpId m : *ops)
       for (OpId d : plan_.ops[static_cast<std::size_t>(m)].deps)
-        if (!ordered_before(plan_.ops[static_cast<std::size_t>(m)], launch, d)) await(d, m);
+        if (!ordered_before(plan_.ops[static_cast<std::size_t>(m)], launch, d)) await(d);
   }
   platform::Work work;
   work.label = spec.label;

@@ -85,7 +85,7 @@ class PlanInterpreter {
   void run_store_op(plan::OpId i);
   void submit_launch(int launch);
   platform::Cost launch_cost(int launch) const;
-  void await(plan::OpId dep, plan::OpId waiting);
+  void await(plan::OpId dep);  // until every Pending of op `dep` has finished (ok)
   bool ordered_before(const plan::Op& op, int launch, plan::OpId dep) const;
   void wait_ok(const platform::Pending& pending, const std::string& what);
   platform::Pending submit(platform::Executor& executor, platform::Work work);
