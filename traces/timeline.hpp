@@ -17,7 +17,7 @@ struct Slice {
   double start_s = 0.0;
   double end_s = 0.0;
   // Shown with the slice ("step": "12", "block": "\"layer3.w block 2\""): each value is JSON text.
-  std::vector<std::pair<std::string, std::string>> args;
+  std::vector<std::pair<std::string, std::string>> args{};
 };
 
 struct CounterSample {

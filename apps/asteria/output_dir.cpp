@@ -29,8 +29,11 @@ void prepare_output(const std::filesystem::path& dir, bool overwrite, std::strin
   fs::remove(probe, ec);
 
   std::string earlier;
-  for (std::string_view name : outputs)
-    if (fs::exists(dir / name, ec)) earlier += (earlier.empty() ? "" : ", ") + std::string(name);
+  for (std::string_view name : outputs) {
+    if (!fs::exists(dir / name, ec)) continue;
+    if (!earlier.empty()) earlier += ", ";
+    earlier += name;
+  }
   if (earlier.empty()) return;
   if (!overwrite)
     throw InputError(source, "--out",

@@ -122,7 +122,10 @@ std::string describe(const CompareResult& r) {
   if (s.spec.model) {
     stack = "model " + *s.spec.model;
   } else {
-    for (const auto& [rows, cols] : s.shapes) stack += (stack.empty() ? "" : ",") + std::to_string(rows) + 'x' + std::to_string(cols);
+    for (const auto& [rows, cols] : s.shapes) {
+      if (!stack.empty()) stack += ',';
+      stack += std::to_string(rows) + 'x' + std::to_string(cols);
+    }
     stack = std::to_string(s.shapes.size()) + " layers " + stack;
   }
   std::string text = "numerics " + std::string(platform::to_string(s.spec.numerics)) + ", time " +

@@ -65,12 +65,15 @@ std::string table_markdown(const Table& t) {
 
 std::string table_csv(const Table& t) {
   std::string out;
-  for (std::size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_cell(t.columns[c]);
-  out += '\n';
-  for (const auto& row : t.rows) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) out += (c ? "," : "") + csv_cell(c < row.size() ? row[c] : "");
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t c = 0; c < t.columns.size(); ++c) {
+      if (c) out += ',';
+      out += csv_cell(c < cells.size() ? cells[c] : std::string());
+    }
     out += '\n';
-  }
+  };
+  line(t.columns);
+  for (const auto& row : t.rows) line(row);
   return out;
 }
 

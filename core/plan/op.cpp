@@ -21,7 +21,10 @@ OpKind parse_op_kind(std::string_view text, const std::string& source, const std
   for (std::size_t i = 0; i < kKindNames.size(); ++i)
     if (kKindNames[i] == text) return static_cast<OpKind>(i);
   std::string known;
-  for (std::string_view name : kKindNames) known += (known.empty() ? "" : ", ") + std::string(name);
+  for (std::string_view name : kKindNames) {
+    if (!known.empty()) known += ", ";
+    known += name;
+  }
   throw InputError(source, field, "expected an op kind (" + known + "), found \"" + std::string(text) + "\"");
 }
 

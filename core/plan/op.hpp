@@ -53,9 +53,9 @@ struct Op {
   int bucket = -1;       // reduce
   // What the op declares it costs, for models. A publish op's cost is charged only when its point
   // installs a refresh.
-  platform::Cost cost;
+  platform::Cost cost{};
   // Ops (earlier in the plan) that must have finished before this one starts.
-  std::vector<OpId> deps;
+  std::vector<OpId> deps{};
   // Ops with the same launch go to their resource's executor as one Work (a multi-tensor kernel,
   // one host task), submitted when the plan reaches the launch's last op; -1: a Work of its own.
   int launch = -1;

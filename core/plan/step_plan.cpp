@@ -145,7 +145,10 @@ std::string to_text(const StepPlan& plan) {
     if (op.block >= 0) text += " block=" + std::to_string(op.block);
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
     text += " on=" + std::string(to_string(op.on)) + " cost=" + cost_text(op.cost) + " deps=";
-    for (std::size_t d = 0; d < op.deps.size(); ++d) text += (d ? "," : "") + std::to_string(op.deps[d]);
+    for (std::size_t d = 0; d < op.deps.size(); ++d) {
+      if (d) text += ',';
+      text += std::to_string(op.deps[d]);
+    }
     if (op.launch >= 0) text += " launch=" + std::to_string(op.launch);
     if (op.hook >= 0) text += " hook=" + std::to_string(op.hook);
     text += '\n';

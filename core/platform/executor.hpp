@@ -22,7 +22,7 @@ struct Work {
   // schedule at submission (the fake backend) ignore it.
   bool urgent = false;
   // The plan operation this work serves; executors pass it on to the activity they record.
-  OpTag tag;
+  OpTag tag{};
 };
 
 class Executor {

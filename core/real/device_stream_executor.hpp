@@ -18,7 +18,7 @@ struct DeviceStreamOptions {
   // what it takes, a work without a body is instant. simulated is not a real-backend time.
   platform::TimeSource time = platform::TimeSource::modelled;
   DeviceModel model;  // used with modelled time, unless `duration` is given
-  std::function<platform::Seconds(const platform::Cost&)> duration;  // a hardware profile's cost model
+  std::function<platform::Seconds(const platform::Cost&)> duration{};  // a hardware profile's cost model
   int unit = 0;       // the track is "gpu<unit> stream"
 };
 

@@ -122,7 +122,12 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
     StepPlan plan = small_plan();
     auto upd = std::find_if(plan.ops.begin(), plan.ops.end(), [](const Op& op) { return op.kind == OpKind::accumulate; });
     const OpId inside = static_cast<OpId>(upd - plan.ops.begin());
-    Op waiter{.kind = OpKind::prefetch, .on = Resource::issuer, .layer = upd->layer, .block = upd->block, .deps = {inside}};
+    Op waiter;
+    waiter.kind = OpKind::prefetch;
+    waiter.on = Resource::issuer;
+    waiter.layer = upd->layer;
+    waiter.block = upd->block;
+    waiter.deps = {inside};
     plan.ops.insert(plan.ops.begin() + inside + 1, waiter);
     for (std::size_t i = static_cast<std::size_t>(inside) + 2; i < plan.ops.size(); ++i)
       for (OpId& d : plan.ops[i].deps)

@@ -40,7 +40,9 @@ NativeTrace sample_trace() {
   b.bytes = 123456789012345.0;
   b.label = b.resource;
   b.ok = false;
-  t.records = {a, b, TraceRecord{.kind = "step", .label = ""}};
+  TraceRecord step;
+  step.kind = "step";
+  t.records = {a, b, step};
   return t;
 }
 
@@ -130,7 +132,9 @@ TEST(TraceRecorder, KeepsItsWindowExpandsLaunchesAndJoinsThePlan) {
       EXPECT_EQ(r.layer, 0);
       EXPECT_EQ(r.label, "forward only");
     }
-    if (r.kind == "transfer") EXPECT_EQ(r.deps, (std::vector<std::int32_t>{3}));
+    if (r.kind == "transfer") {
+      EXPECT_EQ(r.deps, (std::vector<std::int32_t>{3}));
+    }
     if (r.launch == launch && r.kind != "counter") {
       EXPECT_EQ(r.start_s, 2.0);  // every fused op spans its launch
       EXPECT_EQ(plan.ops[static_cast<std::size_t>(r.op)].launch, launch);

@@ -262,8 +262,11 @@ void StateStore::refill_window() {
 
 void StateStore::throw_no_room(const Block& b) const {
   std::string in_use;
-  for (const Block& other : blocks_)
-    if (other.is_acquired) in_use += (in_use.empty() ? "" : ", ") + ("'" + other.label + "'");
+  for (const Block& other : blocks_) {
+    if (!other.is_acquired) continue;
+    if (!in_use.empty()) in_use += ", ";
+    in_use += "'" + other.label + "'";
+  }
   const platform::TierUsage u = memory_.usage(b.update);
   throw PlacementError("cannot make block '" + b.label + "' resident on " + std::string(platform::to_string(b.update)) +
                            ": nothing more can be evicted (blocks in use: " + (in_use.empty() ? "none" : in_use) +
