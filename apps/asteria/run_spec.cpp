@@ -92,7 +92,7 @@ po::options_description run_spec_options(RunVerb verb) {
                                 "a CPU thread) | simulated (one-thread discrete-event backend)"
                               : (verb == RunVerb::sim ? "simulated (the only one here)" : "measured (the only one here)"))
       ("out", po::value<std::string>()->value_name("DIR"),
-       "write steps.csv, summary.json (and trace.csv, trace.json) here; checked before the run")
+       "write steps.csv, plan.txt, summary.json (and trace.csv, trace.json) here; checked before the run")
       ("overwrite", "replace the results of an earlier run in --out (refused otherwise)")
       ("trace", "record the executed plan: trace.csv (native) and trace.json (Chrome/Perfetto) in --out")
       ("trace-steps", po::value<std::string>()->value_name("FIRST:LAST"),
