@@ -33,6 +33,7 @@ constexpr std::string_view kDetails =
     "  steps.csv     unit 0, one row per step (warm-up flagged), SI units (absent when the state does not fit)\n"
     "  summary.json  one flat object: settings, fit and shortfall per tier, p50/p99 step time, visible\n"
     "                optimizer time, waits, peak bytes per tier, simulated and wall seconds, trace size\n"
+    "  plan.txt      the step plan every step ran, one typed op per line\n"
     "  trace.csv     with --trace: the native trace (traces/README.md), every op of every unit\n"
     "  trace.json    with --trace: the Chrome trace drawn from it (open in Perfetto)\n";
 

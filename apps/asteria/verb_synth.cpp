@@ -39,6 +39,7 @@ constexpr std::string_view kDetails =
     "Files written with --out DIR (README: Outputs):\n"
     "  steps.csv     one row per step (warm-up flagged), SI units; --compare adds a config column\n"
     "  summary.json  one flat object (--compare: one per configuration, under \"runs\")\n"
+    "  plan.txt      the step plan every step ran, one typed op per line (not with --compare)\n"
     "  table.csv, table.md   --compare: one row per configuration\n"
     "  trace.csv, trace.json  with --trace (not with --compare)\n";
 

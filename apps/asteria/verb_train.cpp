@@ -28,6 +28,7 @@ constexpr std::string_view kDetails =
     "  steps.csv      one row per step: the shared columns (compute_s: the measured forward + backward),\n"
     "                 then loss, validation_loss (on evaluation steps), tokens_per_s\n"
     "  summary.json   the shared flat object, then corpus, first/final loss, final validation loss, throughput\n"
+    "  plan.txt       the step plan every step ran, one typed op per line\n"
     "  checkpoint/    the final parameters: one .npy per tensor and manifest.json\n"
     "  trace.csv, trace.json   with --trace: the executed plan (native) and its Chrome trace (Perfetto)\n";
 
