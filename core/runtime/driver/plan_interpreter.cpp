@@ -288,7 +288,6 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   } else {
     throw std::logic_error("PlanInterpreter: launches run on the device or the host workers");
   }
-  state.submitted = true;
   for (OpId m : members) finished_[static_cast<std::size_t>(m)].push_back(state.done);
   if (body_)
     for (OpId m : carried)

@@ -76,7 +76,6 @@ class PlanInterpreter {
  private:
   struct LaunchState {
     platform::Pending done;
-    bool submitted = false;
     std::vector<platform::Cost> installs;  // costs of publish ops that installed a refresh
   };
 
