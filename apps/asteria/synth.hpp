@@ -30,7 +30,7 @@ struct SynthSettings {
   std::optional<double> step_seconds;  // modelled forward + backward seconds of a step
   real::DeviceModel device_model;      // paces device work without --hw
   double fake_host_flops = 20e9;       // --time simulated: refresh speed of one host worker
-  runtime::GradientSpec gradients;
+  runtime::GradientSpec gradients;  // rank and noise; the seed is spec.seed
 };
 
 // Throws InputError naming the option for settings out of their domain (the spec included).

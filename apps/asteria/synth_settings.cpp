@@ -53,12 +53,14 @@ std::function<platform::Seconds(const platform::Cost&)> device_seconds(const Syn
 }
 
 runtime::SyntheticModelSpec model_spec(const SynthSettings& s) {
+  runtime::GradientSpec gradients = s.gradients;
+  gradients.seed = s.spec.seed;  // the run's --seed, not a copy of it
   if (s.spec.model) {
     const workload::WorkloadModel wl = workload::build_workload(workload::find_model_config(*s.spec.model));
-    return workload::runtime_stack(wl, s.gradients);
+    return workload::runtime_stack(wl, gradients);
   }
   runtime::SyntheticModelSpec spec;
-  spec.gradients = s.gradients;
+  spec.gradients = gradients;
   const double latency = s.device_model.launch_latency;
   const double rate = s.device_model.flops_per_second;
   double total_weights = 0.0;

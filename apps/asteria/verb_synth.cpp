@@ -96,7 +96,6 @@ SynthSettings settings_from(const po::variables_map& v) {
   s.device_model.bytes_per_second = v["device-bandwidth"].as<double>() * 1e12;
   s.device_model.launch_latency = v["launch-latency-us"].as<double>() * 1e-6;
   s.fake_host_flops = v["fake-host-gflops"].as<double>() * 1e9;
-  s.gradients.seed = s.spec.seed;
   s.gradients.rank = v["gradient-rank"].as<int>();
   s.gradients.noise = v["gradient-noise"].as<double>();
   validate(s);
