@@ -68,7 +68,7 @@ void ActorPoolExecutor::serve(std::size_t lane) {
     if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front
 
     const double start = sg4::Engine::get_clock();
-    const double amount = spec_.seconds(item.work.cost) * kSpeed;
+    const double amount = platform::total_seconds(item.work.cost, spec_.seconds) * kSpeed;
     if (amount > 0.0) {
       sg4::ExecPtr exec = sg4::this_actor::exec_init(amount);
       if (spec_.threads_per_item > 1) exec->set_thread_count(spec_.threads_per_item);

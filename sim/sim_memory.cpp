@@ -196,7 +196,7 @@ void SimMemory::record(std::string track, const CopyJob& job, platform::Activity
   platform::OpTag tag = job.cause;
   tag.role = role;
   spec_.activities->record({std::move(track), job.name, tag,
-                            {platform::WorkKind::other, 0.0, static_cast<double>(job.bytes), 0}, start,
+                            platform::Cost{platform::WorkKind::other, 0.0, static_cast<double>(job.bytes), 0}, start,
                             sg4::Engine::get_clock(), true});
 }
 

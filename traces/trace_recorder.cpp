@@ -114,8 +114,8 @@ void TraceRecorder::add(int unit, const platform::Activity& a) {
   r.unit = unit;
   r.track = track_id(a.track);
   r.tag = a.tag;
-  r.flops = a.cost.flops;
-  r.bytes = a.cost.bytes;
+  r.flops = a.cost.flops();
+  r.bytes = a.cost.bytes();
   r.start = a.start;
   r.end = a.end;
   r.ok = a.ok;

@@ -33,9 +33,9 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
     o.nvme_capacity = spec.nvme_budget;
     host_workers_ = spec.host_workers > 0 ? spec.host_workers : 1;  // deterministic whatever the machine
     o.host_workers = host_workers_;
-    o.device_duration = [seconds](const platform::Work& w) { return seconds(w.cost); };
+    o.device_duration = [seconds](const platform::Work& w) { return platform::total_seconds(w.cost, seconds); };
     const double host_rate = device.fake_host_flops;
-    o.host_duration = [host_rate](const platform::Work& w) { return w.cost.flops / host_rate; };
+    o.host_duration = [host_rate](const platform::Work& w) { return w.cost.flops() / host_rate; };
     o.activities = activities;
     platform_ = std::make_unique<platform::fake::FakePlatform>(std::move(o));
     description_ = "fake backend (simulated time, one thread): " + device.description + ", " +

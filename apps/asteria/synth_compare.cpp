@@ -45,14 +45,9 @@ double measure_full_refresh(const SynthSettings& s) {
     std::vector<platform::Pending> done;
     for (auto& job : jobs) {
       optim::RefreshJob<float>* raw = job.get();
-      platform::Cost cost;
-      for (const platform::Cost& piece : raw->cost()) {
-        cost.flops += piece.flops;
-        cost.bytes += piece.bytes;
-      }
       platform::Work work;
       work.label = "measure refresh";
-      work.cost = cost;
+      work.cost = platform::Costs(raw->cost());
       work.body = [raw] { return raw->run(); };
       done.push_back(p.host_workers().submit(std::move(work)));
     }

@@ -36,7 +36,7 @@ struct Activity {
   std::string track;  // "gpu0 stream", "cpu0 worker 2", "cpu0 main", "link c2c-h2d0", "disk nvme0"
   std::string label;  // "backward layer3", "refresh layer3.w block 2", "copy host->device ..."
   OpTag tag;
-  Cost cost;          // what the activity was charged for (a copy: its bytes)
+  Costs cost;         // what the activity was charged for, piece by piece (a copy: its bytes)
   Seconds start = 0.0;
   Seconds end = 0.0;
   bool ok = true;

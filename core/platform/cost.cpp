@@ -14,6 +14,18 @@ std::string_view to_string(WorkKind kind) noexcept {
   return "other";
 }
 
+double Costs::flops() const noexcept {
+  double total = 0.0;
+  for (const Cost& piece : pieces_) total += piece.flops;
+  return total;
+}
+
+double Costs::bytes() const noexcept {
+  double total = 0.0;
+  for (const Cost& piece : pieces_) total += piece.bytes;
+  return total;
+}
+
 }  // namespace asteria::platform
 
 #include "core/platform/memory.hpp"

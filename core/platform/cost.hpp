@@ -3,7 +3,11 @@
 // without running it: the kind of kernel, its floating-point operations, the bytes it touches,
 // and the matrix dimension that dominates it (for c·n³ models of eigendecompositions).
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <span>
 #include <string_view>
+#include <vector>
 
 namespace asteria::platform {
 
@@ -26,6 +30,43 @@ struct Cost {
   // A training-step matmul in reduced precision (bf16 on tensor cores, fp32 accumulation), as
   // mixed-precision training runs forward and backward; optimizer kernels stay fp32.
   bool reduced_precision = false;
+
+  bool operator==(const Cost&) const = default;
 };
+
+// What one work item costs: its pieces, each charged by its own rule. A refresh computes an
+// eigendecomposition of each Kronecker factor (two sizes) and a few GEMMs; a fused launch runs
+// the kernels of several plan ops. Summing them into one Cost would charge the heaviest
+// piece's c·n³ for all of them.
+class Costs {
+ public:
+  Costs() = default;
+  Costs(const Cost& piece) : pieces_{piece} {}  // NOLINT(google-explicit-constructor): one piece
+  Costs(std::initializer_list<Cost> pieces) : pieces_(pieces) {}
+  explicit Costs(std::vector<Cost> pieces) : pieces_(std::move(pieces)) {}
+
+  void add(const Cost& piece) { pieces_.push_back(piece); }
+  void add(const Costs& more) { pieces_.insert(pieces_.end(), more.pieces_.begin(), more.pieces_.end()); }
+
+  std::span<const Cost> pieces() const noexcept { return pieces_; }
+  bool empty() const noexcept { return pieces_.empty(); }
+  double flops() const noexcept;  // of all pieces
+  double bytes() const noexcept;
+  // Nothing to charge: no piece computes or moves anything.
+  bool free() const noexcept { return flops() == 0.0 && bytes() == 0.0; }
+
+  bool operator==(const Costs&) const = default;
+
+ private:
+  std::vector<Cost> pieces_;
+};
+
+// The time of all pieces, each charged by `piece_seconds` (a model's rule for one piece).
+template <class PieceSeconds>
+double total_seconds(const Costs& cost, PieceSeconds&& piece_seconds) {
+  double seconds = 0.0;
+  for (const Cost& piece : cost.pieces()) seconds += piece_seconds(piece);
+  return seconds;
+}
 
 }  // namespace asteria::platform

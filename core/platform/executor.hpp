@@ -15,7 +15,7 @@ namespace asteria::platform {
 
 struct Work {
   std::string label;              // for traces: "refresh layer3.w block 2"
-  Cost cost;                      // what it costs, for models
+  Costs cost;                     // what it costs, piece by piece, for models
   std::function<Status()> body;   // the numerics; empty when there are none to run
   // Queued ahead of the work that is not urgent (after earlier urgent work): a step's own
   // optimizer update on the host must not wait behind background refreshes. Executors that

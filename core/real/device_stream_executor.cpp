@@ -26,7 +26,11 @@ Status DeviceStreamExecutor::execute(platform::Work& work) {
   if (time_ == platform::TimeSource::measured) return run_body(work);
   const platform::Seconds start = clock_.now();
   Status status = run_body(work);
-  clock_.sleep_until(start + (duration_ ? duration_(work.cost) : model_.duration(work.cost)));
+  const platform::Seconds modelled = duration_ ? platform::total_seconds(work.cost, duration_)
+                                              : platform::total_seconds(work.cost, [this](const platform::Cost& piece) {
+                                                  return model_.duration(piece);
+                                                });
+  clock_.sleep_until(start + modelled);
   return status;
 }
 

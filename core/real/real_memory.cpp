@@ -173,7 +173,7 @@ platform::Pending RealMemory::copy(const Region& src, const Region& dst, const p
   platform::Work work;
   work.label = "copy " + std::string(platform::to_string(s->tier)) + "->" + std::string(platform::to_string(d->tier)) +
                ": " + s->label + " -> " + d->label;
-  work.cost = {platform::WorkKind::other, 0.0, static_cast<double>(bytes), 0};
+  work.cost = platform::Cost{platform::WorkKind::other, 0.0, static_cast<double>(bytes), 0};
   work.tag = cause;
   work.tag.role = s->tier == Tier::nvme || d->tier == Tier::nvme ? platform::ActivityRole::io
                                                                   : platform::ActivityRole::transfer;
@@ -184,7 +184,7 @@ platform::Pending RealMemory::copy(const Region& src, const Region& dst, const p
 
 Status RealMemory::run_move(platform::Work& work, Tier from, Tier to) {
   const platform::Seconds start = clock_.now();
-  const auto bytes = static_cast<std::size_t>(work.cost.bytes);
+  const auto bytes = static_cast<std::size_t>(work.cost.bytes());
   Status status = run_body(work);
   clock_.sleep_until(start + options_.link(from, to).duration(bytes));
   const platform::Seconds end = clock_.now();

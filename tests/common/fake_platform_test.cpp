@@ -13,15 +13,15 @@ namespace {
 Work timed(std::string label, double seconds, int* runs = nullptr) {
   Work w;
   w.label = std::move(label);
-  w.cost.flops = seconds;  // the duration model below reads the duration from here
+  w.cost = platform::Cost{platform::WorkKind::other, seconds, 0.0, 0};  // the duration model below reads the duration from here
   if (runs) w.body = [runs] { ++*runs; return Status::success(); };
   return w;
 }
 
 FakeOptions flops_are_seconds() {
   FakeOptions o;
-  o.device_duration = [](const Work& w) { return w.cost.flops; };
-  o.host_duration = [](const Work& w) { return w.cost.flops; };
+  o.device_duration = [](const Work& w) { return w.cost.flops(); };
+  o.host_duration = [](const Work& w) { return w.cost.flops(); };
   o.host_workers = 2;
   return o;
 }

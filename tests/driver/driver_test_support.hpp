@@ -112,7 +112,7 @@ inline DriverOptions full_numerics(int staleness, PublishPolicy policy = Publish
 inline platform::fake::FakeOptions fake_timing(double refresh_seconds = 0.0, int workers = 1) {
   platform::fake::FakeOptions o;
   o.host_workers = workers;
-  o.device_duration = [](const platform::Work& w) { return one_second_per_gflop(w.cost); };
+  o.device_duration = [](const platform::Work& w) { return platform::total_seconds(w.cost, one_second_per_gflop); };
   if (refresh_seconds > 0.0) o.host_duration = [refresh_seconds](const platform::Work&) { return refresh_seconds; };
   return o;
 }

@@ -44,10 +44,10 @@ TEST_P(PlatformConformance, RecordsEachWorkWithItsTagOnTheSharedTracks) {
         const OpTag failing_tag{5, 3, -1, ActivityRole::op};
         Work kernel = work("fused kernels", [] { return Status::success(); });
         kernel.tag = kernel_tag;
-        kernel.cost = {WorkKind::gemm, 1e6, 2e3, 0, true};
+        kernel.cost = ::asteria::platform::Cost{WorkKind::gemm, 1e6, 2e3, 0, true};
         Work refresh = work("refresh block 1", [] { return Status::success(); });
         refresh.tag = refresh_tag;
-        refresh.cost = {WorkKind::eigh, 0.0, 0.0, 8};
+        refresh.cost = ::asteria::platform::Cost{WorkKind::eigh, 0.0, 0.0, 8};
         Work failing = work("failing refresh", [] { return Status(StatusCode::no_convergence, "no"); });
         failing.tag = failing_tag;
         ASSERT_TRUE(p.device_stream().submit(std::move(kernel)).status().ok());
@@ -59,10 +59,10 @@ TEST_P(PlatformConformance, RecordsEachWorkWithItsTagOnTheSharedTracks) {
         EXPECT_EQ(on_stream[0].track, "gpu0 stream");
         EXPECT_EQ(on_stream[0].label, "fused kernels");
         expect_same_tag(on_stream[0].tag, kernel_tag);
-        EXPECT_EQ(on_stream[0].cost.kind, WorkKind::gemm);
-        EXPECT_EQ(on_stream[0].cost.flops, 1e6);
-        EXPECT_EQ(on_stream[0].cost.bytes, 2e3);
-        EXPECT_TRUE(on_stream[0].cost.reduced_precision);
+        EXPECT_EQ(on_stream[0].cost.pieces()[0].kind, WorkKind::gemm);
+        EXPECT_EQ(on_stream[0].cost.flops(), 1e6);
+        EXPECT_EQ(on_stream[0].cost.bytes(), 2e3);
+        EXPECT_TRUE(on_stream[0].cost.pieces()[0].reduced_precision);
         EXPECT_TRUE(on_stream[0].ok);
         EXPECT_LE(on_stream[0].start, on_stream[0].end);
 
@@ -79,7 +79,7 @@ TEST_P(PlatformConformance, RecordsEachWorkWithItsTagOnTheSharedTracks) {
                   [](const Activity& a, const Activity& b) { return a.tag.step < b.tag.step; });
         EXPECT_EQ(on_workers[0].label, "refresh block 1");
         expect_same_tag(on_workers[0].tag, refresh_tag);
-        EXPECT_EQ(on_workers[0].cost.dimension, 8);
+        EXPECT_EQ(on_workers[0].cost.pieces()[0].dimension, 8);
         EXPECT_TRUE(on_workers[0].ok);
         EXPECT_EQ(on_workers[1].label, "failing refresh");
         expect_same_tag(on_workers[1].tag, failing_tag);
@@ -107,7 +107,7 @@ TEST_P(PlatformConformance, RecordsACopyWithItsCausesStepAndOp) {
         const std::vector<Activity> copies(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
         ASSERT_EQ(copies.size(), 2u);
         for (const Activity& a : copies) {
-          EXPECT_EQ(a.cost.bytes, 4096.0);
+          EXPECT_EQ(a.cost.bytes(), 4096.0);
           EXPECT_TRUE(a.ok);
           EXPECT_LE(a.start, a.end);
         }

@@ -67,7 +67,7 @@ TEST_P(PlatformConformance, WorkWithoutBodyCompletes) {
   run([](Platform& p) {
     Work empty;
     empty.label = "modelled only";
-    empty.cost = {WorkKind::gemm, 1.0e6, 1.0e4, 64};
+    empty.cost = ::asteria::platform::Cost{WorkKind::gemm, 1.0e6, 1.0e4, 64};
     EXPECT_TRUE(p.host_workers().submit(empty).status().ok());
     EXPECT_TRUE(p.device_stream().submit(empty).status().ok());
   });

@@ -33,7 +33,7 @@ using platform::WorkKind;
 Work costed(std::string label, double flops, double bytes, std::function<Status()> body = {}, OpTag tag = {}) {
   Work w;
   w.label = std::move(label);
-  w.cost = {WorkKind::gemm, flops, bytes, 0};
+  w.cost = ::asteria::platform::Cost{WorkKind::gemm, flops, bytes, 0};
   w.body = std::move(body);
   w.tag = tag;
   return w;
@@ -116,7 +116,7 @@ TEST(ModelledDeviceStream, EachWorkLastsAtLeastItsModelledDuration) {
   EXPECT_EQ(recorded[1].track, "gpu0 stream");
   expect_same_tag(recorded[0].tag, forward);
   expect_same_tag(recorded[1].tag, fused);
-  EXPECT_EQ(recorded[1].cost.bytes, 2.0e7);
+  EXPECT_EQ(recorded[1].cost.bytes(), 2.0e7);
   EXPECT_GE(recorded[0].end - recorded[0].start, 0.03);
   EXPECT_GE(recorded[1].end - recorded[1].start, 0.02);
   EXPECT_GE(recorded[1].start, recorded[0].end);  // in order, one at a time
@@ -283,7 +283,7 @@ TEST(RealPlatformActivities, RecordsEveryExecutorsWorkWithTimesAndOutcome) {
   }
   EXPECT_LE(recorded[0].end, recorded[1].start) << "the refresh was submitted after the kernel ended";
   EXPECT_EQ(recorded[0].track, "gpu2 stream") << "tracks carry the sink's unit";
-  EXPECT_EQ(recorded[0].cost.kind, WorkKind::gemm);
+  EXPECT_EQ(recorded[0].cost.pieces()[0].kind, WorkKind::gemm);
   expect_same_tag(recorded[0].tag, kernel_tag);
   EXPECT_TRUE(recorded[0].ok);
   EXPECT_TRUE(recorded[1].track == "cpu2 worker 0" || recorded[1].track == "cpu2 worker 1") << recorded[1].track;

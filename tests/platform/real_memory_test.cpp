@@ -123,7 +123,7 @@ TEST(RealMemory, EveryCopyIsAccountedPerTierPair) {
     EXPECT_EQ(a.tag.op, causes[i].op) << i;
     EXPECT_EQ(a.tag.launch, causes[i].launch) << i;
     EXPECT_EQ(a.tag.role, roles[i]) << i << ": " << platform::to_string(a.tag.role);
-    EXPECT_EQ(a.cost.bytes, bytes[i]) << i;
+    EXPECT_EQ(a.cost.bytes(), bytes[i]) << i;
     EXPECT_LE(a.start, a.end) << i;
     if (i > 0) {
       EXPECT_LE(recorded[i - 1].end, a.start) << i << ": each copy was waited for before the next";

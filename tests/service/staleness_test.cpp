@@ -257,8 +257,8 @@ TEST(StalenessMetrics, RefreshWorkIsLabelledAndCostedFromTheJob) {
     bytes += piece.bytes;
   }
   EXPECT_GT(flops, 0.0);
-  EXPECT_DOUBLE_EQ(seen[0].cost.flops, flops);
-  EXPECT_DOUBLE_EQ(seen[0].cost.bytes, bytes);
+  EXPECT_DOUBLE_EQ(seen[0].cost.flops(), flops);
+  EXPECT_DOUBLE_EQ(seen[0].cost.bytes(), bytes);
 }
 
 TEST(StalenessMetrics, QueueDepthCountsSubmittedUnpublishedJobs) {

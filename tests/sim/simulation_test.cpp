@@ -244,11 +244,7 @@ TEST(Simulation, GoldenTimelineOfATinyStep) {
       EXPECT_EQ(slices[i].track, expected[i].track) << i;
       EXPECT_EQ(slices[i].label, expected[i].label) << i;
       expect_same_tag(slices[i].tag, expected[i].tag, i);
-      EXPECT_EQ(slices[i].cost.kind, expected[i].cost.kind) << i;
-      EXPECT_EQ(slices[i].cost.flops, expected[i].cost.flops) << i;
-      EXPECT_EQ(slices[i].cost.bytes, expected[i].cost.bytes) << i;
-      EXPECT_EQ(slices[i].cost.dimension, expected[i].cost.dimension) << i;
-      EXPECT_EQ(slices[i].cost.reduced_precision, expected[i].cost.reduced_precision) << i;
+      EXPECT_EQ(slices[i].cost, platform::Costs(expected[i].cost)) << i;
       EXPECT_NEAR(slices[i].start, expected[i].start_s, 1e-12) << i;
       EXPECT_NEAR(slices[i].end, expected[i].end_s, 1e-12) << i;
       EXPECT_TRUE(slices[i].ok) << i;

@@ -64,7 +64,7 @@ void expect_legs(const std::vector<platform::Activity>& recorded, const std::vec
     EXPECT_EQ(a.tag.step, cause.step) << i;
     EXPECT_EQ(a.tag.op, cause.op) << i;
     EXPECT_EQ(a.tag.launch, cause.launch) << i;
-    EXPECT_EQ(a.cost.bytes, static_cast<double>(kBytes)) << i;
+    EXPECT_EQ(a.cost.bytes(), static_cast<double>(kBytes)) << i;
     EXPECT_NEAR(a.end - a.start, expected[i].seconds, tolerance(expected[i].seconds)) << i;
     if (i > 0) {
       EXPECT_NEAR(a.start, recorded[i - 1].end, 1e-12) << i;

@@ -116,7 +116,7 @@ TEST(TraceRecorder, KeepsItsWindowExpandsLaunchesAndJoinsThePlan) {
     sink.record({"gpu0 stream", "", {step, 0, -1, platform::ActivityRole::op}, plan.ops[0].cost, 1.0 * step,
                  1.0 * step + 0.5, true});
     sink.record({"gpu0 stream", "optimizer only", {step, -1, launch, platform::ActivityRole::launch}, {}, 2.0, 3.0, true});
-    sink.record({"link h2d0", "copy", {step, 3, -1, platform::ActivityRole::transfer}, {platform::WorkKind::other, 0, 64, 0},
+    sink.record({"link h2d0", "copy", {step, 3, -1, platform::ActivityRole::transfer}, platform::Cost{platform::WorkKind::other, 0, 64, 0},
                  0.5, 0.75, true});
     sink.counter("gpu0 resident device bytes", 1.0 * step, 100.0 * step);
   }

@@ -133,7 +133,7 @@ Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& caus
     tag.role = src.tier == Tier::nvme || dst.tier == Tier::nvme ? ActivityRole::io : ActivityRole::transfer;
     sink->record({"copy engine", "copy " + std::string(to_string(src.tier)) + "->" + std::string(to_string(dst.tier)) +
                                      ": " + src.label + " -> " + dst.label,
-                  tag, {WorkKind::other, 0.0, static_cast<double>(bytes), 0}, start, end, status.ok()});
+                  tag, Cost{WorkKind::other, 0.0, static_cast<double>(bytes), 0}, start, end, status.ok()});
   }
   auto [promise, pending] = platform_.completions().make();
   platform_.schedule(end, std::move(promise), std::move(status));

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "core/common/error.hpp"
-#include "core/optim/shape_model.hpp"
 
 namespace asteria::runtime {
 
@@ -214,7 +213,7 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       service_.publication_point(id, step_);
       // Installing costs device (or host) work; known here only when the service runs now.
       if (!body && op.launch >= 0 && service_.version(id).publications > before)
-        launch_state_[static_cast<std::size_t>(op.launch)].installs.push_back(op.cost);
+        launch_state_[static_cast<std::size_t>(op.launch)].installs.add(op.cost);
       break;
     }
     case OpKind::accumulate:
@@ -233,21 +232,20 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
 }
 
 template <linalg::Real T>
-platform::Cost PlanInterpreter<T>::launch_cost(int launch) const {
-  // Per block first (its phases fused), then over the blocks: a multi-tensor launch.
-  std::vector<std::pair<int, platform::Cost>> per_block;
+platform::Costs PlanInterpreter<T>::launch_cost(int launch) const {
+  // A multi-tensor launch: each op is a kernel of its own, charged by its own rule.
+  platform::Costs total;
   for (OpId m : members_of_[static_cast<std::size_t>(launch)]) {
     const Op& op = plan_.ops[static_cast<std::size_t>(m)];
-    if (op.kind == OpKind::publish) continue;
-    auto it = std::find_if(per_block.begin(), per_block.end(), [&](const auto& e) { return e.first == op.block; });
-    if (it == per_block.end()) per_block.emplace_back(op.block, op.cost);
-    else it->second = optim::combine(it->second, op.cost);
+    if (op.kind != OpKind::publish) total.add(op.cost);
   }
-  platform::Cost total;
-  for (const auto& [block, cost] : per_block) total = optim::combine(total, cost);
-  for (const platform::Cost& install : launch_state_[static_cast<std::size_t>(launch)].installs)
-    total = optim::combine(total, install);
+  total.add(launch_state_[static_cast<std::size_t>(launch)].installs);
   return total;
+}
+
+template <linalg::Real T>
+double PlanInterpreter<T>::modelled_seconds(const platform::Costs& cost) const {
+  return platform::total_seconds(cost, seconds_);
 }
 
 template <linalg::Real T>
@@ -278,13 +276,12 @@ void PlanInterpreter<T>::submit_launch(int launch) {
         }
         return Status::success();
       };
-    if (seconds_) totals_.optimizer_device += seconds_(work.cost);
+    if (seconds_) totals_.optimizer_device += modelled_seconds(work.cost);
     state.done = submit(platform_.device_stream(), std::move(work));
   } else if (spec.on == Resource::host) {
     // Ahead of queued refreshes: the step's own update must not wait behind background work.
     work.urgent = true;
-    state.done = work.cost.flops > 0.0 || work.cost.bytes > 0.0 ? submit(platform_.host_workers(), std::move(work))
-                                                                 : platform::Pending::ready();
+    state.done = !work.cost.free() ? submit(platform_.host_workers(), std::move(work)) : platform::Pending::ready();
   } else {
     throw std::logic_error("PlanInterpreter: launches run on the device or the host workers");
   }

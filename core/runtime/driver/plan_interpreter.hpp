@@ -76,14 +76,15 @@ class PlanInterpreter {
  private:
   struct LaunchState {
     platform::Pending done;
-    std::vector<platform::Cost> installs;  // costs of publish ops that installed a refresh
+    platform::Costs installs;  // costs of publish ops that installed a refresh
   };
 
   void execute(plan::OpId i);
   void run_optimizer_op(plan::OpId i, bool body);
   void run_store_op(plan::OpId i);
   void submit_launch(int launch);
-  platform::Cost launch_cost(int launch) const;
+  platform::Costs launch_cost(int launch) const;
+  double modelled_seconds(const platform::Costs& cost) const;
   void await(plan::OpId dep);  // until every Pending of op `dep` has finished (ok)
   bool ordered_before(const plan::Op& op, int launch, plan::OpId dep) const;
   void wait_ok(const platform::Pending& pending, const std::string& what);

@@ -11,23 +11,6 @@ namespace asteria::runtime {
 
 namespace {
 
-// Work carries one Cost: the pieces of a job are summed, and the kind and dimension are those
-// of the heaviest piece (the one a c·n³ model should see).
-platform::Cost combined_cost(const std::vector<platform::Cost>& pieces) {
-  platform::Cost total;
-  double heaviest = -1.0;
-  for (const platform::Cost& piece : pieces) {
-    total.flops += piece.flops;
-    total.bytes += piece.bytes;
-    if (piece.flops > heaviest) {
-      heaviest = piece.flops;
-      total.kind = piece.kind;
-      total.dimension = piece.dimension;
-    }
-  }
-  return total;
-}
-
 std::string step_text(Step t) { return std::to_string(t); }
 
 }  // namespace
@@ -169,7 +152,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   optim::RefreshJob<T>* raw = job.get();
   platform::Work work;
   work.label = "refresh " + b.label;
-  work.cost = combined_cost(job->cost());
+  work.cost = platform::Costs(job->cost());  // each piece charged by its own rule
   work.body = [raw] { return raw->run(); };  // touches only the job's own buffers
   work.tag = tag;
   work.tag.step = t;
