@@ -6,6 +6,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/platform/cost_text.hpp"
 #include "core/io/atomic_file.hpp"
 
 namespace asteria::traces {
@@ -107,7 +108,7 @@ double parse_double(const std::string& text, const LineReader& in, std::string_v
 const std::vector<std::string_view>& native_trace_columns() {
   static const std::vector<std::string_view> columns = {"unit",  "step",     "op",    "launch",  "kind",   "layer",
                                                         "block", "micro_batch", "resource", "start_s", "end_s", "bytes",
-                                                        "flops", "deps",     "ok",    "label"};
+                                                        "flops", "cost",     "deps",  "ok",      "label"};
   return columns;
 }
 
@@ -133,6 +134,8 @@ std::string native_trace_text(const NativeTrace& trace) {
     put_text(out, r.resource);
     out += ',' + exact_number(r.start_s) + ',' + exact_number(r.end_s) + ',' + exact_number(r.bytes) + ',' +
            exact_number(r.flops) + ',';
+    put_text(out, platform::to_text(r.cost));
+    out += ',';
     for (std::size_t d = 0; d < r.deps.size(); ++d) {
       if (d) out += ';';
       out += std::to_string(r.deps[d]);
@@ -175,7 +178,7 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
   }
   const auto& columns = native_trace_columns();
   if (header.size() != columns.size() || !std::equal(header.begin(), header.end(), columns.begin()))
-    throw InputError(source, "line " + std::to_string(in.line()), "the header row of format version 1");
+    throw InputError(source, "line " + std::to_string(in.line()), "the header row of format version " + std::to_string(kNativeTraceVersion));
   while (!in.done()) {
     const std::vector<std::string> f = in.next_row();
     if (f.size() == 1 && f[0].empty()) continue;  // a blank line
@@ -196,16 +199,17 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
     r.end_s = parse_double(f[10], in, "end_s");
     r.bytes = parse_double(f[11], in, "bytes");
     r.flops = parse_double(f[12], in, "flops");
-    std::string_view deps = f[13];
+    r.cost = platform::parse_costs(f[13], source, "line " + std::to_string(in.line()) + ": cost");
+    std::string_view deps = f[14];
     while (!deps.empty()) {
       const std::size_t semi = deps.find(';');
       r.deps.push_back(parse_int<std::int32_t>(std::string(deps.substr(0, semi)), in, "deps"));
       deps = semi == std::string_view::npos ? std::string_view{} : deps.substr(semi + 1);
     }
-    if (f[14] != "0" && f[14] != "1")
-      throw InputError(source, "line " + std::to_string(in.line()) + ": ok", "0 or 1, found \"" + f[14] + "\"");
-    r.ok = f[14] == "1";
-    r.label = f[15];
+    if (f[15] != "0" && f[15] != "1")
+      throw InputError(source, "line " + std::to_string(in.line()) + ": ok", "0 or 1, found \"" + f[15] + "\"");
+    r.ok = f[15] == "1";
+    r.label = f[16];
     if (r.kind.empty()) throw InputError(source, "line " + std::to_string(in.line()) + ": kind", "a record kind");
     trace.records.push_back(std::move(r));
   }

@@ -2,7 +2,7 @@
 // The native trace: the plan a run executed, one record per operation with where and when it
 // ran, what it moved and computed, and what it waited for. Every backend produces it through one
 // recorder (trace_recorder.hpp); the Chrome trace is drawn from it (chrome_trace.hpp); a replay
-// can rebuild the plan from it. The file format ("asteria-trace", version 1) is documented in
+// can rebuild the plan from it. The file format ("asteria-trace", version 2) is documented in
 // traces/README.md: a CSV file whose first line is "# asteria-trace 1", then "# key=value"
 // metadata lines, then a header row and one row per record.
 #include <cstdint>
@@ -12,9 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/platform/cost.hpp"
+
 namespace asteria::traces {
 
-inline constexpr int kNativeTraceVersion = 1;
+inline constexpr int kNativeTraceVersion = 2;
 
 // What a record is: a plan op (its kind: "forward", "backward", "reduce", "prefetch", "acquire",
 // "release", "publish", "accumulate", "refresh", "update"), or work a plan op caused
@@ -34,6 +36,9 @@ struct TraceRecord {
   double end_s = 0.0;          // counters: the sample time, as start_s
   double bytes = 0.0;          // counters: the sample's value
   double flops = 0.0;
+  // What the record was charged for, piece by piece (kind, flops, bytes, dimension): what a
+  // calibration fits coefficients to. bytes and flops are its totals.
+  platform::Costs cost;
   std::vector<std::int32_t> deps;  // ops of the same unit and step this record waited for
   bool ok = true;
   std::string label;           // "backward layer3", "copy host->device: ...", the counter's name

@@ -114,8 +114,7 @@ void TraceRecorder::add(int unit, const platform::Activity& a) {
   r.unit = unit;
   r.track = track_id(a.track);
   r.tag = a.tag;
-  r.flops = a.cost.flops();
-  r.bytes = a.cost.bytes();
+  r.cost = a.cost;
   r.start = a.start;
   r.end = a.end;
   r.ok = a.ok;
@@ -197,8 +196,9 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
     t.resource = tracks_[r.track];
     t.start_s = r.start;
     t.end_s = r.end;
-    t.bytes = r.bytes;
-    t.flops = r.flops;
+    t.bytes = r.counter ? r.bytes : r.cost.bytes();
+    t.flops = r.cost.flops();
+    t.cost = r.cost;
     t.ok = r.ok;
     t.label = r.label;
     if (r.counter) {
@@ -224,6 +224,18 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
       case ActivityRole::launch: {
         t.launch = r.tag.launch;
         bool expanded = false;
+        // A publish op is charged only when it installed a refresh: the launch's pieces beyond its
+        // other ops' are those installs, each equal to its publish op's cost.
+        std::vector<platform::Cost> installs;
+        if (members != nullptr && r.tag.launch >= 0 && static_cast<std::size_t>(r.tag.launch) < members->size()) {
+          installs.assign(r.cost.pieces().begin(), r.cost.pieces().end());
+          for (std::int32_t i : (*members)[static_cast<std::size_t>(r.tag.launch)]) {
+            const plan::Op& op = plan->ops[static_cast<std::size_t>(i)];
+            if (op.kind == plan::OpKind::publish) continue;
+            const auto it = std::find(installs.begin(), installs.end(), op.cost);
+            if (it != installs.end()) installs.erase(it);
+          }
+        }
         if (members != nullptr && r.tag.launch >= 0 && static_cast<std::size_t>(r.tag.launch) < members->size())
           for (std::int32_t i : (*members)[static_cast<std::size_t>(r.tag.launch)]) {
             const plan::Op& op = plan->ops[static_cast<std::size_t>(i)];
@@ -231,8 +243,15 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
             m.op = i;
             m.kind = std::string(plan::to_string(op.kind));
             m.deps = op.deps;
-            m.bytes = op.cost.bytes;
-            m.flops = op.cost.flops;
+            m.cost = {};
+            if (op.kind != plan::OpKind::publish) {
+              m.cost = op.cost;
+            } else if (const auto it = std::find(installs.begin(), installs.end(), op.cost); it != installs.end()) {
+              m.cost = op.cost;
+              installs.erase(it);
+            }
+            m.bytes = m.cost.bytes();
+            m.flops = m.cost.flops();
             m.label = op_label(*plan, op);
             fill_from_op(m, *plan, m.op);
             out.records.push_back(std::move(m));

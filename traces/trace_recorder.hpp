@@ -90,8 +90,8 @@ class TraceRecorder {
     int unit = 0;
     std::uint32_t track = 0;  // index into tracks_
     platform::OpTag tag;
-    double flops = 0.0;
-    double bytes = 0.0;
+    platform::Costs cost;
+    double bytes = 0.0;  // a counter's value
     double start = 0.0;
     double end = 0.0;
     bool ok = true;

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "apps/asteria/progress.hpp"
+#include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
@@ -66,28 +67,43 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
   return {*units, *nodes};
 }
 
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed) {
+  const workload::ModelConfig config = workload::find_model_config(model);
+  workload::WorkloadModel wl = workload::build_workload(config);
+  SimWorkload w;
+  w.name = config.name;
+  w.parameters = static_cast<std::size_t>(wl.totals.parameters);
+  w.stack = workload::runtime_stack(wl, runtime::GradientSpec{seed});
+  w.model_device_bytes = static_cast<std::size_t>(wl.totals.parameter_bytes + wl.totals.gradient_bytes +
+                                                  wl.totals.activation_bytes);
+  w.weights = std::move(wl);
+  return w;
+}
+
 RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
+  validate(settings.spec);
+  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*settings.spec.hw));
+  return simulate(settings, profile, workload_from_config(*settings.spec.model, settings.spec.seed), progress_out);
+}
+
+RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
+                   std::ostream& progress_out) {
   const RunSpec& spec = settings.spec;
   validate(spec);
   const auto wall_start = WallClock::now();
   RunReport out;
   out.spec = spec;
-
-  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
-  const workload::ModelConfig config = workload::find_model_config(*spec.model);
-  const workload::WorkloadModel wl = workload::build_workload(config);
   out.hw = profile.name;
-  out.model = config.name;
+  out.model = workload.name;
   const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
   out.units = count.units;
   out.nodes = count.nodes;
-  out.parameters = static_cast<std::size_t>(wl.totals.parameters);
-  const auto blocks = workload::optimizer_blocks(wl, spec.optimizer, spec.hp, kStateElementBytes);
+  out.parameters = workload.parameters;
+  const auto blocks = workload::optimizer_blocks(workload.weights, spec.optimizer, spec.hp, kStateElementBytes);
   const workload::OptimizerTotals totals = workload::summarize(blocks);
   out.blocks = totals.blocks;
   out.state_bytes = totals.state_bytes;
-  const auto model_device_bytes = static_cast<std::size_t>(wl.totals.parameter_bytes + wl.totals.gradient_bytes +
-                                                           wl.totals.activation_bytes);
+  const std::size_t model_device_bytes = workload.model_device_bytes;
   out.host_workers = spec.host_workers > 0 ? spec.host_workers : sim::default_host_workers(profile);
   out.platform = "SimGrid model of " + std::to_string(out.units) + " x " + profile.name + " (" +
                  std::to_string(out.nodes) + (out.nodes == 1 ? " node" : " nodes") + "), " +
@@ -100,7 +116,11 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   options.host_workers_per_unit = spec.host_workers;
   options.numerics = spec.numerics;
   sim::TierBudgets budgets = sim::budgets_from(profile);
-  if (const auto short_of = reserve_model_memory(budgets, model_device_bytes)) {
+  if (workload.state_budgets) {
+    budgets.device = std::min(budgets.device, workload.state_budgets->device);
+    budgets.host = std::min(budgets.host, workload.state_budgets->host);
+    budgets.nvme = std::min(budgets.nvme, workload.state_budgets->nvme);
+  } else if (const auto short_of = reserve_model_memory(budgets, model_device_bytes)) {
     out.fits = false;
     out.shortfall = {*short_of};
     out.fit_message = "the model's weights, gradients and activations alone exceed the device memory";
@@ -111,7 +131,7 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   options.budgets = budgets;
   out.capacity_bytes = {budgets.device, budgets.host, budgets.nvme};
 
-  const runtime::SyntheticModelSpec stack = workload::runtime_stack(wl, runtime::GradientSpec{spec.seed});
+  const runtime::SyntheticModelSpec& stack = workload.stack;
   const int warmup = spec.warmup_steps.value_or(
       static_cast<int>(runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness)));
   out.warmup_steps = warmup;
@@ -161,12 +181,12 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   const sim::ActivityCounts activities = simulation.activity_counts();
   out.extra.emplace_back("simulated_seconds", simulation.now());
   out.extra.emplace_back("activities", activities.total());
-  if (trace.enabled() && spec.out && out.fits)
-    out.trace = trace.write(*spec.out, {{"verb", "sim"}, {"hw", out.hw}, {"model", out.model},
-                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
-                                        {"placement", std::string(runtime::to_string(spec.placement))},
-                                        {"staleness", std::to_string(spec.staleness)},
-                                        {"units", std::to_string(out.units)}});
+  if (trace.enabled() && spec.out && out.fits) {
+    std::map<std::string, std::string> metadata = workload.trace_metadata;
+    metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});
+    metadata.merge(replay_metadata(spec, stack.layers, out.host_workers, warmup, model_device_bytes, false));
+    out.trace = trace.write(*spec.out, std::move(metadata));
+  }
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
   out.extra.emplace_back("wall_seconds_per_step",
                          out.wall_seconds / static_cast<double>(std::max(1, total_steps)));

@@ -1,12 +1,18 @@
 #pragma once
 // `asteria sim`: the runtime's step driver on the SimGrid platform (sim/) built from a hardware
 // profile (hwmodels/), on a transformer workload (core/workload/), with the shared run spec.
+#include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
+#include "core/runtime/driver/synthetic_model.hpp"
+#include "core/workload/workload_model.hpp"
+#include "hwmodels/profile.hpp"
+#include "sim/simulation_options.hpp"
 
 namespace asteria::cli {
 
@@ -33,5 +39,28 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
 // there). Throws InputError for settings out of their domain or bad profile/model files; a
 // configuration that does not fit is a result (report.fits false), not an error.
 RunReport run_sim(const SimSettings& settings, std::ostream& progress);
+
+// What a simulation runs: the model's layers (with their device costs), its weights as the
+// optimizer blocks them, and what the model itself keeps on the device. From a model config
+// (run_sim) or from a recorded trace (replay).
+struct SimWorkload {
+  std::string name;
+  std::size_t parameters = 0;
+  workload::WorkloadModel weights;  // config name and weights: what optimizer_blocks reads
+  runtime::SyntheticModelSpec stack;
+  std::size_t model_device_bytes = 0;
+  // The optimizer state's own budgets (a recorded real run's --device-budget ...), capped by the
+  // profile's; empty: the profile's budgets less the model's device bytes.
+  std::optional<sim::TierBudgets> state_budgets;
+  // Metadata written into the trace beside the run's (a replay names what it replays).
+  std::map<std::string, std::string> trace_metadata;
+};
+
+// The workload a model config describes (layers from core/workload), gradients seeded by `seed`.
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed);
+
+// Runs `workload` on `profile` under the spec of `settings` (spec validated first).
+RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
+                   std::ostream& progress);
 
 }  // namespace asteria::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/synth.hpp"
@@ -56,10 +57,13 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   driver.finish();
   out.summary = runtime::summarize(out.records);
   out.refresh_failures = driver.service().totals().failures;
-  if (trace.enabled() && spec.out)
-    out.trace = trace.write(*spec.out, {{"verb", "synth"}, {"model", out.model},
-                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
-                                        {"staleness", std::to_string(spec.staleness)}});
+  if (trace.enabled() && spec.out) {
+    std::map<std::string, std::string> metadata =
+        replay_metadata(spec, stack.layers, out.host_workers, warmup, 0, /*state_budgets=*/true);
+    metadata["verb"] = "synth";
+    metadata["model"] = out.model;
+    out.trace = trace.write(*spec.out, std::move(metadata));
+  }
   out.extra.emplace_back("gradient_rank", s.gradients.rank);
   out.extra.emplace_back("gradient_noise", s.gradients.noise);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/run_platform.hpp"
@@ -198,10 +199,17 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                            spec.hp.soap_second_moment == optim::SecondMomentOnRefresh::rotate ? "rotate" : "permute");
     out.extra.emplace_back("soap_adam_before_first_basis", spec.hp.soap_adam_before_first_basis);
   }
-  if (trace.enabled() && spec.out)
-    out.trace = trace.write(*spec.out, {{"verb", "train"}, {"model", out.model}, {"device", settings.device},
-                                        {"optimizer", std::string(optim::to_string(spec.optimizer))},
-                                        {"staleness", std::to_string(spec.staleness)}});
+  if (trace.enabled() && spec.out) {
+    std::vector<runtime::LayerSpec> layers;
+    for (std::size_t l = 0; l < timed.layer_count(); ++l) layers.push_back(timed.layer(l));
+    std::map<std::string, std::string> metadata =
+        replay_metadata(spec, layers, out.host_workers, warmup, 0, /*state_budgets=*/true);
+    metadata["verb"] = "train";
+    metadata["model"] = out.model;
+    metadata["device"] = settings.device;
+    metadata["blas_threads"] = std::to_string(settings.blas_threads > 0 ? settings.blas_threads : cores);
+    out.trace = trace.write(*spec.out, std::move(metadata));
+  }
   for (std::size_t i = 0; i < model->tensor_count(); ++i) {
     const workload::WeightSpec& w = model->tensor(i);
     outcome.tensor_names.push_back(w.name);

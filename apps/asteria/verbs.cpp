@@ -16,6 +16,7 @@ constexpr std::array kVerbs = {
     Verb{"synth", "synthetic training steps through the runtime: step times, visible optimizer time", &synth_main},
     Verb{"calibrate", "measure this machine and write a hardware profile", &calibrate_main},
     Verb{"sim", "the runtime on a simulated machine (SimGrid, hardware profile, model config)", &sim_main},
+    Verb{"replay", "a recorded run rebuilt from its trace and predicted on a simulated machine", &replay_main},
     Verb{"study", "a what-if grid of sim runs (hardware x model x optimizer x placement x staleness)", &study_main},
     Verb{"train", "a GPT-style language model trained through the runtime on a text corpus", &train_main},
 };

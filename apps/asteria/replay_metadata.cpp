@@ -1,0 +1,156 @@
+#include "apps/asteria/replay_metadata.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+#include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+#include "core/platform/cost_text.hpp"
+
+namespace asteria::cli {
+namespace {
+
+constexpr char kField = '|';
+
+std::string layer_key(std::size_t l) {
+  char key[32];
+  std::snprintf(key, sizeof key, "layer.%05zu", l);  // zero-padded: metadata is kept in key order
+  return key;
+}
+
+const char* flag(bool value) { return value ? "true" : "false"; }
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t at = text.find(separator, from);
+    parts.push_back(text.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) return parts;
+    from = at + 1;
+  }
+}
+
+template <class Int>
+Int parse_integer(const std::string& text, const std::string& source, const std::string& key) {
+  Int value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size())
+    throw InputError(source, key, "an integer, found \"" + text + "\"");
+  return value;
+}
+
+const std::string& required(const traces::NativeTrace& trace, const std::string& key, const std::string& source) {
+  const auto it = trace.metadata.find(key);
+  if (it == trace.metadata.end())
+    throw InputError(source, "metadata " + key,
+                     "the key a replay needs (a trace written by asteria train, synth or sim with --trace)");
+  return it->second;
+}
+
+}  // namespace
+
+std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, int warmup_steps) {
+  const optim::Hyperparameters& hp = spec.hp;
+  std::vector<std::string> a = {
+      "--optimizer", std::string(optim::to_string(spec.optimizer)),
+      "--placement", std::string(runtime::to_string(spec.placement)),
+      "--lookahead", std::to_string(spec.lookahead),
+      "--staleness", std::to_string(spec.staleness),
+      "--publish", std::string(runtime::to_string(spec.publish)),
+      "--host-workers", std::to_string(host_workers),
+      "--steps", std::to_string(spec.steps),
+      "--warmup-steps", std::to_string(warmup_steps),
+      "--seed", std::to_string(spec.seed),
+      "--device-budget", std::to_string(spec.device_budget),
+      "--host-budget", std::to_string(spec.host_budget),
+      "--nvme-budget", std::to_string(spec.nvme_budget),
+      "--lr", exact_number(hp.lr),
+      "--beta1", exact_number(hp.beta1),
+      "--beta2", exact_number(hp.beta2),
+      "--eps", exact_number(hp.eps),
+      "--weight-decay", exact_number(hp.weight_decay),
+      "--precondition-frequency", std::to_string(hp.precondition_frequency),
+      "--max-precond-dim", std::to_string(hp.max_precond_dim),
+      "--shampoo-beta", exact_number(hp.shampoo_beta),
+      "--start-preconditioning-step", std::to_string(hp.start_preconditioning_step),
+      "--exponent-override", exact_number(hp.exponent_override),
+      "--root-method", hp.root_method == optim::RootMethod::eigen ? "eigen" : "coupled-newton",
+      "--grafting", flag(hp.grafting),
+      "--graft-beta2", exact_number(hp.graft_beta2),
+      "--graft-eps", exact_number(hp.graft_eps),
+      "--soap-second-moment", hp.soap_second_moment == optim::SecondMomentOnRefresh::permute ? "permute" : "rotate",
+      "--soap-adam-before-first-basis", flag(hp.soap_adam_before_first_basis),
+      "--newton-schulz-steps", std::to_string(hp.newton_schulz_steps),
+      "--nesterov", flag(hp.nesterov),
+      "--aux-adamw-lr", exact_number(hp.aux_adamw_lr),
+      "--non-finite-policy", hp.non_finite == optim::NonFinitePolicy::skip ? "skip" : "error",
+      "--max-consecutive-non-finite", std::to_string(hp.max_consecutive_non_finite),
+      "--max-consecutive-refresh-failures", std::to_string(hp.max_consecutive_refresh_failures),
+  };
+  return a;
+}
+
+std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
+                                                   int host_workers, int warmup_steps, std::size_t model_device_bytes,
+                                                   bool state_budgets) {
+  std::map<std::string, std::string> m;
+  m["model"] = spec.model.value_or("synthetic stack");
+  m["optimizer"] = std::string(optim::to_string(spec.optimizer));
+  m["placement"] = std::string(runtime::to_string(spec.placement));
+  m["staleness"] = std::to_string(spec.staleness);
+  std::string arguments;
+  for (const std::string& a : run_arguments(spec, host_workers, warmup_steps)) {
+    if (!arguments.empty()) arguments += ' ';
+    arguments += a;
+  }
+  m["run_arguments"] = arguments;
+  m["model_device_bytes"] = std::to_string(model_device_bytes);
+  m["state_budgets"] = state_budgets ? "run" : "profile";
+  m["layers"] = std::to_string(layers.size());
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const runtime::LayerSpec& s = layers[l];
+    if (s.name.find_first_of("|\n\r") != std::string::npos)
+      throw InputError("trace metadata", "layer " + s.name, "a layer name without '|' or line breaks");
+    m[layer_key(l)] = s.name + kField + std::to_string(s.rows) + kField + std::to_string(s.cols) + kField +
+                      (s.vector ? "vector" : "matrix") + kField + platform::to_text(s.forward) + kField +
+                      platform::to_text(s.backward);
+  }
+  return m;
+}
+
+RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& source) {
+  RecordedRun run;
+  run.verb = required(trace, "verb", source);
+  run.model = required(trace, "model", source);
+  run.arguments = split(required(trace, "run_arguments", source), ' ');
+  run.model_device_bytes = parse_integer<std::size_t>(required(trace, "model_device_bytes", source), source,
+                                                      "metadata model_device_bytes");
+  const std::string& budgets = required(trace, "state_budgets", source);
+  if (budgets != "run" && budgets != "profile")
+    throw InputError(source, "metadata state_budgets", "run or profile, found \"" + budgets + "\"");
+  run.state_budgets = budgets == "run";
+  const auto count = parse_integer<std::size_t>(required(trace, "layers", source), source, "metadata layers");
+  for (std::size_t l = 0; l < count; ++l) {
+    const std::string key = layer_key(l);
+    const std::vector<std::string> f = split(required(trace, key, source), kField);
+    const std::string field = "metadata " + key;
+    if (f.size() != 6 || (f[3] != "vector" && f[3] != "matrix"))
+      throw InputError(source, field, "name|rows|cols|vector or matrix|forward cost|backward cost");
+    runtime::LayerSpec s;
+    s.name = f[0];
+    s.rows = parse_integer<linalg::index>(f[1], source, field);
+    s.cols = parse_integer<linalg::index>(f[2], source, field);
+    s.vector = f[3] == "vector";
+    const platform::Costs forward = platform::parse_costs(f[4], source, field);
+    const platform::Costs backward = platform::parse_costs(f[5], source, field);
+    if (forward.pieces().size() != 1 || backward.pieces().size() != 1)
+      throw InputError(source, field, "one cost piece for the forward and one for the backward pass");
+    s.forward = forward.pieces()[0];
+    s.backward = backward.pieces()[0];
+    run.layers.push_back(std::move(s));
+  }
+  return run;
+}
+
+}  // namespace asteria::cli

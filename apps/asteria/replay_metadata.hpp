@@ -1,0 +1,41 @@
+#pragma once
+// What a trace says of the run that recorded it, so that a replay can rebuild the run: its options
+// in command-line form (optimizer, hyperparameters, placement, staleness, workers, steps, budgets),
+// the model's layers with their declared device costs, and what the model keeps on the device.
+// Written as "# key=value" metadata lines (traces/README.md lists the keys).
+#include <cstddef>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/run_spec.hpp"
+#include "core/runtime/driver/training_model.hpp"
+#include "traces/native_trace.hpp"
+
+namespace asteria::cli {
+
+// `host_workers` and `warmup_steps` as the run resolved them. `state_budgets`: the spec's tier
+// budgets bounded the optimizer state (real and fake backends); false when a profile did (sim).
+std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
+                                                   int host_workers, int warmup_steps, std::size_t model_device_bytes,
+                                                   bool state_budgets);
+
+// The run spec's options as command-line arguments ("--optimizer", "soap", "--lr", "0.003", ...):
+// every option whose value the run's timing or plan depends on.
+std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, int warmup_steps);
+
+struct RecordedRun {
+  std::string verb;                      // "train", "synth", "sim"
+  std::string model;                     // the model's name
+  std::vector<std::string> arguments;    // run_arguments() of the recorded run
+  std::vector<runtime::LayerSpec> layers;
+  std::size_t model_device_bytes = 0;
+  bool state_budgets = false;
+};
+
+// Reads the keys replay_metadata() wrote; InputError naming `source` and the key when one is
+// missing or does not parse (a trace recorded before these keys existed cannot be replayed).
+RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& source);
+
+}  // namespace asteria::cli
