@@ -16,43 +16,54 @@ double cube(std::int64_t n) {
 CostModel::CostModel(HardwareProfile profile, Precision gemm_precision)
     : profile_(std::move(profile)), gemm_precision_(gemm_precision) {}
 
-double CostModel::gpu_seconds(const platform::Cost& cost, double gemm_peak) const {
+double CostModel::reduced_peak() const noexcept {
+  return gemm_precision_ == Precision::bf16 ? profile_.gpu.bf16_flops.value : profile_.gpu.fp32_flops.value;
+}
+
+CostModel::Charge CostModel::device_charge_at(const platform::Cost& cost, double gemm_peak) const {
   const GpuSpec& gpu = profile_.gpu;
   const double launch = gpu.launch_latency.value;
   switch (cost.kind) {
     case platform::WorkKind::gemm:
     case platform::WorkKind::newton:
-      return cost.flops / (gemm_peak * gpu.gemm_efficiency.value) + launch;
-    case platform::WorkKind::eigh: return gpu.eigh_seconds_per_n3.value * cube(cost.dimension);
-    case platform::WorkKind::qr: return gpu.qr_seconds_per_n3.value * cube(cost.dimension);
-    case platform::WorkKind::elementwise: return cost.bytes / gpu.memory_bandwidth.value + launch;
+      return {cost.flops / (gemm_peak * gpu.efficiency_for(cost.dimension)) + launch, cost.bytes};
+    case platform::WorkKind::eigh: return {gpu.eigh_seconds_per_n3.value * cube(cost.dimension) + launch, 0.0};
+    case platform::WorkKind::qr: return {gpu.qr_seconds_per_n3.value * cube(cost.dimension) + launch, 0.0};
+    case platform::WorkKind::elementwise: return {launch, cost.bytes};
     case platform::WorkKind::other: break;
   }
-  return std::max(cost.flops / gpu.fp32_flops.value, cost.bytes / gpu.memory_bandwidth.value) + launch;
+  return {std::max(cost.flops / gpu.fp32_flops.value, cost.bytes / gpu.memory_bandwidth.value) + launch, 0.0};
+}
+
+CostModel::Charge CostModel::device_charge(const platform::Cost& cost) const {
+  return device_charge_at(cost, cost.reduced_precision ? reduced_peak() : profile_.gpu.fp32_flops.value);
+}
+
+CostModel::Charge CostModel::host_worker_charge(const platform::Cost& cost) const {
+  const CpuSpec& cpu = profile_.cpu;
+  const double task = cpu.task_latency.value;
+  const double compute = cost.flops / (cpu.gemm_flops_per_core.value * cpu.threads_per_worker.value);
+  switch (cost.kind) {
+    case platform::WorkKind::eigh: return {cpu.eigh_seconds_per_n3.value * cube(cost.dimension) + task, 0.0};
+    case platform::WorkKind::qr: return {cpu.qr_seconds_per_n3.value * cube(cost.dimension) + task, 0.0};
+    case platform::WorkKind::gemm:
+    case platform::WorkKind::newton: return {compute + task, cost.bytes};
+    case platform::WorkKind::elementwise: return {task, cost.bytes};
+    case platform::WorkKind::other: break;
+  }
+  return {std::max(compute, cost.bytes / cpu.memory_bandwidth.value) + task, 0.0};
 }
 
 double CostModel::gpu_step_seconds(const platform::Cost& cost) const {
-  const GpuSpec& gpu = profile_.gpu;
-  return gpu_seconds(cost, gemm_precision_ == Precision::bf16 ? gpu.bf16_flops.value : gpu.fp32_flops.value);
+  return device_charge_at(cost, reduced_peak()).seconds_alone(device_memory_bandwidth());
 }
 
 double CostModel::gpu_optimizer_seconds(const platform::Cost& cost) const {
-  return gpu_seconds(cost, profile_.gpu.fp32_flops.value);
+  return device_charge_at(cost, profile_.gpu.fp32_flops.value).seconds_alone(device_memory_bandwidth());
 }
 
 double CostModel::cpu_worker_seconds(const platform::Cost& cost) const {
-  const CpuSpec& cpu = profile_.cpu;
-  const double compute = cost.flops / (cpu.gemm_flops_per_core.value * cpu.threads_per_worker.value);
-  const double memory = cost.bytes / cpu.memory_bandwidth.value;
-  switch (cost.kind) {
-    case platform::WorkKind::eigh: return cpu.eigh_seconds_per_n3.value * cube(cost.dimension);
-    case platform::WorkKind::qr: return cpu.qr_seconds_per_n3.value * cube(cost.dimension);
-    case platform::WorkKind::gemm:
-    case platform::WorkKind::newton: return compute;
-    case platform::WorkKind::elementwise: return memory;
-    case platform::WorkKind::other: break;
-  }
-  return std::max(compute, memory);
+  return host_worker_charge(cost).seconds_alone(host_memory_bandwidth());
 }
 
 double CostModel::transfer_seconds(const LinkSpec& link, double bytes) {

@@ -7,6 +7,8 @@
 // bytes, seconds, FLOP/s, bytes/s. Every value keeps where it came from (vendor peak,
 // measurement, or derived from other numbers, with how) so a study can say what it rests on.
 // The on-disk format (YAML) and its loader are described in hwmodels/README.md.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,16 +37,52 @@ struct LinkSpec {
   bool operator==(const LinkSpec&) const = default;
 };
 
+// What runs the device stream: a GPU, or host cores (the real backend's CPU mode, whose model
+// GEMMs run on OpenBLAS threads). With `cpu`, GpuSpec describes that stream on host cores.
+enum class DeviceKind { gpu, cpu };
+std::string_view to_string(DeviceKind kind) noexcept;
+
+// The fraction of peak that GEMMs reach, by size class of Cost::dimension (the matrix size that
+// dominates the product): small products cannot fill the machine, so they reach less.
+struct GemmEfficiency {
+  static constexpr std::size_t kClasses = 4;
+  // Field names, in class order; class i holds dimensions below kUpperBounds[i] (the last: all).
+  static constexpr std::array<std::string_view, kClasses> kNames{"below_256", "below_1024", "below_4096",
+                                                                 "from_4096"};
+  static constexpr std::array<std::int64_t, kClasses - 1> kUpperBounds{256, 1024, 4096};
+
+  Quantity below_256;   // dimension < 256
+  Quantity below_1024;  // 256 <= dimension < 1024
+  Quantity below_4096;  // 1024 <= dimension < 4096
+  Quantity from_4096;   // dimension >= 4096, and dimension 0 (no size given: the large-GEMM figure)
+
+  // The class of `dimension` (0 ... kClasses - 1).
+  static std::size_t class_of(std::int64_t dimension) noexcept;
+  const Quantity& by_class(std::size_t index) const noexcept;
+  Quantity& by_class(std::size_t index) noexcept;
+  double for_dimension(std::int64_t dimension) const noexcept { return by_class(class_of(dimension)).value; }
+
+  // One figure for every class (how a profile with a single gemm_efficiency reads).
+  GemmEfficiency& operator=(const Quantity& every_class);
+
+  bool operator==(const GemmEfficiency&) const = default;
+};
+
 struct GpuSpec {
   std::string model;            // "H100 96GB HBM3 (GH200)"
   Quantity fp32_flops;          // FLOP/s, non-tensor peak
   Quantity bf16_flops;          // FLOP/s, dense tensor-core peak
-  Quantity gemm_efficiency;     // fraction of peak that large GEMMs reach (dimensionless, (0, 1])
+  GemmEfficiency gemm_efficiency;  // fraction of the peak GEMMs reach, by size class
   Quantity memory_bytes;        // device memory (HBM), or the unified pool's share on GB10
   Quantity memory_bandwidth;    // bytes/s, achievable
   Quantity launch_latency;      // s per kernel
   Quantity eigh_seconds_per_n3; // syevd (with vectors) of an n x n fp32 matrix takes c·n³ s
   Quantity qr_seconds_per_n3;   // orthogonalization (QR) of n x n takes c·n³ s
+  // Host cores the device stream occupies (integer valued): the OpenBLAS threads of a CPU
+  // device; a GPU's stream is driven by one host thread.
+  Quantity device_threads{1.0, Provenance::derived, "a GPU's device stream is driven by one host thread"};
+
+  double efficiency_for(std::int64_t dimension) const noexcept { return gemm_efficiency.for_dimension(dimension); }
 
   bool operator==(const GpuSpec&) const = default;
 };
@@ -57,6 +95,8 @@ struct CpuSpec {
   Quantity eigh_seconds_per_n3;   // one refresh worker (threads_per_worker threads): c·n³ s
   Quantity qr_seconds_per_n3;     // one refresh worker: c·n³ s
   Quantity threads_per_worker;    // BLAS threads one refresh worker uses (integer valued)
+  // Fixed cost of one piece of host work (s): handing a task to a worker, a LAPACK call's setup.
+  Quantity task_latency{0.0, Provenance::derived, "not given: no fixed cost per host task"};
 
   bool operator==(const CpuSpec&) const = default;
 };
@@ -95,6 +135,7 @@ struct HardwareProfile {
   std::string name;         // "gh200"
   std::string description;
   std::string origin;       // file it was read from, or "asteria calibrate on <host>"
+  DeviceKind device = DeviceKind::gpu;  // cpu: `gpu` describes the device stream on host cores
   GpuSpec gpu;
   CpuSpec cpu;
   HostMemorySpec host_memory;

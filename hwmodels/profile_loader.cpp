@@ -35,6 +35,16 @@ void check_consistency(const HardwareProfile& profile, const std::string& source
                          format_amount(pool, UnitClass::bytes) + ") on unified memory, found " +
                          format_amount(profile.gpu.memory_bytes.value, UnitClass::bytes));
   }
+  if (profile.device != DeviceKind::cpu) return;
+  // A CPU device computes in host memory on host cores.
+  if (!host.unified)
+    throw InputError(source, "host_memory.unified",
+                     "expected true with device: cpu (the device stream's memory is host memory), found false");
+  const double threads = profile.gpu.device_threads.value;
+  if (threads > profile.cpu.cores.value)
+    throw InputError(source, "gpu.device_threads",
+                     "expected at most cpu.cores (" + format_amount(profile.cpu.cores.value, UnitClass::dimensionless) +
+                         ") with device: cpu, found " + format_amount(threads, UnitClass::dimensionless));
 }
 
 }  // namespace

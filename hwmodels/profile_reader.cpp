@@ -89,9 +89,18 @@ void Reader::flag(std::string_view key, bool& out) {
 }
 
 void Reader::quantity(std::string_view key, Quantity& out, Measure measure) {
-  const YAML::Node node = required(key, expected_quantity(measure));
-  if (!node.IsMap()) throw error(key, "expected " + expected_quantity(measure));
-  const std::string name = field(key);
+  read_quantity(required(key, expected_quantity(measure)), field(key), out, measure);
+}
+
+void Reader::optional_quantity(std::string_view key, Quantity& out, Measure measure) {
+  known_keys_.emplace_back(key);
+  const YAML::Node& self = node_;
+  const YAML::Node node = self[std::string(key)];
+  if (node.IsDefined()) read_quantity(node, field(key), out, measure);
+}
+
+void Reader::read_quantity(const YAML::Node& node, const std::string& name, Quantity& out, Measure measure) const {
+  if (!node.IsMap()) throw InputError(source_, name, "expected " + expected_quantity(measure));
   Reader fields(node, name, source_);
   std::string value_text;
   std::string kind_text;
@@ -104,6 +113,20 @@ void Reader::quantity(std::string_view key, Quantity& out, Measure measure) {
     throw InputError(source_, name, "expected " + range + ", found '" + value_text + "'");
   }
   out.provenance = parse_kind(kind_text, source_, name + ".kind");
+}
+
+void Reader::device_kind(std::string_view key, DeviceKind& out) {
+  known_keys_.emplace_back(key);
+  const YAML::Node& self = node_;
+  const YAML::Node node = self[std::string(key)];
+  if (!node.IsDefined()) {
+    out = DeviceKind::gpu;
+    return;
+  }
+  const std::string text = node.IsScalar() ? trimmed(node.Scalar()) : std::string("(not a word)");
+  if (text == "gpu") out = DeviceKind::gpu;
+  else if (text == "cpu") out = DeviceKind::cpu;
+  else throw error(key, "expected gpu or cpu, found '" + text + "'");
 }
 
 void Reader::optional_integer(std::string_view key, int& out, int fallback) {

@@ -1,6 +1,8 @@
 #pragma once
 // The fields of a profile, described once for the reader and the writer, so the two cannot
-// drift apart. A visitor V provides text, flag, quantity, optional_integer and section.
+// drift apart. A visitor V provides text, flag, quantity, optional_quantity (absent: the field
+// keeps its default), optional_integer, device_kind, section and size_classes (a section of
+// per-size-class quantities that may also be written as one quantity for every class).
 #include <string_view>
 
 #include "hwmodels/profile.hpp"
@@ -46,16 +48,25 @@ void describe(V& v, LinkSpec& link) {
 }
 
 template <class V>
-void describe(V& v, GpuSpec& gpu) {
+void describe(V& v, GemmEfficiency& efficiency) {
+  for (std::size_t i = 0; i < GemmEfficiency::kClasses; ++i)
+    v.quantity(GemmEfficiency::kNames[i], efficiency.by_class(i), Measure::fraction);
+}
+
+// `device`: a CPU device must say how many cores its stream occupies; a GPU's default is one.
+template <class V>
+void describe(V& v, GpuSpec& gpu, DeviceKind device) {
   v.text("model", gpu.model);
   v.quantity("fp32_flops", gpu.fp32_flops, Measure::flop_rate);
   v.quantity("bf16_flops", gpu.bf16_flops, Measure::flop_rate);
-  v.quantity("gemm_efficiency", gpu.gemm_efficiency, Measure::fraction);
+  v.size_classes("gemm_efficiency", gpu.gemm_efficiency, [&](V& s) { describe(s, gpu.gemm_efficiency); });
   v.quantity("memory_bytes", gpu.memory_bytes, Measure::bytes);
   v.quantity("memory_bandwidth", gpu.memory_bandwidth, Measure::bandwidth);
   v.quantity("launch_latency", gpu.launch_latency, Measure::latency);
   v.quantity("eigh_seconds_per_n3", gpu.eigh_seconds_per_n3, Measure::coefficient);
   v.quantity("qr_seconds_per_n3", gpu.qr_seconds_per_n3, Measure::coefficient);
+  if (device == DeviceKind::cpu) v.quantity("device_threads", gpu.device_threads, Measure::count);
+  else v.optional_quantity("device_threads", gpu.device_threads, Measure::count);
 }
 
 template <class V>
@@ -67,6 +78,7 @@ void describe(V& v, CpuSpec& cpu) {
   v.quantity("eigh_seconds_per_n3", cpu.eigh_seconds_per_n3, Measure::coefficient);
   v.quantity("qr_seconds_per_n3", cpu.qr_seconds_per_n3, Measure::coefficient);
   v.quantity("threads_per_worker", cpu.threads_per_worker, Measure::count);
+  v.optional_quantity("task_latency", cpu.task_latency, Measure::latency);  // older profiles lack it
 }
 
 template <class V>
@@ -97,7 +109,8 @@ template <class V>
 void describe(V& v, HardwareProfile& profile) {
   v.text("name", profile.name);
   v.text("description", profile.description);
-  v.section("gpu", [&](V& s) { describe(s, profile.gpu); });
+  v.device_kind("device", profile.device);  // before gpu, whose fields depend on it
+  v.section("gpu", [&](V& s) { describe(s, profile.gpu, profile.device); });
   v.section("cpu", [&](V& s) { describe(s, profile.cpu); });
   v.section("host_memory", [&](V& s) { describe(s, profile.host_memory); });
   v.section("host_to_device", [&](V& s) { describe(s, profile.host_to_device); });

@@ -31,6 +31,15 @@ class Writer {
     out_ << YAML::Key << "source" << YAML::Value << q.source;
     out_ << YAML::EndMap;
   }
+  // Written even when it holds the default, so a written profile says what it assumes.
+  void optional_quantity(std::string_view key, Quantity& q, schema::Measure measure) { quantity(key, q, measure); }
+  void device_kind(std::string_view key, DeviceKind& kind) {
+    out_ << YAML::Key << std::string(key) << YAML::Value << std::string(to_string(kind));
+  }
+  template <class DescribeFields>
+  void size_classes(std::string_view key, GemmEfficiency&, DescribeFields&& describe_fields) {
+    section(key, describe_fields);
+  }
   void optional_integer(std::string_view key, int& value, int fallback) {
     if (value != fallback) out_ << YAML::Key << std::string(key) << YAML::Value << value;
   }

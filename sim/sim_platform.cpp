@@ -12,7 +12,14 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
   ActorPoolSpec spec;
   spec.name = platform::device_stream_track(r.unit);
   spec.tracks = {spec.name};
-  spec.host = r.gpu;
+  // A CPU device (the real backend's CPU mode) runs on the host's cores: its kernels and the host
+  // workers share them, as the threads of a real CPU run do.
+  if (options.profile.device == hw::DeviceKind::cpu) {
+    spec.host = r.cpu;
+    spec.threads_per_item = static_cast<int>(options.profile.gpu.device_threads.value);
+  } else {
+    spec.host = r.gpu;
+  }
   spec.seconds = [&costs](const platform::Cost& cost) {
     return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
   };

@@ -63,7 +63,9 @@ TierBudgets budgets_from(const hw::HardwareProfile& profile) {
 int default_host_workers(const hw::HardwareProfile& profile) {
   const int cores = static_cast<int>(profile.cpu.cores.value);
   const int threads = std::max(1, static_cast<int>(profile.cpu.threads_per_worker.value));
-  return std::max(1, (cores - 1) / threads);
+  // The training loop's thread, or a CPU device's stream threads, keep their cores.
+  const int kept = profile.device == hw::DeviceKind::cpu ? static_cast<int>(profile.gpu.device_threads.value) : 1;
+  return std::max(1, (cores - kept) / threads);
 }
 
 void validate(const SimulationOptions& options) {
@@ -77,7 +79,9 @@ void validate(const SimulationOptions& options) {
 
   check.positive(p.gpu.fp32_flops, "gpu.fp32_flops");
   check.positive(p.gpu.bf16_flops, "gpu.bf16_flops");
-  check.positive(p.gpu.gemm_efficiency, "gpu.gemm_efficiency");
+  for (std::size_t i = 0; i < hw::GemmEfficiency::kClasses; ++i)
+    check.positive(p.gpu.gemm_efficiency.by_class(i),
+                   ("gpu.gemm_efficiency." + std::string(hw::GemmEfficiency::kNames[i])).c_str());
   check.positive(p.gpu.memory_bandwidth, "gpu.memory_bandwidth");
   check.non_negative(p.gpu.launch_latency, "gpu.launch_latency");
   check.non_negative(p.gpu.eigh_seconds_per_n3, "gpu.eigh_seconds_per_n3");
@@ -91,6 +95,12 @@ void validate(const SimulationOptions& options) {
   check.positive(p.cpu.memory_bandwidth, "cpu.memory_bandwidth");
   check.non_negative(p.cpu.eigh_seconds_per_n3, "cpu.eigh_seconds_per_n3");
   check.non_negative(p.cpu.qr_seconds_per_n3, "cpu.qr_seconds_per_n3");
+  check.non_negative(p.cpu.task_latency, "cpu.task_latency");
+  if (p.device == hw::DeviceKind::cpu) {  // the device stream runs on host cores, in host memory
+    check.whole_at_least_one(p.gpu.device_threads, "gpu.device_threads");
+    if (!p.host_memory.unified)
+      throw InputError(source_of(p), "host_memory.unified", "expected true with device: cpu");
+  }
 
   check.link(p.host_to_device, "host_to_device.bandwidth", "host_to_device.latency");
   check.link(p.device_to_host, "device_to_host.bandwidth", "device_to_host.latency");

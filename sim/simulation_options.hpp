@@ -26,8 +26,9 @@ struct TierBudgets {
 // unified = host_memory.bytes · usable_fraction as well, so device + host stay within the pool.
 TierBudgets budgets_from(const hw::HardwareProfile& profile);
 
-// Refresh workers per unit when none are asked for: the unit's cores but one (the training
-// loop's) divided among workers of cpu.threads_per_worker threads each, at least one.
+// Refresh workers per unit when none are asked for: the unit's cores less the training loop's one
+// (a CPU device: less its gpu.device_threads), divided among workers of cpu.threads_per_worker
+// threads each, at least one.
 int default_host_workers(const hw::HardwareProfile& profile);
 
 struct SimulationOptions {

@@ -1,6 +1,8 @@
 #pragma once
 // The simulated machine, built in C++ from a hardware profile (no platform XML). Per unit u:
-//   host  gpu<u>   one core; runs the device stream
+//   host  gpu<u>   one core; runs the device stream (a CPU device, profile device: cpu, runs it on
+//                  cpu<u> instead, sharing the cores with the host workers; gpu<u> then only ends
+//                  the h2d/d2h links, its memory copies)
 //   host  cpu<u>   cpu.cores cores; runs the unit's main actor, refresh workers, copy actors
 //   disk  nvme<u>  on cpu<u>; read/write bandwidths of the profile (reads and writes share the
 //                  larger of the two, SimGrid's default for a disk)

@@ -2,6 +2,7 @@
 #include <ostream>
 #include <string>
 
+#include "apps/asteria/calibrate_from_trace.hpp"
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/option_values.hpp"
 #include "apps/asteria/verbs.hpp"
@@ -17,11 +18,17 @@ constexpr std::string_view kAbout =
     "Measures this machine and writes a hardware profile (format: hwmodels/README.md):\n"
     "  CPU      OpenBLAS SGEMM FLOP/s on 1 thread and on all cores; LAPACK ssyevd (eigh) and sgeqrf+sorgqr\n"
     "           (QR) on 1 thread at several n, c of t = c·n³ fitted by least squares on the larger sizes;\n"
-    "           memcpy bandwidth on 1 thread and all cores; core count and memory size from the OS\n"
+    "           memcpy bandwidth on 1 thread and all cores; the round trip of a task through a worker\n"
+    "           thread (cpu.task_latency); core count and memory size from the OS\n"
     "  files    sequential write (fsync included) and read bandwidth, 4 KiB random-read latency, in --scratch\n"
     "           (O_DIRECT where the file system allows it): the NVMe tier's figures\n"
     "  GPU      (device 0, when CUDA finds one) cuBLAS SGEMM and BF16 GEMM, cuSOLVER syevd and QR c·n³,\n"
-    "           pinned host<->device bandwidth and latency, device memory size and copy bandwidth, launch latency\n"
+    "           BF16 GEMM at one size per GEMM size class, pinned host<->device bandwidth and latency, device\n"
+    "           memory size and copy bandwidth, launch latency\n"
+    "  --device cpu  instead of a GPU, the device stream on N host threads (--device-threads, default all\n"
+    "           cores), as the real backend's CPU mode runs the model: SGEMM peak and one size per size class,\n"
+    "           memcpy bandwidth, per-call overhead (launch latency), eigh and QR on N threads; host links are\n"
+    "           one-thread memcpy; memory unified, the device's share all usable host memory; one unit, no NIC\n"
     "Every measured field is marked 'measured' and its source names the measurement, host and date. What cannot\n"
     "be measured (peaks, node layout, NIC, NVMe capacity, and with no GPU the whole GPU section and the host\n"
     "links) is copied from --base, each such source saying 'not measured: copied from <base>'. Without a GPU\n"
@@ -46,7 +53,14 @@ po::options_description calibrate_options() {
        "(default 1GiB, 32MiB with --quick)")
       ("quick", "small sizes: a few seconds, rough numbers")
       ("thorough", "larger sizes and more repetitions")
-      ("name", po::value<std::string>()->value_name("NAME"), "the profile's name (default: --out's file name stem)");
+      ("name", po::value<std::string>()->value_name("NAME"), "the profile's name (default: --out's file name stem)")
+      ("device", po::value<std::string>()->default_value("gpu")->value_name("KIND"),
+       "gpu: measure device 0 when CUDA finds one; cpu: a CPU-device profile (device: cpu)")
+      ("device-threads", po::value<int>()->value_name("N"), "with --device cpu: the device stream's OpenBLAS "
+       "threads (default: all cores)")
+      ("from-trace", po::value<std::string>()->value_name("TRACE"),
+       "instead of measuring: fit the --base profile's coefficients to a recorded run's native trace "
+       "(trace.csv of asteria train/synth --trace) by least squares");
   return o;
 }
 
@@ -61,6 +75,11 @@ cal::CalibrateOptions options_from(const po::variables_map& v) {
   if (quick && thorough) throw InputError("--quick, --thorough", "effort", "expected at most one of the two");
   o.effort = quick ? cal::Effort::quick : thorough ? cal::Effort::thorough : cal::Effort::standard;
   if (v.count("name") != 0) o.name = v["name"].as<std::string>();
+  const std::string device = v["device"].as<std::string>();
+  if (device != "gpu" && device != "cpu")
+    throw InputError("--device " + device, "device", "expected gpu or cpu");
+  o.device = device == "cpu" ? hw::DeviceKind::cpu : hw::DeviceKind::gpu;
+  if (v.count("device-threads") != 0) o.device_threads = v["device-threads"].as<int>();
   return o;
 }
 
@@ -71,6 +90,12 @@ int calibrate_main(const Args& args, std::ostream& out, std::ostream& err) {
   const auto values = parse_verb_options({"calibrate", "--out FILE [options]", kAbout, kDetails},
                                          calibrate_options(), args, out, err, exit_code);
   if (!values) return exit_code;
+  if (values->count("from-trace") != 0) {
+    calibrate_from_trace((*values)["from-trace"].as<std::string>(), (*values)["base"].as<std::string>(),
+                         (*values)["out"].as<std::string>(),
+                         values->count("name") != 0 ? (*values)["name"].as<std::string>() : std::string(), out);
+    return 0;
+  }
   cal::calibrate_to_file(options_from(*values), out, err);
   return 0;
 }

@@ -49,7 +49,7 @@ std::string to_text(const Costs& cost) {
   if (cost.empty()) return "-";
   std::string text;
   for (const Cost& piece : cost.pieces()) {
-    if (!text.empty()) text += '+';
+    if (!text.empty()) text += ';';
     text += to_text(piece);
   }
   return text;
@@ -58,7 +58,7 @@ std::string to_text(const Costs& cost) {
 Costs parse_costs(std::string_view text, const std::string& source, const std::string& field) {
   Costs cost;
   if (text == "-") return cost;
-  for (std::string_view piece : split(text, '+')) {
+  for (std::string_view piece : split(text, ';')) {
     const std::vector<std::string_view> f = split(piece, '/');
     if (f.size() != 4 && !(f.size() == 5 && f[4] == "reduced"))
       throw InputError(source, field, "pieces as kind/flops/bytes/dimension[/reduced], found \"" + std::string(piece) + "\"");

@@ -1,8 +1,8 @@
 #pragma once
 // Costs as text, for plans and traces: a piece is "kind/flops/bytes/dimension" with "/reduced"
-// appended for a reduced-precision matmul ("gemm/2e9/4096/1024/reduced"); the pieces of a work
-// item are joined by '+' ("eigh/9e6/8192/100+qr/1e6/8192/100"); no pieces is "-". Numbers are
-// written in their shortest exact form, so parse_costs(to_text(c)) == c.
+// appended for a reduced-precision matmul ("gemm/2e+09/4096/1024/reduced"); the pieces of a work
+// item are joined by ';' (numbers may hold a '+': "eigh/9e+06/8192/100;qr/1e+06/8192/100"); no
+// pieces is "-". Numbers are written in their shortest exact form: parse_costs(to_text(c)) == c.
 #include <string>
 #include <string_view>
 

@@ -1,10 +1,14 @@
 #include "hwmodels/calibrate/calibration.hpp"
 
+#include <algorithm>
+#include <array>
 #include <ostream>
 #include <system_error>
+#include <thread>
 
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
+#include "hwmodels/calibrate/latency_bench.hpp"
 #include "hwmodels/calibrate/memory_bench.hpp"
 #include "hwmodels/profile_loader.hpp"
 
@@ -34,7 +38,7 @@ std::filesystem::path directory_of(const std::filesystem::path& file) {
 
 }  // namespace
 
-CalibrationPlan plan_for(Effort effort) {
+CalibrationPlan plan_for(Effort effort, int cpu_device_threads) {
   CalibrationPlan plan;
   switch (effort) {
     case Effort::quick:
@@ -65,6 +69,20 @@ CalibrationPlan plan_for(Effort effort) {
       plan.gpu = {8192, 10, {512, 1024, 2048, 4096}, 3, GiB, 4 * GiB, 7, 5000, 1000};
       break;
   }
+  // One n per GEMM size class (< 256, < 1024, < 4096, >= 4096); --quick stays below 4096 to
+  // keep to seconds, and the profile's source says so.
+  plan.cpu_device.class_sizes = effort == Effort::quick      ? std::array<std::int64_t, 4>{128, 512, 1024, 2048}
+                                : effort == Effort::standard ? std::array<std::int64_t, 4>{128, 512, 2048, 4096}
+                                                             : std::array<std::int64_t, 4>{128, 512, 2048, 6144};
+  plan.cpu_device.threads = cpu_device_threads;
+  plan.cpu_device.sgemm = plan.sgemm;
+  plan.cpu_device.gemm_repeats = effort == Effort::quick ? 2 : 3;
+  plan.cpu_device.solver_sizes = plan.cpu_sizes;
+  plan.cpu_device.solver_repeats = plan.cpu_repeats;
+  plan.cpu_device.memcpy_bytes = plan.memcpy_bytes;
+  plan.cpu_device.memcpy_repeats = plan.memcpy_repeats;
+  plan.cpu_device.calls = effort == Effort::quick ? 200 : 2000;
+  plan.task_samples = effort == Effort::quick ? 30 : 200;
   return plan;
 }
 
@@ -85,14 +103,20 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   m.eigh = measure_eigh(plan.cpu_sizes, plan.cpu_repeats);
   m.qr = measure_qr(plan.cpu_sizes, plan.cpu_repeats);
 
-  say("memcpy bandwidth");
+  say("memcpy bandwidth; task hand-off latency");
   m.memcpy_one_thread = measure_memcpy(plan.memcpy_bytes, 1, plan.memcpy_repeats);
   m.memcpy_all_threads = measure_memcpy(plan.memcpy_bytes, m.host.cores, plan.memcpy_repeats);
+  m.task_latency = measure_task_latency(plan.task_samples);
 
   say("file write and read bandwidth in " + scratch_label.string());
   m.file = measure_file_io(scratch, plan.file);
   m.file_directory = scratch_label;
 
+  if (plan.cpu_device.threads > 0) {
+    m.cpu_device = measure_cpu_device(plan.cpu_device, progress);
+    m.gpu.presence.reason = "a CPU-device profile: no GPU looked for";
+    return m;
+  }
   const GpuPresence presence = probe_gpu();
   if (presence.count > 0) {
     m.gpu = measure_gpu(plan.gpu, progress);
@@ -117,11 +141,21 @@ CalibrateResult calibrate_to_file(const CalibrateOptions& options, std::ostream&
     throw InputError("--io-bytes", "file size", "expected a size > 0");
   const std::string name = options.name.empty() ? options.out.stem().string() : options.name;
   if (name.empty()) throw InputError("--name", "profile name", "expected a non-empty name");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int device_threads = 0;
+  if (options.device == DeviceKind::cpu) {
+    device_threads = options.device_threads.value_or(cores);
+    if (device_threads < 1 || device_threads > cores)
+      throw InputError("--device-threads " + std::to_string(device_threads), "device threads",
+                       "expected 1 to " + std::to_string(cores) + " (this machine's cores)");
+  } else if (options.device_threads) {
+    throw InputError("--device-threads", "device threads", "expected only with --device cpu");
+  }
 
   const std::filesystem::path scratch_parent = options.scratch.value_or(out_dir);
   const ScratchDirectory scratch(scratch_parent, options.scratch ? "--scratch" : "--out's directory");
 
-  CalibrationPlan plan = plan_for(options.effort);
+  CalibrationPlan plan = plan_for(options.effort, device_threads);
   if (options.io_bytes) plan.file.bytes = *options.io_bytes;
 
   CalibrateResult result;

@@ -12,6 +12,7 @@
 
 #include "hwmodels/calibrate/cpu_bench.hpp"
 #include "hwmodels/calibrate/cubic_fit.hpp"
+#include "hwmodels/calibrate/device_bench.hpp"
 #include "hwmodels/calibrate/file_bench.hpp"
 #include "hwmodels/calibrate/gpu_bench.hpp"
 #include "hwmodels/calibrate/host_info.hpp"
@@ -34,9 +35,14 @@ struct CalibrationPlan {
   int memcpy_repeats = 5;
   FileIoPlan file;
   GpuPlan gpu;
+  int task_samples = 50;  // round trips for cpu.task_latency
+  // The device stream on host cores (device: cpu); measured when cpu_device.threads > 0, and
+  // then no GPU is looked for.
+  CpuDevicePlan cpu_device;
 };
 
-CalibrationPlan plan_for(Effort effort);
+// The plan; `cpu_device_threads` > 0 asks for a CPU-device profile on that many threads.
+CalibrationPlan plan_for(Effort effort, int cpu_device_threads = 0);
 
 struct Measurements {
   HostInfo host;
@@ -46,9 +52,11 @@ struct Measurements {
   CubicTimings qr;             // one BLAS thread
   Measured memcpy_one_thread;  // bytes/s
   Measured memcpy_all_threads; // bytes/s
+  Measured task_latency;       // s per task handed to a host worker
   FileIo file;
   std::filesystem::path file_directory;  // the directory the file measurements ran in
   GpuMeasurements gpu;
+  CpuDeviceMeasurements cpu_device;  // measured for a CPU-device profile; then gpu is not
 };
 
 // Runs the plan; file measurements in `scratch` (a directory that is removed afterwards is
@@ -58,7 +66,8 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
 
 // The profile: measured fields from `measured` (kind measured, source naming the measurement,
 // the host and the date), the rest copied from `base` (source "not measured: copied from
-// <base_label>: ..."). Without a GPU the whole GPU section and the host links are copied.
+// <base_label>: ..."). Without a GPU the whole GPU section and the host links are copied. With
+// a measured CPU device the profile has device: cpu, its gpu section describing that stream.
 HardwareProfile assemble_profile(const Measurements& measured, const HardwareProfile& base,
                                  const std::string& base_label, const std::string& name);
 
@@ -77,6 +86,8 @@ struct CalibrateOptions {
   Effort effort = Effort::standard;
   std::optional<std::size_t> io_bytes;          // file size of the file measurements
   std::string name;                             // profile name; default: out's file name stem
+  DeviceKind device = DeviceKind::gpu;          // cpu: a CPU-device profile of this machine
+  std::optional<int> device_threads;            // with cpu: the stream's threads (default all cores)
 };
 
 struct CalibrateResult {

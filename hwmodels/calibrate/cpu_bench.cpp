@@ -31,7 +31,8 @@ std::vector<float> random_symmetric(std::int64_t n, std::uint32_t seed) {
   return m;
 }
 
-double time_sgemm(std::int64_t n, int repeats) {
+// Seconds of one product: the best of `repeats` runs of `products` back-to-back products.
+double time_sgemm(std::int64_t n, int repeats, int products = 1) {
   const std::vector<float> a = random_matrix(n, n, 1);
   const std::vector<float> b = random_matrix(n, n, 2);
   std::vector<float> c(static_cast<std::size_t>(n * n), 0.0f);
@@ -41,7 +42,10 @@ double time_sgemm(std::int64_t n, int repeats) {
                 c.data(), dim);
   };
   product();  // warm-up: thread pool start, page faults
-  return best_seconds(repeats, product);
+  return best_seconds(repeats, [&] {
+           for (int p = 0; p < products; ++p) product();
+         }) /
+         products;
 }
 
 std::int64_t round_to_64(double n, std::int64_t max_n) {
@@ -107,17 +111,18 @@ double time_qr(std::int64_t n, int repeats) {
 }
 
 template <class TimeOne>
-CubicTimings time_sizes(std::span<const std::int64_t> sizes, int repeats, const std::string& what,
+CubicTimings time_sizes(std::span<const std::int64_t> sizes, int repeats, int threads, const std::string& what,
                         TimeOne&& time_one) {
   if (sizes.empty()) throw InputError("calibrate", what, "expected at least one matrix size");
-  const BlasThreads one_thread(1);
+  const BlasThreads blas(threads);
   CubicTimings result;
   for (const std::int64_t n : sizes) result.timings.push_back({n, time_one(n, repeats)});
   std::sort(result.timings.begin(), result.timings.end(),
             [](const TimedSize& a, const TimedSize& b) { return a.n < b.n; });
   const std::vector<TimedSize> fitted = larger_sizes(result.timings);
   result.fit = fit_cubic(fitted);
-  result.method = what + ", " + std::to_string(one_thread.threads()) + " BLAS thread, best of " +
+  result.method = what + ", " + std::to_string(blas.threads()) +
+                  (blas.threads() == 1 ? " BLAS thread, best of " : " BLAS threads, best of ") +
                   std::to_string(repeats) + ", " + describe_sizes(result.timings) + "; c fitted by least squares on " +
                   describe_sizes(fitted);
   return result;
@@ -151,12 +156,29 @@ Measured measure_sgemm(const SgemmPlan& plan) {
   return m;
 }
 
-CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats) {
-  return time_sizes(sizes, repeats, "LAPACK ssyevd with vectors (random symmetric)", time_eigh);
+SizedRate measure_sgemm_at(std::int64_t n, int threads, int repeats) {
+  if (n < 1 || threads < 1 || repeats < 1)
+    throw InputError("calibrate", "SGEMM size, threads, repeats", "expected each to be at least 1");
+  const BlasThreads blas(threads);
+  const double flops = 2.0 * std::pow(static_cast<double>(n), 3);
+  constexpr double kFlopsPerRun = 2e8;  // a few milliseconds of work at least
+  const int products = static_cast<int>(std::clamp(std::ceil(kFlopsPerRun / flops), 1.0, 10000.0));
+  const double seconds = time_sgemm(n, repeats, products);
+  SizedRate result;
+  result.n = n;
+  result.rate.value = flops / seconds;
+  result.rate.method = "OpenBLAS cblas_sgemm n=" + std::to_string(n) + ", " + std::to_string(blas.threads()) +
+                       (blas.threads() == 1 ? " thread" : " threads") + ", best of " + std::to_string(repeats) +
+                       " runs of " + std::to_string(products) + (products == 1 ? " product" : " products");
+  return result;
 }
 
-CubicTimings measure_qr(std::span<const std::int64_t> sizes, int repeats) {
-  return time_sizes(sizes, repeats, "LAPACK sgeqrf + sorgqr (random square)", time_qr);
+CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats, int threads) {
+  return time_sizes(sizes, repeats, threads, "LAPACK ssyevd with vectors (random symmetric)", time_eigh);
+}
+
+CubicTimings measure_qr(std::span<const std::int64_t> sizes, int repeats, int threads) {
+  return time_sizes(sizes, repeats, threads, "LAPACK sgeqrf + sorgqr (random square)", time_qr);
 }
 
 }  // namespace asteria::hw::calibrate

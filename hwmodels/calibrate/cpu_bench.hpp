@@ -33,11 +33,16 @@ struct SgemmPlan {
 // FP32 FLOP/s (2n³ per n x n x n product) of cblas_sgemm on `plan.threads` threads.
 Measured measure_sgemm(const SgemmPlan& plan);
 
-// LAPACK ssyevd (eigenvalues and eigenvectors) of random symmetric n x n matrices on one BLAS
-// thread, as a refresh worker runs it; c fitted on the larger sizes.
-CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats);
+// cblas_sgemm of n x n x n on `threads` threads: the best of `repeats` timed runs of enough
+// back-to-back products (at least one) that a run is not dominated by the clock's resolution.
+SizedRate measure_sgemm_at(std::int64_t n, int threads, int repeats);
 
-// Householder QR with explicit Q (sgeqrf + sorgqr) of random n x n matrices on one BLAS thread.
-CubicTimings measure_qr(std::span<const std::int64_t> sizes, int repeats);
+// LAPACK ssyevd (eigenvalues and eigenvectors) of random symmetric n x n matrices on `threads`
+// BLAS threads (one, as a refresh worker runs it); c fitted on the larger sizes.
+CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats, int threads = 1);
+
+// Householder QR with explicit Q (sgeqrf + sorgqr) of random n x n matrices on `threads` BLAS
+// threads.
+CubicTimings measure_qr(std::span<const std::int64_t> sizes, int repeats, int threads = 1);
 
 }  // namespace asteria::hw::calibrate

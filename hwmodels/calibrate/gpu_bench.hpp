@@ -2,6 +2,7 @@
 // GPU measurements (CUDA, cuBLAS, cuSOLVER) on device 0. Built from cuda/*.cu when the CUDA
 // toolkit is found; otherwise (and on machines without a device) they report why nothing was
 // measured instead of failing.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -32,6 +33,8 @@ struct GpuPlan {
   int copy_repeats = 5;
   int launches = 1000;         // empty kernels for the launch latency
   int latency_samples = 200;   // 4-byte transfers for the link latencies
+  // BF16 products per GEMM size class (GemmEfficiency: < 256, < 1024, < 4096, >= 4096).
+  std::array<std::int64_t, 4> class_sizes{128, 512, 2048, 8192};
 };
 
 struct GpuMeasurements {
@@ -39,6 +42,7 @@ struct GpuMeasurements {
   Measured memory_bytes;            // bytes
   Measured sgemm_flops;             // FLOP/s, cublasSgemm (FP32, no TF32)
   Measured bf16_gemm_flops;         // FLOP/s, cublasGemmEx BF16 in and out, FP32 accumulate
+  std::array<SizedRate, 4> bf16_gemm_by_class;  // the same at each of GpuPlan::class_sizes
   Measured memory_bandwidth;        // bytes/s, D2D copy, bytes read + written
   Measured host_to_device;          // bytes/s, pinned
   Measured device_to_host;          // bytes/s, pinned

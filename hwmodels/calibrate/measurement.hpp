@@ -3,6 +3,7 @@
 // profile field it feeds can say so ("SGEMM n=2048, 1 thread, best of 5").
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 namespace asteria::hw::calibrate {
@@ -13,6 +14,17 @@ struct Measured {
 
   // A measurement that happened and gave a usable number.
   bool valid() const noexcept { return std::isfinite(value) && value > 0.0 && !method.empty(); }
+};
+
+// A GEMM rate at one size, the size kept: one n x n x n product takes 2n³ / rate.
+struct SizedRate {
+  std::int64_t n = 0;
+  Measured rate;  // FLOP/s
+
+  double seconds_per_product() const noexcept {
+    const auto d = static_cast<double>(n);
+    return 2.0 * d * d * d / rate.value;
+  }
 };
 
 using WallClock = std::chrono::steady_clock;

@@ -57,11 +57,25 @@ void print_summary(const Measurements& m, const std::string& base_label, std::os
   table.fit("CPU QR c (1 thread)", m.qr);
   table.measured("memcpy, 1 thread", m.memcpy_one_thread, "%.2f GB/s", 1e-9);
   table.measured("memcpy, " + std::to_string(m.host.cores) + " threads", m.memcpy_all_threads, "%.2f GB/s", 1e-9);
+  table.measured("task hand-off", m.task_latency, "%.1f us", 1e6);
   table.measured("file write", m.file.write, "%.2f GB/s", 1e-9);
   table.measured("file read", m.file.read, "%.2f GB/s", 1e-9);
   table.measured("file 4 KiB read latency", m.file.read_latency, "%.1f us", 1e6);
   out << "  (files in " << m.file_directory.string() << ")\n";
 
+  const CpuDeviceMeasurements& d = m.cpu_device;
+  if (d.measured()) {
+    out << "CPU device on " << d.threads << (d.threads == 1 ? " thread" : " threads") << '\n';
+    table.measured("device SGEMM, sized", d.sgemm_sized, "%.1f GFLOP/s", 1e-9);
+    for (const SizedRate& sized : d.sgemm_by_class)
+      table.measured("device SGEMM, n=" + std::to_string(sized.n), sized.rate, "%.1f GFLOP/s", 1e-9);
+    table.measured("device memcpy", d.memory_bandwidth, "%.2f GB/s", 1e-9);
+    table.measured("device per-call overhead", d.call_latency, "%.2f us", 1e6);
+    table.measured("small copy", d.copy_latency, "%.3f us", 1e6);
+    table.fit("device eigh c", d.eigh);
+    table.fit("device QR c", d.qr);
+    return;
+  }
   const GpuMeasurements& g = m.gpu;
   if (!g.measured()) {
     out << "GPU: not measured (" << g.presence.reason << "); the GPU section and host links are copied from "
@@ -72,6 +86,8 @@ void print_summary(const Measurements& m, const std::string& base_label, std::os
   table.measured("GPU memory", g.memory_bytes, "%.1f GiB", 1.0 / (1024.0 * 1024.0 * 1024.0));
   table.measured("GPU SGEMM", g.sgemm_flops, "%.1f TFLOP/s", 1e-12);
   table.measured("GPU BF16 GEMM", g.bf16_gemm_flops, "%.1f TFLOP/s", 1e-12);
+  for (const SizedRate& sized : g.bf16_gemm_by_class)
+    table.measured("GPU BF16 GEMM, n=" + std::to_string(sized.n), sized.rate, "%.1f TFLOP/s", 1e-12);
   table.measured("GPU memory bandwidth", g.memory_bandwidth, "%.0f GB/s", 1e-9);
   table.measured("host-to-device", g.host_to_device, "%.2f GB/s", 1e-9);
   table.measured("device-to-host", g.device_to_host, "%.2f GB/s", 1e-9);

@@ -14,6 +14,7 @@
 #include "apps/asteria/study_spec.hpp"
 #include "core/common/error.hpp"
 #include "sim/child_process.hpp"
+#include "tests/apps/child_cli.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -23,21 +24,7 @@ namespace {
 using testing::CliOutcome;
 using testing::TempDir;
 
-// `asteria ARGS` in a forked child: a process hosts one SimGrid simulation, so each sim run gets
-// its own. The child sends "<exit code>\n<stdout>\x1f<stderr>".
-CliOutcome run_cli(const Args& args) {
-  const sim::ChildOutcome child = sim::run_in_child_process([&](sim::ChildReport& report) {
-    const CliOutcome run = testing::run_cli(args);
-    report.write(std::to_string(run.code) + '\n' + run.out + '\x1f' + run.err);
-  });
-  EXPECT_TRUE(child.succeeded()) << child.describe();
-  const std::size_t newline = child.report.find('\n');
-  const std::size_t separator = child.report.find('\x1f');
-  if (!child.succeeded() || newline == std::string::npos || separator == std::string::npos)
-    return {-1, "", child.report};
-  return {std::stoi(child.report.substr(0, newline)), child.report.substr(newline + 1, separator - newline - 1),
-          child.report.substr(separator + 1)};
-}
+CliOutcome run_cli(const Args& args) { return testing::run_cli_in_child(args); }
 
 nlohmann::json read_json(const std::filesystem::path& file) {
   std::ifstream in(file);

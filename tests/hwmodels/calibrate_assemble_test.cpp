@@ -20,6 +20,13 @@ CubicTimings timings(double c, const std::string& method) {
   return t;
 }
 
+// The BF16 rate at which one n x n x n product takes 2n³ / (989e12 x efficiency) + launch seconds:
+// what the assembly must turn back into `efficiency` against h100-pcie-host's 989 TFLOP/s peak.
+SizedRate rate_for(std::int64_t n, double efficiency, double launch) {
+  const double flops = 2.0 * double(n) * double(n) * double(n);
+  return {n, {flops / (flops / (989e12 * efficiency) + launch), "bf16-" + std::to_string(n)}};
+}
+
 // A 16-core host with round numbers; no GPU unless a test adds one.
 Measurements round_measurements() {
   Measurements m;
@@ -30,6 +37,7 @@ Measurements round_measurements() {
   m.qr = timings(2e-11, "qr-method");
   m.memcpy_one_thread = {12e9, "memcpy-1"};
   m.memcpy_all_threads = {48e9, "memcpy-16"};
+  m.task_latency = {15e-6, "task-method"};
   m.file.write = {1.5e9, "write-method"};
   m.file.read = {2.5e9, "read-method"};
   m.file.read_latency = {80e-6, "latency-method"};
@@ -69,6 +77,7 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
   expect_measured(p.cpu.eigh_seconds_per_n3, 6e-11, "eigh-method");
   expect_measured(p.cpu.qr_seconds_per_n3, 2e-11, "qr-method");
   EXPECT_EQ(p.cpu.threads_per_worker.value, 1.0);
+  expect_measured(p.cpu.task_latency, 15e-6, "task-method");
   expect_measured(p.host_memory.bytes, 64e9, "sysconf");
   expect_copied(p.host_memory.usable_fraction, h100.host_memory.usable_fraction, "h100-pcie-host");
   expect_measured(p.nvme.write_bandwidth, 1.5e9, "write-method");
@@ -80,7 +89,8 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
   // No GPU: the base's GPU section and host links, each saying why.
   for (const auto& [got, want] : {std::pair{p.gpu.fp32_flops, h100.gpu.fp32_flops},
                                   {p.gpu.bf16_flops, h100.gpu.bf16_flops},
-                                  {p.gpu.gemm_efficiency, h100.gpu.gemm_efficiency},
+                                  {p.gpu.gemm_efficiency.below_256, h100.gpu.gemm_efficiency.below_256},
+                                  {p.gpu.gemm_efficiency.from_4096, h100.gpu.gemm_efficiency.from_4096},
                                   {p.gpu.memory_bytes, h100.gpu.memory_bytes},
                                   {p.gpu.memory_bandwidth, h100.gpu.memory_bandwidth},
                                   {p.gpu.launch_latency, h100.gpu.launch_latency},
@@ -92,6 +102,7 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
     EXPECT_TRUE(contains(got.source, "no CUDA device")) << got.source;
   }
   EXPECT_TRUE(contains(p.gpu.model, "not measured"));
+  EXPECT_EQ(p.device, DeviceKind::gpu);
   expect_copied(p.node.units_per_node, h100.node.units_per_node, "h100-pcie-host");
   expect_copied(p.node.nic.bandwidth, h100.node.nic.bandwidth, "h100-pcie-host");
   EXPECT_TRUE(contains(p.description, "testhost"));
@@ -124,6 +135,9 @@ TEST(CalibrateAssemble, GpuHostMeasuresTheGpuAndSplitsTheHostAmongGpus) {
   g.memory_bytes = {80e9, "props"};
   g.sgemm_flops = {50e12, "sgemm-gpu"};
   g.bf16_gemm_flops = {494.5e12, "bf16-gpu"};  // half of h100-pcie-host's 989 TFLOP/s peak
+  // Per class, the rate at which a product takes 2n³ / (989e12 x efficiency) + the 3 us launch.
+  g.bf16_gemm_by_class = {rate_for(128, 0.002, 3e-6), rate_for(512, 0.1, 3e-6), rate_for(2048, 0.7, 3e-6),
+                          rate_for(8192, 0.5, 3e-6)};
   g.memory_bandwidth = {3e12, "d2d"};
   g.host_to_device = {50e9, "h2d"};
   g.device_to_host = {40e9, "d2h"};
@@ -137,9 +151,17 @@ TEST(CalibrateAssemble, GpuHostMeasuresTheGpuAndSplitsTheHostAmongGpus) {
 
   EXPECT_EQ(p.gpu.model, "Test GPU");
   expect_copied(p.gpu.fp32_flops, h100.gpu.fp32_flops, "h100-pcie-host");  // peaks are never measured
-  EXPECT_EQ(p.gpu.gemm_efficiency.value, 0.5);
-  EXPECT_EQ(p.gpu.gemm_efficiency.provenance, Provenance::derived);
-  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.source, "bf16-gpu"));
+  // Each class back from its rate once the 3 us launch is taken out.
+  EXPECT_DOUBLE_EQ(p.gpu.gemm_efficiency.below_256.value, 0.002);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm_efficiency.below_1024.value, 0.1);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm_efficiency.below_4096.value, 0.7);
+  EXPECT_DOUBLE_EQ(p.gpu.gemm_efficiency.from_4096.value, 0.5);
+  EXPECT_EQ(p.gpu.gemm_efficiency.from_4096.provenance, Provenance::derived);
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.from_4096.source, "bf16-8192")) << p.gpu.gemm_efficiency.from_4096.source;
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.from_4096.source, "less the 3 us launch latency"))
+      << p.gpu.gemm_efficiency.from_4096.source;
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.below_256.source, "sgemm-gpu"));  // the FP32 rate for reference
+  EXPECT_EQ(p.device, DeviceKind::gpu);
   expect_measured(p.gpu.memory_bytes, 80e9, "props");
   expect_measured(p.gpu.memory_bandwidth, 3e12, "d2d");
   expect_measured(p.gpu.launch_latency, 3e-6, "launch");
@@ -160,11 +182,15 @@ TEST(CalibrateAssemble, GemmFasterThanTheBasePeakKeepsTheBaseEfficiency) {
   Measurements m = round_measurements();
   m.gpu.presence = {1, "Faster GPU", ""};
   m.gpu.bf16_gemm_flops = {2000e12, "bf16-gpu"};  // above the base's 989 TFLOP/s peak
+  m.gpu.bf16_gemm_by_class[3] = {8192, {2000e12, "bf16-8192"}};
   m.gpu.sgemm_flops = {100e12, "sgemm-gpu"};
   const HardwareProfile h100 = base("h100-pcie-host");
   const HardwareProfile p = assemble_profile(m, h100, "h100-pcie-host", "mine");
-  EXPECT_EQ(p.gpu.gemm_efficiency.value, h100.gpu.gemm_efficiency.value);
-  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.source, "exceeds")) << p.gpu.gemm_efficiency.source;
+  const Quantity& large = p.gpu.gemm_efficiency.from_4096;
+  EXPECT_EQ(large.value, h100.gpu.gemm_efficiency.from_4096.value);
+  EXPECT_TRUE(contains(large.source, "exceeds")) << large.source;
+  // Classes this plan did not measure fall back to the base.
+  expect_copied(p.gpu.gemm_efficiency.below_256, h100.gpu.gemm_efficiency.below_256, "h100-pcie-host");
   // GPU fields this plan did not measure fall back to the base.
   expect_copied(p.gpu.memory_bandwidth, h100.gpu.memory_bandwidth, "h100-pcie-host");
 }
@@ -181,6 +207,73 @@ TEST(CalibrateAssemble, UnifiedBaseOnASmallerHostCapsTheGpuShare) {
   EXPECT_EQ(p.gpu.memory_bytes.provenance, Provenance::derived);
   EXPECT_TRUE(contains(p.gpu.memory_bytes.source, "capped")) << p.gpu.memory_bytes.source;
   EXPECT_NO_THROW(parse_profile(profile_to_yaml(p), "mine.yaml"));
+}
+
+TEST(CalibrateAssemble, ALaunchBoundProductKeepsATenthOfItsTimeAsArithmetic) {
+  Measurements m = round_measurements();
+  m.gpu.presence = {1, "Test GPU", ""};
+  m.gpu.launch_latency = {3e-6, "launch"};
+  // 2 x 128³ = 4194304 FLOP in 2 us, less than the 3 us launch: 4194304 / (989e12 x 0.2e-6).
+  m.gpu.bf16_gemm_by_class[0] = {128, {4194304.0 / 2e-6, "bf16-128"}};
+  const HardwareProfile p = assemble_profile(m, base("h100-pcie-host"), "h100-pcie-host", "mine");
+  EXPECT_NEAR(p.gpu.gemm_efficiency.below_256.value, 4194304.0 / (989e12 * 0.2e-6), 1e-4);
+}
+
+// A CPU device on 4 of the 16 cores, with round numbers.
+CpuDeviceMeasurements cpu_device() {
+  CpuDeviceMeasurements d;
+  d.threads = 4;
+  d.sgemm_sized = {380e9, "sgemm-sized"};
+  d.sgemm_by_class = {SizedRate{128, {100e9, "sgemm-128"}}, SizedRate{512, {300e9, "sgemm-512"}},
+                      SizedRate{1024, {400e9, "sgemm-1024"}}, SizedRate{2048, {400e9, "sgemm-2048"}}};
+  d.memory_bandwidth = {40e9, "dev-memcpy"};
+  d.call_latency = {1e-6, "tiny-call"};
+  d.copy_latency = {5e-8, "small-copy"};
+  d.eigh = timings(3e-11, "dev-eigh");
+  d.qr = timings(1e-11, "dev-qr");
+  return d;
+}
+
+TEST(CalibrateAssemble, CpuDeviceProfileDescribesTheStreamOnHostCores) {
+  Measurements m = round_measurements();
+  m.cpu_device = cpu_device();
+  const HardwareProfile h100 = base("h100-pcie-host");
+  const HardwareProfile p = assemble_profile(m, h100, "h100-pcie-host", "cpu-dev");
+  EXPECT_EQ(p.device, DeviceKind::cpu);
+  EXPECT_TRUE(contains(p.gpu.model, "CPU device")) << p.gpu.model;
+  EXPECT_EQ(p.gpu.device_threads.value, 4.0);
+  // The peak is the fastest rate measured (400 GFLOP/s); bf16 equals it.
+  expect_measured(p.gpu.fp32_flops, 400e9, "sgemm-sized");
+  EXPECT_EQ(p.gpu.bf16_flops.value, 400e9);
+  EXPECT_EQ(p.gpu.bf16_flops.provenance, Provenance::derived);
+  // n = 128 at 100 GFLOP/s: 41.94 us per product, 40.94 us less the 1 us call:
+  // 4194304 / (400e9 x 40.94e-6) = 0.2561.
+  const double t128 = 4194304.0 / 100e9;
+  EXPECT_NEAR(p.gpu.gemm_efficiency.below_256.value, 4194304.0 / (400e9 * (t128 - 1e-6)), 1e-4);
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.below_256.source, "sgemm-128"));
+  // n = 1024 at the peak: t / (t - 1 us) > 1, capped at 1.
+  EXPECT_EQ(p.gpu.gemm_efficiency.below_4096.value, 1.0);
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.below_4096.source, "capped at 1"));
+  // n = 2048 stands in for the class from_4096, and says so.
+  EXPECT_TRUE(contains(p.gpu.gemm_efficiency.from_4096.source, "outside the class from_4096"))
+      << p.gpu.gemm_efficiency.from_4096.source;
+  expect_measured(p.gpu.memory_bandwidth, 40e9, "dev-memcpy");
+  expect_measured(p.gpu.launch_latency, 1e-6, "tiny-call");
+  expect_measured(p.gpu.eigh_seconds_per_n3, 3e-11, "dev-eigh");
+  expect_measured(p.gpu.qr_seconds_per_n3, 1e-11, "dev-qr");
+  // Unified: the device's memory is the usable host memory, 64 GB x the base's usable fraction.
+  EXPECT_TRUE(p.host_memory.unified);
+  EXPECT_LE(p.gpu.memory_bytes.value, 64e9 * h100.host_memory.usable_fraction.value);
+  EXPECT_GT(p.gpu.memory_bytes.value, 64e9 * h100.host_memory.usable_fraction.value * 0.999);
+  // Host links are a one-thread memcpy; the host is not split among units.
+  expect_measured(p.host_to_device.bandwidth, 12e9, "memcpy-1");
+  expect_measured(p.device_to_host.latency, 5e-8, "small-copy");
+  expect_measured(p.cpu.cores, 16, "hardware_concurrency");
+  EXPECT_EQ(p.node.units_per_node.value, 1.0);
+  EXPECT_EQ(p.node.nics_per_node.value, 0.0);
+  expect_copied(p.node.nic.bandwidth, h100.node.nic.bandwidth, "h100-pcie-host");
+  EXPECT_TRUE(contains(p.description, "CPU device on 4 OpenBLAS threads")) << p.description;
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
 }
 
 }  // namespace

@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include <sstream>
+
 #include "hwmodels/calibrate/cpu_bench.hpp"
+#include "hwmodels/calibrate/device_bench.hpp"
 #include "hwmodels/calibrate/file_bench.hpp"
 #include "hwmodels/calibrate/host_info.hpp"
+#include "hwmodels/calibrate/latency_bench.hpp"
 #include "hwmodels/calibrate/memory_bench.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -77,6 +81,76 @@ TEST(CalibrateBench, QrTimingsArePositive) {
   ASSERT_EQ(t.timings.size(), 2u);
   EXPECT_TRUE(t.valid());
   EXPECT_NE(t.method.find("sgeqrf + sorgqr"), std::string::npos);
+}
+
+TEST(CalibrateBench, SgemmAtOneSizeKeepsTheSizeAndBatchesSmallProducts) {
+  const SizedRate small = measure_sgemm_at(32, 1, 2);
+  EXPECT_EQ(small.n, 32);
+  EXPECT_TRUE(small.rate.valid());
+  EXPECT_LT(small.rate.value, 1e13);
+  // 2 x 32³ = 65536 FLOP: ceil(2e8 / 65536) = 3052 products per timed run.
+  EXPECT_NE(small.rate.method.find("runs of 3052 products"), std::string::npos) << small.rate.method;
+  EXPECT_DOUBLE_EQ(small.seconds_per_product(), 65536.0 / small.rate.value);
+  EXPECT_THROW(measure_sgemm_at(0, 1, 1), InputError);
+  EXPECT_THROW(measure_sgemm_at(32, 0, 1), InputError);
+}
+
+TEST(CalibrateBench, FactorizationsRunOnTheThreadsAsked) {
+  const std::vector<std::int64_t> sizes{32, 64};
+  const CubicTimings t = measure_eigh(sizes, 1, 2);
+  EXPECT_TRUE(t.valid());
+  // OpenBLAS may cap the count at what it was built for; the method names what it ran on.
+  EXPECT_TRUE(t.method.find("2 BLAS threads") != std::string::npos ||
+              t.method.find("1 BLAS thread") != std::string::npos)
+      << t.method;
+}
+
+TEST(CalibrateBench, FixedCostsPerCallArePositiveAndSmall) {
+  const Measured task = measure_task_latency(5);
+  EXPECT_TRUE(task.valid());
+  EXPECT_LT(task.value, 0.1);  // a hand-off takes microseconds, not a tenth of a second
+  EXPECT_NE(task.method.find("worker thread"), std::string::npos) << task.method;
+  const Measured call = measure_call_latency(1, 100, 2);
+  EXPECT_TRUE(call.valid());
+  EXPECT_LT(call.value, 0.01);
+  EXPECT_NE(call.method.find("8x8x8"), std::string::npos) << call.method;
+  const Measured copy = measure_copy_latency(64, 1000, 2);
+  EXPECT_TRUE(copy.valid());
+  EXPECT_LT(copy.value, 1e-3);
+  EXPECT_THROW(measure_task_latency(0), InputError);
+  EXPECT_THROW(measure_call_latency(1, 0, 1), InputError);
+  EXPECT_THROW(measure_copy_latency(0, 1, 1), InputError);
+}
+
+TEST(CalibrateBench, CpuDeviceMeasuresEveryFigureOfItsStream) {
+  CpuDevicePlan plan;
+  plan.threads = 1;
+  plan.sgemm = {1, 0.005, 2, 256};
+  plan.class_sizes = {32, 64, 96, 128};
+  plan.gemm_repeats = 2;
+  plan.solver_sizes = {32, 48, 64};
+  plan.solver_repeats = 1;
+  plan.memcpy_bytes = std::size_t{4} << 20;
+  plan.memcpy_repeats = 2;
+  plan.calls = 50;
+  std::ostringstream progress;
+  const CpuDeviceMeasurements d = measure_cpu_device(plan, progress);
+  ASSERT_TRUE(d.measured());
+  EXPECT_EQ(d.threads, 1);
+  EXPECT_TRUE(d.sgemm_sized.valid());
+  for (std::size_t i = 0; i < d.sgemm_by_class.size(); ++i) {
+    EXPECT_EQ(d.sgemm_by_class[i].n, plan.class_sizes[i]);
+    EXPECT_TRUE(d.sgemm_by_class[i].rate.valid());
+    EXPECT_LE(d.sgemm_by_class[i].rate.value, d.peak_flops());
+  }
+  EXPECT_TRUE(d.memory_bandwidth.valid());
+  EXPECT_TRUE(d.call_latency.valid());
+  EXPECT_TRUE(d.copy_latency.valid());
+  EXPECT_TRUE(d.eigh.valid());
+  EXPECT_TRUE(d.qr.valid());
+  EXPECT_NE(progress.str().find("CPU device"), std::string::npos) << progress.str();
+  plan.threads = 0;
+  EXPECT_THROW(measure_cpu_device(plan, progress), InputError);
 }
 
 TEST(CalibrateBench, FileBandwidthWritesReadsAndCleansUp) {

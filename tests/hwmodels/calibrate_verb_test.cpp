@@ -111,6 +111,65 @@ TEST_F(CalibrateVerb, UnmeasuredFieldsComeFromTheBaseAndSaySo) {
   }
 }
 
+TEST_F(CalibrateVerb, MeasuresTheTaskHandOff) {
+  ASSERT_EQ(run_->code, 0) << run_->err;
+  const HardwareProfile p = load_profile(out_);
+  expect_measured_positive(p.cpu.task_latency, "cpu.task_latency");
+  EXPECT_TRUE(contains(p.cpu.task_latency.source, "worker thread")) << p.cpu.task_latency.source;
+  EXPECT_TRUE(contains(run_->out, "task hand-off")) << run_->out;
+}
+
+TEST(CalibrateVerbCpuDevice, WritesACpuDeviceProfileOfThisMachine) {
+  asteria::testing::TempDir dir;
+  const std::string out = dir.file("cpu.yaml");
+  const auto run = run_cli({"calibrate", "--quick", "--device", "cpu", "--device-threads", "1", "--out", out,
+                            "--scratch", dir.path().string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const HardwareProfile p = load_profile(out);
+  EXPECT_EQ(p.device, DeviceKind::cpu);
+  EXPECT_EQ(p.gpu.device_threads.value, 1.0);
+  EXPECT_TRUE(p.host_memory.unified);
+  expect_measured_positive(p.gpu.fp32_flops, "gpu.fp32_flops");
+  EXPECT_EQ(p.gpu.bf16_flops.value, p.gpu.fp32_flops.value);  // the CPU model computes fp32
+  for (std::size_t i = 0; i < GemmEfficiency::kClasses; ++i) {
+    const Quantity& q = p.gpu.gemm_efficiency.by_class(i);
+    EXPECT_EQ(q.provenance, Provenance::derived) << q.source;
+    EXPECT_TRUE(contains(q.source, "cblas_sgemm")) << q.source;
+  }
+  expect_measured_positive(p.gpu.memory_bandwidth, "gpu.memory_bandwidth");
+  expect_measured_positive(p.gpu.launch_latency, "gpu.launch_latency");
+  expect_measured_positive(p.gpu.eigh_seconds_per_n3, "gpu.eigh_seconds_per_n3");
+  expect_measured_positive(p.gpu.qr_seconds_per_n3, "gpu.qr_seconds_per_n3");
+  expect_measured_positive(p.host_to_device.bandwidth, "host_to_device.bandwidth");
+  expect_measured_positive(p.device_to_host.latency, "device_to_host.latency");
+  expect_measured_positive(p.cpu.task_latency, "cpu.task_latency");
+  EXPECT_LE(p.gpu.memory_bytes.value, p.host_memory.bytes.value * p.host_memory.usable_fraction.value);
+  EXPECT_EQ(p.node.units_per_node.value, 1.0);
+  EXPECT_EQ(p.node.nics_per_node.value, 0.0);
+  EXPECT_TRUE(contains(run.out, "CPU device on 1 thread")) << run.out;
+  EXPECT_FALSE(contains(run.out, "GPU 0 of")) << "a CPU-device profile looks for no GPU: " << run.out;
+}
+
+TEST(CalibrateVerbErrors, DeviceOptionsAreChecked) {
+  asteria::testing::TempDir dir;
+  const auto unknown = run_cli({"calibrate", "--quick", "--device", "tpu", "--out", dir.file("x.yaml")});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_TRUE(contains(unknown.err, "--device tpu")) << unknown.err;
+  const auto without_cpu = run_cli({"calibrate", "--quick", "--device-threads", "2", "--out", dir.file("x.yaml")});
+  EXPECT_EQ(without_cpu.code, 1);
+  EXPECT_TRUE(contains(without_cpu.err, "only with --device cpu")) << without_cpu.err;
+  const auto zero = run_cli({"calibrate", "--quick", "--device", "cpu", "--device-threads", "0", "--out",
+                             dir.file("x.yaml")});
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_TRUE(contains(zero.err, "--device-threads 0")) << zero.err;
+  const int too_many = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 1;
+  const auto many = run_cli({"calibrate", "--quick", "--device", "cpu", "--device-threads",
+                             std::to_string(too_many), "--out", dir.file("x.yaml")});
+  EXPECT_EQ(many.code, 1);
+  EXPECT_TRUE(contains(many.err, "this machine's cores")) << many.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.yaml")));
+}
+
 TEST(CalibrateVerbErrors, AnUnknownBaseIsNamed) {
   asteria::testing::TempDir dir;
   const auto run = run_cli({"calibrate", "--quick", "--out", dir.file("x.yaml"), "--base", "no-such-machine"});

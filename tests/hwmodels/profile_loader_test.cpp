@@ -10,6 +10,7 @@
 namespace asteria::hw {
 namespace {
 
+using testing::cpu_device_profile_yaml;
 using testing::replaced;
 using testing::tiny_profile_yaml;
 
@@ -23,14 +24,21 @@ TEST(ProfileLoader, ReadsEveryFieldInSiUnits) {
   EXPECT_EQ(p.gpu.fp32_flops.provenance, Provenance::peak);
   EXPECT_EQ(p.gpu.fp32_flops.source, "test sheet");
   EXPECT_EQ(p.gpu.bf16_flops.value, 100e12);
-  EXPECT_EQ(p.gpu.gemm_efficiency.value, 0.5);
-  EXPECT_EQ(p.gpu.gemm_efficiency.provenance, Provenance::derived);
+  EXPECT_EQ(p.device, DeviceKind::gpu);  // not written: a GPU
+  EXPECT_EQ(p.gpu.gemm_efficiency.below_256.value, 0.125);
+  EXPECT_EQ(p.gpu.gemm_efficiency.below_1024.value, 0.25);
+  EXPECT_EQ(p.gpu.gemm_efficiency.below_4096.value, 0.4);
+  EXPECT_EQ(p.gpu.gemm_efficiency.from_4096.value, 0.5);
+  EXPECT_EQ(p.gpu.gemm_efficiency.from_4096.provenance, Provenance::derived);
+  EXPECT_EQ(p.gpu.gemm_efficiency.below_256.source, "small test run");
   EXPECT_EQ(p.gpu.memory_bytes.value, 16.0 * 1024 * 1024 * 1024);
   EXPECT_EQ(p.gpu.memory_bandwidth.value, 2e12);
   EXPECT_EQ(p.gpu.memory_bandwidth.provenance, Provenance::measured);
   EXPECT_EQ(p.gpu.launch_latency.value, 5e-6);
   EXPECT_EQ(p.gpu.eigh_seconds_per_n3.value, 1e-11);
   EXPECT_EQ(p.gpu.qr_seconds_per_n3.value, 2e-12);
+  EXPECT_EQ(p.gpu.device_threads, GpuSpec{}.device_threads);  // not written: one host thread
+  EXPECT_EQ(p.gpu.device_threads.value, 1.0);
   EXPECT_EQ(p.cpu.model, "Tiny CPU");
   EXPECT_EQ(p.cpu.cores.value, 8.0);
   EXPECT_EQ(p.cpu.gemm_flops_per_core.value, 50e9);
@@ -38,6 +46,8 @@ TEST(ProfileLoader, ReadsEveryFieldInSiUnits) {
   EXPECT_EQ(p.cpu.eigh_seconds_per_n3.value, 1e-10);
   EXPECT_EQ(p.cpu.qr_seconds_per_n3.value, 5e-11);
   EXPECT_EQ(p.cpu.threads_per_worker.value, 2.0);
+  EXPECT_EQ(p.cpu.task_latency.value, 20e-6);
+  EXPECT_EQ(p.cpu.task_latency.provenance, Provenance::measured);
   EXPECT_EQ(p.host_memory.bytes.value, 64e9);
   EXPECT_EQ(p.host_memory.usable_fraction.value, 0.9);
   EXPECT_FALSE(p.host_memory.unified);
@@ -89,7 +99,7 @@ TEST(ProfileLoader, MissingFieldIsNamed) {
   expect_error(replaced(tiny_profile_yaml(), "name: tiny\n", ""), "name", "missing");
   expect_error(replaced(tiny_profile_yaml(), "0.5, kind: derived, source: 50 of 100}",
                         "0.5, kind: derived}"),
-               "gpu.gemm_efficiency.source", "missing; expected a non-empty string");
+               "gpu.gemm_efficiency.from_4096.source", "missing; expected a non-empty string");
 }
 
 TEST(ProfileLoader, MissingSectionIsNamed) {
@@ -123,14 +133,14 @@ TEST(ProfileLoader, BadUnitsAreRejected) {
   expect_error(replaced(tiny_profile_yaml(), "{value: 50 GB/s", "{value: 50 GX/s"), "host_to_device.bandwidth",
                "unknown unit 'GX/s'");
   expect_error(replaced(tiny_profile_yaml(), "16 GiB", "16"), "gpu.memory_bytes", "without a unit");
-  expect_error(replaced(tiny_profile_yaml(), "{value: 0.5,", "{value: 0.5 s,"), "gpu.gemm_efficiency",
+  expect_error(replaced(tiny_profile_yaml(), "{value: 0.5,", "{value: 0.5 s,"), "gpu.gemm_efficiency.from_4096",
                "plain number without unit");
 }
 
 TEST(ProfileLoader, FractionsAndCountsAreChecked) {
   expect_error(replaced(tiny_profile_yaml(), "0.9, kind", "1.5, kind"), "host_memory.usable_fraction",
                "expected a fraction in (0, 1], found '1.5'");
-  expect_error(replaced(tiny_profile_yaml(), "{value: 0.5,", "{value: 0,"), "gpu.gemm_efficiency",
+  expect_error(replaced(tiny_profile_yaml(), "{value: 0.5,", "{value: 0,"), "gpu.gemm_efficiency.from_4096",
                "fraction in (0, 1]");
   expect_error(replaced(tiny_profile_yaml(), "{value: 8,", "{value: 8.5,"), "cpu.cores",
                "expected a whole number >= 1, found '8.5'");
@@ -185,6 +195,77 @@ TEST(ProfileLoader, UnifiedMemoryMustHoldTheGpuShare) {
   expect_error(text, "gpu.memory_bytes", "at most host_memory.bytes x host_memory.usable_fraction");
 }
 
+TEST(ProfileLoader, GemmEfficiencyHasFourSizeClasses) {
+  expect_error(replaced(tiny_profile_yaml(), "    below_1024: {value: 0.25, kind: derived, source: medium test run}\n", ""),
+               "gpu.gemm_efficiency.below_1024", "missing; expected a mapping {value: <a fraction in (0, 1]>");
+  expect_error(replaced(tiny_profile_yaml(), "    below_256:", "    below_128: {value: 0.1, kind: derived, source: x}\n"
+                                                               "    below_256:"),
+               "gpu.gemm_efficiency.below_128", "unknown key; expected one of below_256, below_1024, below_4096, from_4096");
+  expect_error(replaced(tiny_profile_yaml(), "{value: 0.4,", "{value: 1.2,"), "gpu.gemm_efficiency.below_4096",
+               "expected a fraction in (0, 1], found '1.2'");
+  const std::string text = tiny_profile_yaml();
+  const std::string without = text.substr(0, text.find("  gemm_efficiency:\n")) + text.substr(text.find("  memory_bytes:"));
+  expect_error(without, "gpu.gemm_efficiency",
+               "missing; expected a mapping of the size classes below_256, below_1024, below_4096, from_4096");
+}
+
+TEST(ProfileLoader, OneGemmEfficiencyHoldsForEveryClassAndSaysSo) {
+  // How profiles written before the size classes give it.
+  const std::string text = tiny_profile_yaml();
+  const std::string old_form = text.substr(0, text.find("  gemm_efficiency:\n")) +
+                               "  gemm_efficiency: {value: 0.6, kind: measured, source: big GEMM run}\n" +
+                               text.substr(text.find("  memory_bytes:"));
+  const HardwareProfile p = parse_profile(old_form, "old.yaml");
+  for (std::size_t i = 0; i < GemmEfficiency::kClasses; ++i) {
+    const Quantity& q = p.gpu.gemm_efficiency.by_class(i);
+    EXPECT_EQ(q.value, 0.6) << GemmEfficiency::kNames[i];
+    EXPECT_EQ(q.provenance, Provenance::measured);
+    EXPECT_EQ(q.source, "one figure for every size class: big GEMM run");
+  }
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);  // written back as four classes
+  expect_error(replaced(old_form, "{value: 0.6,", "{value: 0,"), "gpu.gemm_efficiency", "fraction in (0, 1]");
+}
+
+TEST(ProfileLoader, TaskLatencyIsOptional) {
+  const HardwareProfile p = parse_profile(
+      replaced(tiny_profile_yaml(), "  task_latency: {value: 20 us, kind: measured, source: test run}\n", ""), "t.yaml");
+  EXPECT_EQ(p.cpu.task_latency, CpuSpec{}.task_latency);  // older profiles: no fixed cost per task
+  EXPECT_EQ(p.cpu.task_latency.value, 0.0);
+  expect_error(replaced(tiny_profile_yaml(), "{value: 20 us,", "{value: -1 us,"), "cpu.task_latency",
+               "expected a time >= 0");
+}
+
+TEST(ProfileLoader, ReadsACpuDevice) {
+  const HardwareProfile p = parse_profile(cpu_device_profile_yaml(), "cpu.yaml");
+  EXPECT_EQ(p.device, DeviceKind::cpu);
+  EXPECT_EQ(p.gpu.device_threads.value, 4.0);
+  EXPECT_EQ(p.gpu.device_threads.source, "the stream's OpenBLAS threads");
+  EXPECT_TRUE(p.host_memory.unified);
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+  // A GPU may say how many host threads drive its stream, too.
+  const HardwareProfile gpu = parse_profile(
+      replaced(tiny_profile_yaml(), "  model: Tiny GPU\n",
+               "  model: Tiny GPU\n  device_threads: {value: 2, kind: derived, source: two streams}\n"),
+      "gpu.yaml");
+  EXPECT_EQ(gpu.gpu.device_threads.value, 2.0);
+}
+
+TEST(ProfileLoader, CpuDeviceChecks) {
+  expect_error(replaced(cpu_device_profile_yaml(), "device: cpu", "device: tpu"), "device",
+               "expected gpu or cpu, found 'tpu'");
+  expect_error(replaced(cpu_device_profile_yaml(),
+                        "  device_threads: {value: 4, kind: derived, source: the stream's OpenBLAS threads}\n", ""),
+               "gpu.device_threads", "missing; expected a mapping {value: <a whole number >= 1>");
+  expect_error(replaced(cpu_device_profile_yaml(), "unified: true", "unified: false"), "host_memory.unified",
+               "expected true with device: cpu");
+  expect_error(replaced(cpu_device_profile_yaml(), "{value: 4, kind: derived, source: the stream's",
+                        "{value: 9, kind: derived, source: the stream's"),
+               "gpu.device_threads", "expected at most cpu.cores (8) with device: cpu, found 9");
+  expect_error(replaced(cpu_device_profile_yaml(), "{value: 4, kind: derived, source: the stream's",
+                        "{value: 0, kind: derived, source: the stream's"),
+               "gpu.device_threads", "expected a whole number >= 1");
+}
+
 TEST(ProfileLoader, MissingFileIsAnInputErrorNamingIt) {
   try {
     load_profile("/nonexistent/dir/profile.yaml");
@@ -202,6 +283,8 @@ TEST(ProfileLoader, RoundTripsThroughYaml) {
   p.gpu.memory_bandwidth.source = "a source: with a colon, and 'quotes'";
   p.cpu.gemm_flops_per_core.value = 123456789.123;
   p.node.nodes = 5;
+  p.gpu.gemm_efficiency.below_1024.value = 1.0 / 3.0;
+  p.cpu.task_latency.value = 1.5e-5;
   p.origin = "asteria calibrate on testhost";
   const std::string yaml = profile_to_yaml(p);
   EXPECT_NE(yaml.find("# origin: asteria calibrate on testhost"), std::string::npos);

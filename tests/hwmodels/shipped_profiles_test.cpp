@@ -20,11 +20,19 @@ class QuantityChecker {
   void text(std::string_view key, std::string& value) { EXPECT_FALSE(value.empty()) << field(key); }
   void flag(std::string_view, bool&) {}
   void optional_integer(std::string_view key, int& value, int) { EXPECT_GE(value, 1) << field(key); }
+  void device_kind(std::string_view, DeviceKind&) {}
+  void optional_quantity(std::string_view key, Quantity& q, schema::Measure measure) {
+    if (q != defaults_.gpu.device_threads) quantity(key, q, measure);  // a GPU's default is one thread
+  }
   template <class F>
   void section(std::string_view key, F&& describe_fields) {
     QuantityChecker child(field(key));
     describe_fields(child);
     count_ += child.count_;
+  }
+  template <class F>
+  void size_classes(std::string_view key, GemmEfficiency&, F&& describe_fields) {
+    section(key, describe_fields);
   }
   void quantity(std::string_view key, Quantity& q, schema::Measure measure) {
     ++count_;
@@ -50,6 +58,7 @@ class QuantityChecker {
   }
   std::string path_;
   int count_ = 0;
+  HardwareProfile defaults_;
 };
 
 const std::vector<std::string> kShipped = {"gb10", "gh200", "gh200-480gb", "gh200-alps", "h100-pcie-host"};
@@ -64,7 +73,12 @@ TEST(ShippedProfiles, LoadWithPositiveSourcedValues) {
     EXPECT_NE(p.origin.find(name + ".yaml"), std::string::npos);
     QuantityChecker checker;
     schema::describe(checker, p);
-    EXPECT_EQ(checker.count(), 30);  // gpu 8, cpu 6, host memory 2, links 2 x 2, nvme 4, node 6
+    // gpu 7 + 4 efficiency classes, cpu 7, host memory 2, links 2 x 2, nvme 4, node 6
+    EXPECT_EQ(checker.count(), 34);
+    EXPECT_EQ(p.device, DeviceKind::gpu);
+    // Larger products reach more of the peak.
+    for (std::size_t i = 1; i < GemmEfficiency::kClasses; ++i)
+      EXPECT_LT(p.gpu.gemm_efficiency.by_class(i - 1).value, p.gpu.gemm_efficiency.by_class(i).value);
     EXPECT_GE(p.gpu.bf16_flops.value, p.gpu.fp32_flops.value);
     EXPECT_EQ(p.node.nodes, 1);
   }
@@ -77,7 +91,11 @@ TEST(ShippedProfiles, CarryTheKeyFigures) {
   EXPECT_EQ(gh200.device_to_host.bandwidth.value, 297e9);
   EXPECT_EQ(gh200.gpu.memory_bytes.value, 96e9);
   EXPECT_EQ(gh200.cpu.cores.value, 72.0);
-  EXPECT_NEAR(gh200.gpu.gemm_efficiency.value, 828.6 / 989.0, 1e-3);
+  EXPECT_NEAR(gh200.gpu.gemm_efficiency.from_4096.value, 828.6 / 989.0, 1e-3);
+  // XLA's sm_90 table: 2048³ at 632.0 TFLOP/s, 27.18 us per product, 23.18 us without the 4 us
+  // launch: 2 x 2048³ / (989e12 x 23.18e-6) = 0.749.
+  EXPECT_NEAR(gh200.gpu.gemm_efficiency.below_4096.value, 0.749, 1e-3);
+  EXPECT_EQ(gh200.cpu.task_latency.value, 20e-6);
   EXPECT_FALSE(gh200.host_memory.unified);
   EXPECT_NE(gh200.description.find("480 GB"), std::string::npos);
 
@@ -117,6 +135,10 @@ TEST(ShippedProfiles, CarryTheKeyFigures) {
   EXPECT_EQ(h100.host_to_device.bandwidth.value, 55.43e9);
   EXPECT_EQ(h100.device_to_host.bandwidth.value, 55.06e9);
   EXPECT_EQ(h100.node.nic.bandwidth.value, 50e9);  // 400 Gb/s
+  EXPECT_NEAR(h100.gpu.gemm_efficiency.from_4096.value, 794.5 / 989.0, 1e-3);
+  EXPECT_EQ(h100.gpu.gemm_efficiency.below_256, gh200.gpu.gemm_efficiency.below_256);  // the same sm_90 table
+  // GB10: 0.738 x 16 tiles / 48 SMs for a 512³ product.
+  EXPECT_NEAR(gb10.gpu.gemm_efficiency.below_1024.value, 0.738 * 16.0 / 48.0, 1e-3);
 }
 
 TEST(ShippedProfiles, RoundTripThroughYaml) {

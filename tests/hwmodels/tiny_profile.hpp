@@ -1,6 +1,6 @@
 #pragma once
 // A small, valid profile with round numbers, as YAML text, for the loader tests; each error
-// test breaks one line of it.
+// test breaks one line of it. A GPU device; cpu_device_profile_yaml() turns it into a CPU one.
 #include <stdexcept>
 #include <string>
 
@@ -13,7 +13,11 @@ gpu:
   model: Tiny GPU
   fp32_flops: {value: 10 TFLOP/s, kind: peak, source: test sheet}
   bf16_flops: {value: 100 TFLOP/s, kind: peak, source: test sheet}
-  gemm_efficiency: {value: 0.5, kind: derived, source: 50 of 100}
+  gemm_efficiency:
+    below_256: {value: 0.125, kind: derived, source: small test run}
+    below_1024: {value: 0.25, kind: derived, source: medium test run}
+    below_4096: {value: 0.4, kind: derived, source: large test run}
+    from_4096: {value: 0.5, kind: derived, source: 50 of 100}
   memory_bytes: {value: 16 GiB, kind: peak, source: test sheet}
   memory_bandwidth: {value: 2 TB/s, kind: measured, source: test run}
   launch_latency: {value: 5 us, kind: derived, source: assumed}
@@ -27,6 +31,7 @@ cpu:
   eigh_seconds_per_n3: {value: 1e-10 s, kind: derived, source: assumed}
   qr_seconds_per_n3: {value: 5e-11 s, kind: derived, source: assumed}
   threads_per_worker: {value: 2, kind: derived, source: assumed}
+  task_latency: {value: 20 us, kind: measured, source: test run}
 host_memory:
   bytes: {value: 64 GB, kind: peak, source: test sheet}
   usable_fraction: {value: 0.9, kind: derived, source: assumed}
@@ -52,6 +57,16 @@ node:
     bandwidth: {value: 200 Gb/s, kind: peak, source: test sheet}
     latency: {value: 2 ms, kind: derived, source: assumed}
 )";
+}
+
+// The tiny profile as a CPU device: its gpu section is 4 host threads, in unified memory.
+inline std::string cpu_device_profile_yaml() {
+  std::string text = tiny_profile_yaml();
+  text.replace(text.find("gpu:\n"), 4, "device: cpu\ngpu:");
+  text.replace(text.find("  qr_seconds_per_n3: {value: 2e-12 s"), 0,
+               "  device_threads: {value: 4, kind: derived, source: the stream's OpenBLAS threads}\n");
+  text.replace(text.find("unified: false"), 14, "unified: true");
+  return text;
 }
 
 // `text` with the one occurrence of `from` replaced by `to` (throws if `from` is not there, so a

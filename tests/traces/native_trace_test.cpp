@@ -31,6 +31,8 @@ NativeTrace sample_trace() {
   a.end_s = 1.0000000000000002;
   a.bytes = 1.5e12;
   a.flops = 3.0e-300;
+  a.cost = {platform::Cost{platform::WorkKind::eigh, 9e6, 8192, 100},
+            platform::Cost{platform::WorkKind::gemm, 0.1 + 0.2, 1.5e12, 4096, true}};
   a.deps = {1, 38, 39};
   a.label = "update layer \"3\", block 9\nsecond line";
   TraceRecord b;
@@ -53,7 +55,10 @@ TEST(NativeTrace, RoundTripsThroughTextAndFile) {
   write_native_trace(trace, dir.path() / "trace.csv");
   EXPECT_EQ(read_native_trace(dir.path() / "trace.csv"), trace);
   // The format is versioned on its first line.
-  EXPECT_EQ(native_trace_text(trace).rfind("# asteria-trace 1\n", 0), 0u);
+  EXPECT_EQ(native_trace_text(trace).rfind("# asteria-trace 2\n", 0), 0u);
+  // Each record's cost keeps its pieces, each with its kind, dimension and precision.
+  EXPECT_NE(native_trace_text(trace).find(",eigh/9e+06/8192/100;gemm/0.30000000000000004/1.5e+12/4096/reduced,"),
+            std::string::npos);
 }
 
 std::string error_field(const std::string& text) {
@@ -71,7 +76,11 @@ TEST(NativeTrace, DamagedFilesNameTheLineAndColumn) {
   const std::string good = native_trace_text(sample_trace());
   EXPECT_EQ(error_field("hello\n"), "line 1");
   EXPECT_EQ(error_field("# asteria-trace 9\n"), "line 1");
-  EXPECT_EQ(error_field("# asteria-trace 1\nunit,step\n"), "line 2");
+  EXPECT_EQ(error_field("# asteria-trace 1\n"), "line 1");  // version 1 had no cost column
+  EXPECT_EQ(error_field("# asteria-trace 2\nunit,step\n"), "line 2");
+  std::string bad_cost = good;
+  bad_cost.replace(bad_cost.find(",eigh/"), 6, ",eighx/");
+  EXPECT_NE(error_field(bad_cost).find("cost"), std::string::npos);
   std::string bad_number = good;
   bad_number.replace(bad_number.find(",12,40,"), 7, ",x2,40,");
   EXPECT_NE(error_field(bad_number).find("step"), std::string::npos);

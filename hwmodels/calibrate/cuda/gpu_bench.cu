@@ -225,6 +225,8 @@ GpuMeasurements measure_gpu(const GpuPlan& plan, std::ostream& progress) {
   progress << "calibrate: GPU " << result.presence.model << ": cuBLAS SGEMM and BF16 GEMM\n" << std::flush;
   result.sgemm_flops = gpu::measure_sgemm(plan.gemm_n, plan.gemm_repeats);
   result.bf16_gemm_flops = gpu::measure_bf16_gemm(plan.gemm_n, plan.gemm_repeats);
+  for (std::size_t i = 0; i < plan.class_sizes.size(); ++i)
+    result.bf16_gemm_by_class[i] = {plan.class_sizes[i], gpu::measure_bf16_gemm(plan.class_sizes[i], plan.gemm_repeats)};
   progress << "calibrate: GPU memory and host-link bandwidth, launch latency\n" << std::flush;
   result.memory_bandwidth = gpu::measure_device_bandwidth(plan);
   gpu::measure_links(plan, result);

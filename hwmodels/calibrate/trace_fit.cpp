@@ -1,0 +1,268 @@
+#include "hwmodels/calibrate/trace_fit.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+
+namespace asteria::hw::calibrate {
+namespace {
+
+using platform::Cost;
+using platform::WorkKind;
+
+double cube(std::int64_t n) {
+  const auto d = static_cast<double>(n);
+  return d * d * d;
+}
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// One group of coefficients: its columns, how a piece adds to them, and how a fitted coefficient
+// becomes the profile's field.
+struct Term {
+  std::string field;
+  // From the fitted coefficient (seconds per feature unit) to the field's value; nullopt-like NaN
+  // when the coefficient cannot give a valid value (0 for a rate).
+  std::function<double(double coefficient)> to_value;
+  std::function<void(HardwareProfile&, const Quantity&)> apply;
+  // The base profile's coefficient (seconds per feature unit): the prior of the fit.
+  std::function<double(const HardwareProfile&)> base_coefficient;
+};
+
+struct Group {
+  std::string name;
+  std::vector<Term> terms;
+  std::vector<LinearObservation> observations;
+};
+
+void add_observation(Group& g, std::vector<double> features, double seconds) {
+  if (seconds <= 0.0) return;  // a clock that did not tick says nothing about a rate
+  g.observations.push_back({std::move(features), seconds, 1.0 / (seconds * seconds)});
+}
+
+// Device stream: 4 efficiency classes, memory, launch latency, eigh c, qr c.
+constexpr std::size_t kDeviceMemory = GemmEfficiency::kClasses, kDeviceLaunch = kDeviceMemory + 1,
+                      kDeviceEigh = kDeviceMemory + 2, kDeviceQr = kDeviceMemory + 3, kDeviceTerms = kDeviceMemory + 4;
+
+void add_device_piece(const HardwareProfile& p, const Cost& c, std::vector<double>& f) {
+  f[kDeviceLaunch] += 1.0;
+  switch (c.kind) {
+    case WorkKind::gemm:
+    case WorkKind::newton: {
+      const double peak = c.reduced_precision ? p.gpu.bf16_flops.value : p.gpu.fp32_flops.value;
+      f[GemmEfficiency::class_of(c.dimension)] += c.flops / peak;
+      f[kDeviceMemory] += c.bytes;
+      return;
+    }
+    case WorkKind::eigh: f[kDeviceEigh] += cube(c.dimension); return;
+    case WorkKind::qr: f[kDeviceQr] += cube(c.dimension); return;
+    case WorkKind::elementwise:
+    case WorkKind::other: f[kDeviceMemory] += c.bytes; return;
+  }
+}
+
+// Host worker: gemm rate, memory, eigh c, qr c, task latency.
+constexpr std::size_t kHostGemm = 0, kHostMemory = 1, kHostEigh = 2, kHostQr = 3, kHostTask = 4, kHostTerms = 5;
+
+void add_host_piece(const Cost& c, std::vector<double>& f) {
+  f[kHostTask] += 1.0;
+  switch (c.kind) {
+    case WorkKind::gemm:
+    case WorkKind::newton:
+      f[kHostGemm] += c.flops;
+      f[kHostMemory] += c.bytes;
+      return;
+    case WorkKind::eigh: f[kHostEigh] += cube(c.dimension); return;
+    case WorkKind::qr: f[kHostQr] += cube(c.dimension); return;
+    case WorkKind::elementwise:
+    case WorkKind::other: f[kHostMemory] += c.bytes; return;
+  }
+}
+
+constexpr double kPriorWeight = 1e-6;
+
+double inverse(double coefficient) { return coefficient > 0.0 ? 1.0 / coefficient : std::nan(""); }
+double same(double coefficient) { return coefficient; }
+
+Group device_group() {
+  Group g{"device", {}, {}};
+  for (std::size_t k = 0; k < GemmEfficiency::kClasses; ++k)
+    g.terms.push_back({"gpu.gemm_efficiency." + std::string(GemmEfficiency::kNames[k]), inverse,
+                       [k](HardwareProfile& p, const Quantity& q) { p.gpu.gemm_efficiency.by_class(k) = q; },
+                       [k](const HardwareProfile& p) { return inverse(p.gpu.gemm_efficiency.by_class(k).value); }});
+  g.terms.push_back({"gpu.memory_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.gpu.memory_bandwidth = q; },
+                     [](const HardwareProfile& p) { return inverse(p.gpu.memory_bandwidth.value); }});
+  g.terms.push_back({"gpu.launch_latency", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.launch_latency = q; },
+                     [](const HardwareProfile& p) { return p.gpu.launch_latency.value; }});
+  g.terms.push_back({"gpu.eigh_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.eigh_seconds_per_n3 = q; },
+                     [](const HardwareProfile& p) { return p.gpu.eigh_seconds_per_n3.value; }});
+  g.terms.push_back({"gpu.qr_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.qr_seconds_per_n3 = q; },
+                     [](const HardwareProfile& p) { return p.gpu.qr_seconds_per_n3.value; }});
+  return g;
+}
+
+Group host_group(const HardwareProfile& base) {
+  Group g{"host worker", {}, {}};
+  const double threads = base.cpu.threads_per_worker.value;
+  g.terms.push_back({"cpu.gemm_flops_per_core", [threads](double c) { return inverse(c) / threads; },
+                     [](HardwareProfile& p, const Quantity& q) { p.cpu.gemm_flops_per_core = q; },
+                     [](const HardwareProfile& p) {
+                       return inverse(p.cpu.gemm_flops_per_core.value * p.cpu.threads_per_worker.value);
+                     }});
+  g.terms.push_back({"cpu.memory_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.cpu.memory_bandwidth = q; },
+                     [](const HardwareProfile& p) { return inverse(p.cpu.memory_bandwidth.value); }});
+  g.terms.push_back({"cpu.eigh_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.eigh_seconds_per_n3 = q; },
+                     [](const HardwareProfile& p) { return p.cpu.eigh_seconds_per_n3.value; }});
+  g.terms.push_back({"cpu.qr_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.qr_seconds_per_n3 = q; },
+                     [](const HardwareProfile& p) { return p.cpu.qr_seconds_per_n3.value; }});
+  g.terms.push_back({"cpu.task_latency", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.task_latency = q; },
+                     [](const HardwareProfile& p) { return p.cpu.task_latency.value; }});
+  return g;
+}
+
+Group link_group(std::string name, std::string prefix, LinkSpec HardwareProfile::*link) {
+  Group g{std::move(name), {}, {}};
+  g.terms.push_back({prefix + ".latency", same, [link](HardwareProfile& p, const Quantity& q) { (p.*link).latency = q; },
+                     [link](const HardwareProfile& p) { return (p.*link).latency.value; }});
+  g.terms.push_back({prefix + ".bandwidth", inverse, [link](HardwareProfile& p, const Quantity& q) { (p.*link).bandwidth = q; },
+                     [link](const HardwareProfile& p) { return inverse((p.*link).bandwidth.value); }});
+  return g;
+}
+
+Group nvme_group(std::string name, bool write) {
+  Group g{std::move(name), {}, {}};
+  g.terms.push_back({"nvme.latency", same, [](HardwareProfile& p, const Quantity& q) { p.nvme.latency = q; },
+                     [](const HardwareProfile& p) { return p.nvme.latency.value; }});
+  if (write)
+    g.terms.push_back({"nvme.write_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.nvme.write_bandwidth = q; },
+                       [](const HardwareProfile& p) { return inverse(p.nvme.write_bandwidth.value); }});
+  else
+    g.terms.push_back({"nvme.read_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.nvme.read_bandwidth = q; },
+                       [](const HardwareProfile& p) { return inverse(p.nvme.read_bandwidth.value); }});
+  return g;
+}
+
+}  // namespace
+
+TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
+                                      const HardwareProfile& base, int unit) {
+  Group device = device_group();
+  Group host = host_group(base);
+  std::vector<Group> links;
+  links.push_back(link_group("h2d", "host_to_device", &HardwareProfile::host_to_device));
+  links.push_back(link_group("d2h", "device_to_host", &HardwareProfile::device_to_host));
+  links.push_back(nvme_group("nvme write", true));
+  links.push_back(nvme_group("nvme read", false));
+
+  // Device compute per step (a model may run every layer inside one record); fused launches per
+  // (step, launch, resource): their rows share the launch's interval, each row with its op's pieces.
+  std::map<std::int64_t, std::pair<std::vector<double>, double>> compute;
+  std::map<std::tuple<std::int64_t, std::int32_t, std::string>, std::pair<std::vector<double>, double>> launches;
+  for (const traces::TraceRecord& r : trace.records) {
+    if (r.unit != unit || !r.ok) continue;
+    const double seconds = r.end_s - r.start_s;
+    const bool on_device = contains(r.resource, " stream");
+    const bool on_worker = contains(r.resource, " worker ");
+    if (on_device && (r.kind == "forward" || r.kind == "backward")) {
+      auto& [features, total] = compute.try_emplace(r.step, std::vector<double>(kDeviceTerms, 0.0), 0.0).first->second;
+      for (const Cost& c : r.cost.pieces()) add_device_piece(base, c, features);
+      total += seconds;
+    } else if ((on_device || on_worker) && r.launch >= 0) {
+      auto [it, fresh] = launches.try_emplace({r.step, r.launch, r.resource},
+                                              std::vector<double>(on_device ? kDeviceTerms : kHostTerms, 0.0), seconds);
+      for (const Cost& c : r.cost.pieces()) {
+        if (on_device) add_device_piece(base, c, it->second.first);
+        else add_host_piece(c, it->second.first);
+      }
+    } else if (on_worker && r.kind == "refresh_job") {
+      std::vector<double> f(kHostTerms, 0.0);
+      for (const Cost& c : r.cost.pieces()) add_host_piece(c, f);
+      add_observation(host, std::move(f), seconds);
+    } else if (r.kind == "transfer" || r.kind == "io") {
+      const double bytes = r.cost.bytes();
+      Group* g = nullptr;
+      if (contains(r.label, "->nvme")) g = &links[2];
+      else if (contains(r.label, "nvme->")) g = &links[3];
+      else if (contains(r.label, "host->device")) g = &links[0];
+      else if (contains(r.label, "device->host")) g = &links[1];
+      if (g != nullptr && bytes > 0.0) add_observation(*g, {1.0, bytes}, seconds);
+    }
+  }
+  for (auto& [step, entry] : compute) add_observation(device, std::move(entry.first), entry.second);
+  for (auto& [key, entry] : launches) {
+    Group& g = std::get<2>(key).find(" stream") != std::string::npos ? device : host;
+    add_observation(g, std::move(entry.first), entry.second);
+  }
+
+  TraceCalibration out;
+  out.profile = base;
+  out.profile.origin = "asteria calibrate --from-trace " + source;
+  std::vector<Group*> groups = {&device, &host};
+  for (Group& g : links) groups.push_back(&g);
+  std::size_t fitted_observations = 0;
+  for (Group* g : groups) {
+    if (g->observations.empty()) continue;
+    fitted_observations += g->observations.size();
+    // What the trace alone determines (identification, residuals), then the fit with the base
+    // profile as a weak prior: one pseudo-observation per coefficient pulling it towards the base's
+    // value. Identified coefficients move to
+    // the data; a combination the trace cannot split (a power-step GEMM and a QR of the same n both
+    // grow as n³) is split as the base splits it, instead of arbitrarily. The prior weighs a
+    // millionth of an interval: it decides only where the trace cannot.
+    const LinearFit alone = fit_non_negative(g->observations, g->terms.size());
+    std::vector<LinearObservation> with_prior = g->observations;
+    for (std::size_t k = 0; k < g->terms.size(); ++k) {
+      const double prior = g->terms[k].base_coefficient(base);
+      if (!(prior > 0.0) || !std::isfinite(prior)) continue;
+      std::vector<double> unit(g->terms.size(), 0.0);
+      unit[k] = 1.0;
+      with_prior.push_back({std::move(unit), prior, kPriorWeight / (prior * prior)});
+    }
+    const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
+    out.groups.push_back({g->name, alone.observations, alone.rms_relative_residual, alone.max_relative_residual});
+    for (std::size_t k = 0; k < g->terms.size(); ++k) {
+      const CoefficientFit& c = fit.coefficients[k];
+      FittedCoefficient f;
+      f.field = g->terms[k].field;
+      f.group = g->name;
+      f.identified = alone.coefficients[k].identified && !alone.coefficients[k].at_bound;
+      f.value = g->terms[k].to_value(c.value);
+      f.relative_error = alone.coefficients[k].value > 0.0
+                             ? alone.coefficients[k].standard_error / alone.coefficients[k].value
+                             : std::nan("");
+      const bool has_data = std::any_of(g->observations.begin(), g->observations.end(),
+                                        [k](const LinearObservation& o) { return o.features[k] != 0.0; });
+      if (!has_data) {
+        f.note = "no work of this kind in the trace: kept the base value";
+      } else if (!std::isfinite(f.value) || f.value <= 0.0) {
+        f.note = "no valid value: kept the base value";
+      } else {
+        if (!f.identified) f.note = "not identified alone: split with the others as the base splits them";
+        if (f.field.rfind("gpu.gemm_efficiency.", 0) == 0 && f.value > 1.0) {
+          f.note = "fitted " + significant(f.value, 3) + " of the peak: clamped to 1";
+          f.value = 1.0;
+        }
+        f.applied = true;
+        std::string why = "fitted from the trace " + source + " (" + g->name + ": " +
+                          std::to_string(alone.observations) + " intervals, rms relative residual " +
+                          significant(100.0 * alone.rms_relative_residual, 3) + "%";
+        if (std::isfinite(f.relative_error)) why += ", standard error " + significant(100.0 * f.relative_error, 3) + "%";
+        if (!f.identified) why += "; not identified alone, split as the base profile splits it";
+        why += ")";
+        g->terms[k].apply(out.profile, Quantity{f.value, Provenance::measured, why});
+      }
+      out.coefficients.push_back(std::move(f));
+    }
+  }
+  if (fitted_observations == 0)
+    throw InputError(source, "records of unit " + std::to_string(unit),
+                     "timed work to fit (forward/backward steps, launches, refresh jobs, copies)");
+  return out;
+}
+
+}  // namespace asteria::hw::calibrate

@@ -1,0 +1,121 @@
+// Calibration from a trace: records timed by known coefficients give them back.
+#include "hwmodels/calibrate/trace_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/common/error.hpp"
+#include "hwmodels/cost_model.hpp"
+#include "hwmodels/profile_loader.hpp"
+
+namespace asteria::hw::calibrate {
+namespace {
+
+using platform::Cost;
+using platform::WorkKind;
+
+traces::TraceRecord record(std::string kind, std::string resource, std::int64_t step, double seconds,
+                           platform::Costs cost, std::int32_t launch = -1, std::string label = "") {
+  traces::TraceRecord r;
+  r.kind = std::move(kind);
+  r.resource = std::move(resource);
+  r.step = step;
+  r.start_s = 0.0;
+  r.end_s = seconds;
+  r.cost = std::move(cost);
+  r.launch = launch;
+  r.label = std::move(label);
+  return r;
+}
+
+HardwareProfile base_profile() { return load_profile(find_profile("h100-pcie-host")); }
+
+// A trace whose durations the cost model of `truth` gives exactly.
+traces::NativeTrace synthetic_trace(const HardwareProfile& truth) {
+  const CostModel model(truth);
+  traces::NativeTrace t;
+  for (std::int64_t step = 1; step <= 6; ++step) {
+    // Device compute of three sizes (all classes but one) and an optimizer launch per step.
+    const Cost small{WorkKind::gemm, 2e10 * static_cast<double>(step), 1e6, 128, true};
+    const Cost medium{WorkKind::gemm, 3e10, 4e7 * static_cast<double>(step), 512, true};
+    const Cost large{WorkKind::gemm, 5e11 / static_cast<double>(step), 2e8, 2048, true};
+    double compute = 0.0;
+    for (const Cost& c : {small, medium, large}) {
+      compute += model.device_charge(c).seconds_alone(model.device_memory_bandwidth());
+      t.records.push_back(record("backward", "gpu0 stream", step, 0.0, c));
+    }
+    t.records.back().end_s = compute;  // as a model that runs every layer in its last record
+    const Cost update{WorkKind::elementwise, 0, 3e6 * static_cast<double>(step * step), 1024};
+    const Cost accumulate{WorkKind::gemm, 1e9 * static_cast<double>(step), 1e5, 1024};
+    const double launch = model.device_charge(update).seconds_alone(model.device_memory_bandwidth()) +
+                          model.device_charge(accumulate).seconds_alone(model.device_memory_bandwidth());
+    t.records.push_back(record("update", "gpu0 stream", step, launch, update, 0));
+    t.records.push_back(record("accumulate", "gpu0 stream", step, launch, accumulate, 0));
+    // Refresh jobs: an eigh of one size, a QR of another, a GEMM of a third shape and one or two
+    // pieces more (task latency), on a host worker.
+    for (std::int64_t n : {64 * step, 300 + 50 * step}) {
+      const auto d = static_cast<double>(n);
+      const std::int64_t qr_n = (n + step) % 3 == 0 ? 500 : 150;
+      platform::Costs job{Cost{WorkKind::eigh, 0, 0, n}, Cost{WorkKind::qr, 0, 0, qr_n},
+                          Cost{WorkKind::gemm, 1e9 * static_cast<double>(step * step), 8.0 * d * d, n}};
+      if (step % 2 == 0) job.add(Cost{WorkKind::elementwise, 0, 4.0 * d * d, n});
+      double seconds = 0.0;
+      for (const Cost& c : job.pieces()) seconds += model.cpu_worker_seconds(c);
+      t.records.push_back(record("refresh_job", "cpu0 worker 0", step, seconds, job));
+    }
+    // Copies of a few sizes each way.
+    for (double bytes : {1e3, 1e6 * static_cast<double>(step)}) {
+      t.records.push_back(record("transfer", "link h2d0", step, CostModel::transfer_seconds(truth.host_to_device, bytes),
+                                 Cost{WorkKind::other, 0, bytes, 0}, -1, "copy host->device: a -> b"));
+    }
+  }
+  return t;
+}
+
+TEST(TraceFit, RecoversTheCoefficientsThatTimedTheTrace) {
+  HardwareProfile truth = base_profile();
+  truth.gpu.gemm_efficiency.below_256.value = 0.05;
+  truth.gpu.gemm_efficiency.below_1024.value = 0.2;
+  truth.gpu.gemm_efficiency.below_4096.value = 0.6;
+  truth.gpu.memory_bandwidth.value = 1.5e12;
+  truth.gpu.launch_latency.value = 7e-6;
+  truth.cpu.eigh_seconds_per_n3.value = 3e-10;
+  truth.cpu.qr_seconds_per_n3.value = 4e-11;
+  truth.cpu.task_latency.value = 25e-6;
+  truth.host_to_device.bandwidth.value = 2e10;
+  truth.host_to_device.latency.value = 3e-6;
+  const TraceCalibration fit = calibrate_from_trace(synthetic_trace(truth), "synthetic", base_profile());
+  auto expect = [&](const std::string& field, double value, double tolerance = 1e-3) {
+    for (const FittedCoefficient& c : fit.coefficients)
+      if (c.field == field) {
+        EXPECT_TRUE(c.applied) << field << ": " << c.note;
+        EXPECT_NEAR(c.value / value, 1.0, tolerance) << field << " (" << c.note << ")";
+        return;
+      }
+    ADD_FAILURE() << "no coefficient " << field;
+  };
+  expect("gpu.gemm_efficiency.below_256", 0.05);
+  expect("gpu.gemm_efficiency.below_1024", 0.2);
+  expect("gpu.gemm_efficiency.below_4096", 0.6);
+  expect("gpu.memory_bandwidth", 1.5e12);
+  expect("gpu.launch_latency", 7e-6);
+  expect("cpu.eigh_seconds_per_n3", 3e-10);
+  expect("cpu.qr_seconds_per_n3", 4e-11);
+  // 3-4 calls of 25 µs are at most a few % of a job: the weakest term, pulled a little by the prior.
+  expect("cpu.task_latency", 25e-6, 2e-2);
+  expect("host_to_device.bandwidth", 2e10);
+  expect("host_to_device.latency", 3e-6);
+  EXPECT_NEAR(fit.profile.gpu.gemm_efficiency.below_1024.value, 0.2, 2e-4);
+  EXPECT_EQ(fit.profile.gpu.gemm_efficiency.below_1024.provenance, Provenance::measured);
+  // The large class saw no work: the base value stays, and says where it came from.
+  EXPECT_EQ(fit.profile.gpu.gemm_efficiency.from_4096, base_profile().gpu.gemm_efficiency.from_4096);
+  for (const GroupFit& g : fit.groups) EXPECT_LT(g.rms_relative_residual, 1e-6) << g.group;
+}
+
+TEST(TraceFit, ATraceWithNothingTimedIsAnError) {
+  traces::NativeTrace t;
+  t.records.push_back(record("step", "cpu0 main", 1, 0.5, {}));
+  EXPECT_THROW(calibrate_from_trace(t, "empty.csv", base_profile()), InputError);
+}
+
+}  // namespace
+}  // namespace asteria::hw::calibrate
