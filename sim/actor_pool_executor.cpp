@@ -27,6 +27,8 @@ Status run_body(const platform::Work& work) {
 ActorPoolExecutor::ActorPoolExecutor(ActorPoolSpec spec, platform::CompletionBoard& board, Recorder& recorder)
     : spec_(std::move(spec)), board_(board), recorder_(recorder), wake_(sg4::Semaphore::create(0)) {
   if (spec_.tracks.empty()) throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs an actor");
+  if (spec_.memory == nullptr || !spec_.charge)
+    throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs a memory host and a charge model");
 }
 
 platform::Pending ActorPoolExecutor::submit(platform::Work work) {
@@ -68,10 +70,22 @@ void ActorPoolExecutor::serve(std::size_t lane) {
     if (urgent_queued_ > 0) --urgent_queued_;  // urgent items are the queue's front
 
     const double start = sg4::Engine::get_clock();
-    const double amount = platform::total_seconds(item.work.cost, spec_.seconds) * kSpeed;
-    if (amount > 0.0) {
-      sg4::ExecPtr exec = sg4::this_actor::exec_init(amount);
+    double compute = 0.0, traffic = 0.0;
+    for (const platform::Cost& piece : item.work.cost.pieces()) {
+      const hw::CostModel::Charge c = spec_.charge(piece);
+      compute += c.compute_seconds;
+      traffic += c.memory_bytes;
+    }
+    if (compute > 0.0) {
+      sg4::ExecPtr exec = sg4::this_actor::exec_init(compute * kSpeed);
       if (spec_.threads_per_item > 1) exec->set_thread_count(spec_.threads_per_item);
+      exec->start();
+      exec->wait();
+      ++recorder_.counts().executions;
+    }
+    if (traffic > 0.0) {
+      sg4::ExecPtr exec = sg4::this_actor::exec_init(traffic);
+      exec->set_host(spec_.memory);
       exec->start();
       exec->wait();
       ++recorder_.counts().executions;

@@ -1,9 +1,11 @@
 #pragma once
 // An executor served by daemon actors on one simulated host: the device stream (one actor on
 // the GPU host: in order) and the host worker pool (N actors on the CPU host, one FIFO). Each
-// work item becomes an execution of its modelled duration on the host (shared with whatever else
-// runs there: N workers on fewer cores share them), then, in data-true mode, its body runs, so
-// results appear when the simulated work ends. An exception from a body becomes a failed Status.
+// work item becomes an execution of its modelled compute time on the host (shared with whatever
+// else runs there: N workers on fewer cores share them), then an execution of its memory traffic
+// on the memory it uses (a host whose speed is the memory's bandwidth: concurrent traffic shares
+// it, as host workers share the CPU's DRAM), then, in data-true mode, its body runs, so results
+// appear when the simulated work ends. An exception from a body becomes a failed Status.
 // Items may be submitted before Simulation::run (they start when it does); the actors start in
 // start() and are daemons, killed when every unit's main has returned.
 #include <deque>
@@ -15,6 +17,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "core/platform/executor.hpp"
+#include "hwmodels/cost_model.hpp"
 #include "sim/recorder.hpp"
 
 namespace asteria::sim {
@@ -24,7 +27,11 @@ struct ActorPoolSpec {
   std::vector<std::string> tracks;  // one per actor (its size is the concurrency)
   simgrid::s4u::Host* host = nullptr;
   int threads_per_item = 1;         // cores one item occupies (a refresh worker's BLAS threads)
-  std::function<double(const platform::Cost&)> seconds;  // modelled duration of an item alone
+  // What one piece costs: compute seconds on `host`, and bytes of memory traffic on `memory`.
+  std::function<hw::CostModel::Charge(const platform::Cost&)> charge;
+  // The memory the items' traffic goes through: a host of one core whose speed is the memory's
+  // bandwidth in bytes/s (topology.hpp).
+  simgrid::s4u::Host* memory = nullptr;
   bool run_bodies = true;
   platform::ActivitySink* activities = nullptr;  // where each item is recorded (null: nowhere)
 };

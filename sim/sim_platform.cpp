@@ -20,9 +20,9 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
   } else {
     spec.host = r.gpu;
   }
-  spec.seconds = [&costs](const platform::Cost& cost) {
-    return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
-  };
+  spec.charge = [&costs](const platform::Cost& cost) { return costs.device_charge(cost); };
+  // A CPU device's memory is the host's DRAM, shared with the host workers.
+  spec.memory = options.profile.device == hw::DeviceKind::cpu ? r.cpu_memory : r.gpu_memory;
   spec.run_bodies = options.numerics != platform::Numerics::shapes;
   spec.activities = sink;
   return spec;
@@ -38,7 +38,8 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
   for (int k = 0; k < workers; ++k) spec.tracks.push_back(platform::host_worker_track(r.unit, k));
   spec.host = r.cpu;
   spec.threads_per_item = static_cast<int>(options.profile.cpu.threads_per_worker.value);
-  spec.seconds = [&costs](const platform::Cost& cost) { return costs.cpu_worker_seconds(cost); };
+  spec.charge = [&costs](const platform::Cost& cost) { return costs.host_worker_charge(cost); };
+  spec.memory = r.cpu_memory;
   spec.run_bodies = options.numerics != platform::Numerics::shapes;
   spec.activities = sink;
   return spec;

@@ -45,6 +45,8 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
     r.unit = u;
     r.node = node;
     r.gpu = n.zone->create_host("gpu" + s, kSpeed)->seal();
+    r.gpu_memory = n.zone->create_host("hbm-traffic" + s, p.gpu.memory_bandwidth.value)->seal();
+    r.cpu_memory = n.zone->create_host("dram-traffic" + s, p.cpu.memory_bandwidth.value)->seal();
     r.cpu = n.zone->create_host("cpu" + s, kSpeed)->set_core_count(cores);
     r.nvme = r.cpu->create_disk("nvme" + s, p.nvme.read_bandwidth.value, p.nvme.write_bandwidth.value);
     r.cpu->seal();

@@ -10,6 +10,9 @@
 //   link  hbm<u>   gpu<u> -> gpu<u>: device-to-device copies, gpu.memory_bandwidth / 2 (a copy
 //                  reads and writes every byte)
 //   link  dram<u>  cpu<u> -> cpu<u>: host-to-host copies, cpu.memory_bandwidth / 2
+//   host  hbm-traffic<u>, dram-traffic<u>  one core at gpu.memory_bandwidth, cpu.memory_bandwidth
+//                  "flops" (bytes) per second: the memory traffic of kernels and host work runs
+//                  there, so concurrent traffic shares the bandwidth (copies use the links)
 // Per node k (units k·upn ... k·upn + upn - 1, in a zone "node<k>" with a gateway router):
 //   link  nvlink<i>-<j>  gpu<i> -> gpu<j> for units i != j of the node (one per ordered pair)
 //   link  nic-up<k>, nic-down<k>  the node's NICs (nics_per_node · nic bandwidth) towards and
@@ -37,6 +40,9 @@ struct UnitResources {
   simgrid::s4u::Link* d2h = nullptr;
   simgrid::s4u::Link* device_memory = nullptr;  // hbm<u>
   simgrid::s4u::Link* host_memory = nullptr;    // dram<u>
+  // The memories as shared resources for kernels' traffic: one core each, speed = bandwidth.
+  simgrid::s4u::Host* gpu_memory = nullptr;     // host hbm-traffic<u>
+  simgrid::s4u::Host* cpu_memory = nullptr;     // host dram-traffic<u>
 };
 
 struct Topology {

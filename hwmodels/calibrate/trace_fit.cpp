@@ -147,6 +147,31 @@ Group nvme_group(std::string name, bool write) {
   return g;
 }
 
+// A device stream goes idle for a moment between two items it runs back to back: the issuing
+// thread hands it the next one (a kernel launch's host side; a queue hand-off and wake-up on a
+// CPU device). The model charges that as each item's launch latency, so a gap shorter than
+// kDispatchGap before an item is counted as part of it; longer gaps are waits (for a refresh, a
+// state move) that the simulator models on its own.
+constexpr double kDispatchGap = 100e-6;
+
+std::map<std::pair<double, double>, double> dispatch_gaps(const traces::NativeTrace& trace, int unit) {
+  std::map<std::int64_t, std::vector<std::pair<double, double>>> by_step;
+  for (const traces::TraceRecord& r : trace.records)
+    if (r.unit == unit && r.ok && contains(r.resource, " stream")) by_step[r.step].emplace_back(r.start_s, r.end_s);
+  std::map<std::pair<double, double>, double> gaps;
+  for (auto& [step, intervals] : by_step) {
+    std::sort(intervals.begin(), intervals.end());
+    intervals.erase(std::unique(intervals.begin(), intervals.end()), intervals.end());
+    double previous_end = -1.0;
+    for (const auto& interval : intervals) {
+      const double gap = interval.first - previous_end;
+      if (previous_end >= 0.0 && gap > 0.0 && gap < kDispatchGap) gaps[interval] = gap;
+      previous_end = std::max(previous_end, interval.second);
+    }
+  }
+  return gaps;
+}
+
 }  // namespace
 
 TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
@@ -163,10 +188,15 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   // (step, launch, resource): their rows share the launch's interval, each row with its op's pieces.
   std::map<std::int64_t, std::pair<std::vector<double>, double>> compute;
   std::map<std::tuple<std::int64_t, std::int32_t, std::string>, std::pair<std::vector<double>, double>> launches;
+  const std::map<std::pair<double, double>, double> dispatch = dispatch_gaps(trace, unit);
   for (const traces::TraceRecord& r : trace.records) {
     if (r.unit != unit || !r.ok) continue;
-    const double seconds = r.end_s - r.start_s;
     const bool on_device = contains(r.resource, " stream");
+    double seconds = r.end_s - r.start_s;
+    if (on_device) {
+      const auto gap = dispatch.find({r.start_s, r.end_s});
+      if (gap != dispatch.end()) seconds += gap->second;
+    }
     const bool on_worker = contains(r.resource, " worker ");
     if (on_device && (r.kind == "forward" || r.kind == "backward")) {
       auto& [features, total] = compute.try_emplace(r.step, std::vector<double>(kDeviceTerms, 0.0), 0.0).first->second;

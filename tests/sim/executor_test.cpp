@@ -62,7 +62,7 @@ TEST(SimExecutors, ALoneKernelTakesItsModelledTime) {
       EXPECT_NEAR(time_of(p, p.device_stream(), modelled("eigh", {WorkKind::eigh, 0.0, 0.0, 100})), 1e-3 + 1e-5,
                   tolerance(1e-3));
     });
-    EXPECT_EQ(sim.activity_counts().executions, 5u);
+    EXPECT_EQ(sim.activity_counts().executions, 6u);  // the elementwise kernel: its launch, then its traffic
   });
 }
 
@@ -264,6 +264,61 @@ TEST(SimExecutors, DefaultWorkerCountLeavesACoreForTheTrainingLoop) {
   EXPECT_EQ(default_host_workers(p), 19);
   p.cpu.cores = q(1);
   EXPECT_EQ(default_host_workers(p), 1);  // at least one
+}
+
+}  // namespace
+}  // namespace asteria::sim
+
+namespace asteria::sim {
+namespace {
+
+// Host workers share the CPU's memory bandwidth: two memory-bound items at once take twice as
+// long as one alone. Tiny profile: cpu.memory_bandwidth 5e10 B/s, no task latency, 2 cores.
+TEST(SimExecutors, HostWorkersShareTheMemoryBandwidth) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.host_workers_per_unit = 2;
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      const Cost stream{WorkKind::elementwise, 0.0, 1e8, 0};  // 1e8 B / 5e10 B/s = 2 ms alone
+      const double t0 = p.clock().now();
+      p.host_workers().submit(modelled("alone", stream)).wait();
+      EXPECT_NEAR(p.clock().now() - t0, 2e-3, 1e-9);
+      const double t1 = p.clock().now();
+      Pending a = p.host_workers().submit(modelled("a", stream));
+      Pending b = p.host_workers().submit(modelled("b", stream));
+      a.wait();
+      b.wait();
+      // 2e8 B through 5e10 B/s: 4 ms for both, though each has a core of its own.
+      EXPECT_NEAR(p.clock().now() - t1, 4e-3, 1e-9);
+      // Compute-bound items on two cores do not slow each other: 1e8 flops at 1e10 flop/s
+      // (cpu.gemm_flops_per_core) is 10 ms, alone or beside another.
+      const Cost compute{WorkKind::gemm, 1e8, 0.0, 64};
+      const double t2 = p.clock().now();
+      Pending c = p.host_workers().submit(modelled("c", compute));
+      Pending d = p.host_workers().submit(modelled("d", compute));
+      c.wait();
+      d.wait();
+      EXPECT_NEAR(p.clock().now() - t2, 1e-2, 1e-9);
+    });
+  });
+}
+
+// A refresh of two Kronecker factors is charged for both, each by its own rule: an eigh of each
+// (2e-9·n³ on a worker) and a QR (1e-9·n³), not the heaviest piece's c·n³ for the sum.
+TEST(SimExecutors, EveryPieceOfARefreshIsChargedByItsOwnRule) {
+  run_in_child([] {
+    Simulation sim(tiny_options(Numerics::shapes));
+    sim.run([](int, Platform& p) {
+      Work refresh = modelled("refresh", {WorkKind::eigh, 0.0, 0.0, 100});
+      refresh.cost.add(Cost{WorkKind::eigh, 0.0, 0.0, 200});
+      refresh.cost.add(Cost{WorkKind::qr, 0.0, 0.0, 200});
+      const double t0 = p.clock().now();
+      p.host_workers().submit(std::move(refresh)).wait();
+      // 2e-9 x (100³ + 200³) + 1e-9 x 200³ = 2 ms + 16 ms + 8 ms.
+      EXPECT_NEAR(p.clock().now() - t0, 26e-3, 1e-9);
+    });
+  });
 }
 
 }  // namespace

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Validates the simulator against real runs on this machine: record -> calibrate -> replay.
+
+1. Profiles this machine as a CPU device (`asteria calibrate --device cpu`): the base profile.
+2. Records real `asteria train` runs (--device cpu, --trace) over a grid: models x optimizers x
+   staleness x placements (device; host; tiered with a device budget that spills to host and an
+   NVMe directory).
+   The tiered runs get budgets that spill about half of the state to NVMe.
+3. Calibrates the profile from the trace of ONE run (`asteria calibrate --from-trace`).
+4. Replays every other run (held out) on the calibrated profile (`asteria replay`) and reports per
+   configuration the median and p99 |step time error|, the visible optimizer time error, and the
+   geometric mean over configurations.
+
+Usage: validate.py [--asteria PATH] [--work DIR] [--out DIR] [--steps N] [--quick]
+Writes OUT/table.csv, OUT/table.md, OUT/summary.json and OUT/errors.png (matplotlib, if present).
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def run(cmd, log):
+    with open(log, "w") as f:
+        f.write(" ".join(cmd) + "\n")
+        f.flush()
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n  see {log}")
+
+
+def grid(quick):
+    models = ["tiny"] if quick else ["tiny", "gpt-mini"]
+    runs = []
+    for model in models:
+        for optimizer, stalenesses in (("adamw", [0]), ("shampoo", [0, 1, 5]), ("soap", [0, 1, 5])):
+            for s in stalenesses:
+                for placement in ("device", "host", "tiered"):
+                    runs.append({"model": model, "optimizer": optimizer, "staleness": s, "placement": placement})
+    return runs
+
+
+def name_of(r):
+    return f"{r['model']}-{r['optimizer']}-S{r['staleness']}-{r['placement']}"
+
+
+def common_args(r):
+    return ["--model", r["model"], "--optimizer", r["optimizer"], "--staleness", str(r["staleness"]),
+            "--warmup-steps", "2", "--host-workers", "1", "--blas-threads", "1", "--precondition-frequency", "5",
+            "--seed", "1"]
+
+
+def tiered_budgets(asteria, r, work):
+    """Device and host budgets that put about a quarter of the state on the device, a quarter on the
+    host and the rest on NVMe, the host also keeping what the refresh snapshots need (read from the
+    store's refusal of a probe run with a 1-byte host budget)."""
+    probe = os.path.join(work, "probe")
+    p = subprocess.run([asteria, "train", *common_args(r), "--steps", "1", "--placement", "tiered",
+                        "--device-budget", "1", "--host-budget", "1", "--out", probe, "--overwrite", "--no-progress"],
+                       capture_output=True, text=True)
+    state = re.search(r"cannot place \d+ blocks \((\d+) B\)", p.stderr)
+    shadow = re.search(r"keep (\d+) B of host memory", p.stderr)
+    if not state:
+        sys.exit(f"cannot size the tiered budgets of {name_of(r)}: {p.stderr.strip()}")
+    state, shadow = int(state.group(1)), int(shadow.group(1)) if shadow else 0
+    return state // 4, shadow + state // 4
+
+
+def train_args(r, steps, nvme_dir, budgets):
+    a = common_args(r) + ["--steps", str(steps)]
+    if r["placement"] == "tiered":
+        a += ["--placement", "tiered", "--device-budget", str(budgets[0]), "--host-budget", str(budgets[1]),
+              "--nvme-dir", nvme_dir]
+    else:
+        a += ["--placement", r["placement"]]
+    return a
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--asteria", default=os.path.join(ROOT, "build", "release", "apps", "asteria", "asteria"))
+    p.add_argument("--work", default=os.path.join(ROOT, "build", "validation"))
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--calibrate-on", default="gpt-mini-soap-S1-tiered",
+                   help="the one run whose trace calibrates the profile (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="one model (tiny): a smoke test")
+    a = p.parse_args()
+    if a.quick and a.calibrate_on.startswith("gpt-mini"):
+        a.calibrate_on = a.calibrate_on.replace("gpt-mini", "tiny")
+    asteria = a.asteria
+    os.makedirs(a.work, exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
+    os.makedirs(os.path.join(a.work, "scratch"), exist_ok=True)
+
+    base = os.path.join(a.work, "cpu-device.yaml")
+    run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--quick", "--out", base,
+         "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
+
+    runs = grid(a.quick)
+    names = [name_of(r) for r in runs]
+    if a.calibrate_on not in names:
+        sys.exit(f"--calibrate-on {a.calibrate_on}: not a run of the grid ({', '.join(names)})")
+    for r in runs:
+        d = os.path.join(a.work, "record", name_of(r))
+        nvme = os.path.join(a.work, "nvme", name_of(r))
+        shutil.rmtree(nvme, ignore_errors=True)
+        os.makedirs(nvme, exist_ok=True)
+        budgets = tiered_budgets(asteria, r, a.work) if r["placement"] == "tiered" else None
+        run([asteria, "train", *train_args(r, a.steps, nvme, budgets), "--trace", "--out", d, "--overwrite",
+             "--no-progress"],
+            os.path.join(a.work, f"record-{name_of(r)}.log"))
+
+    calibrated = os.path.join(a.work, "calibrated.yaml")
+    run([asteria, "calibrate", "--from-trace", os.path.join(a.work, "record", a.calibrate_on, "trace.csv"),
+         "--base", base, "--out", calibrated], os.path.join(a.work, "calibrate-trace.log"))
+
+    rows = []
+    for r in runs:
+        n = name_of(r)
+        d = os.path.join(a.work, "replay", n)
+        run([asteria, "replay", os.path.join(a.work, "record", n, "trace.csv"), "--hw", calibrated, "--out", d,
+             "--overwrite", "--no-progress"], os.path.join(a.work, f"replay-{n}.log"))
+        with open(os.path.join(d, "replay.json")) as f:
+            e = json.load(f)
+        with open(os.path.join(d, "replay.csv")) as f:
+            steps = list(csv.DictReader(f))
+        recorded = statistics.median(float(s["recorded_step_s"]) for s in steps)
+        predicted = statistics.median(float(s["predicted_step_s"]) for s in steps)
+        rows.append({"config": n, "held_out": n != a.calibrate_on, **r, "steps": e["steps"],
+                     "recorded_p50_step_s": recorded, "predicted_p50_step_s": predicted,
+                     "median_abs_step_error": e["median_abs_step_error"],
+                     "p99_abs_step_error": e["p99_abs_step_error"],
+                     "total_step_error": e["total_step_error"],
+                     "visible_optimizer_error": e["visible_optimizer_error"],
+                     "visible_optimizer_error_of_step": e["visible_optimizer_error_of_step"],
+                     "plan": e["plan"]})
+
+    held = [x for x in rows if x["held_out"]]
+
+    def geomean(key):
+        values = [max(x[key], 1e-6) for x in held]
+        return math.exp(sum(math.log(v) for v in values) / len(values))
+
+    summary = {
+        "machine": os.uname().nodename, "cores": os.cpu_count(), "steps_per_run": a.steps,
+        "calibrated_on": a.calibrate_on, "held_out_configurations": len(held),
+        "geomean_median_abs_step_error": geomean("median_abs_step_error"),
+        "geomean_p99_abs_step_error": geomean("p99_abs_step_error"),
+        "median_of_median_abs_step_error": statistics.median(x["median_abs_step_error"] for x in held),
+        "max_median_abs_step_error": max(x["median_abs_step_error"] for x in held),
+        "median_p99_abs_step_error": statistics.median(x["p99_abs_step_error"] for x in held),
+        "geomean_abs_visible_optimizer_error_of_step": geomean("visible_optimizer_error_of_step"),
+        "held_out_within_3pct": sum(1 for x in held if x["median_abs_step_error"] <= 0.03),
+    }
+    columns = list(rows[0].keys())
+    with open(os.path.join(a.out, "table.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        w.writerows(rows)
+    pct = lambda v: f"{100 * v:.1f}%"
+    lines = ["| config | held out | recorded p50 step | predicted p50 step | median abs err | p99 abs err | "
+             "visible opt err (of step) |", "|---|---|---|---|---|---|---|"]
+    for x in rows:
+        lines.append(f"| {x['config']} | {'yes' if x['held_out'] else 'calibration run'} | "
+                     f"{1e3 * x['recorded_p50_step_s']:.2f} ms | {1e3 * x['predicted_p50_step_s']:.2f} ms | "
+                     f"{pct(x['median_abs_step_error'])} | {pct(x['p99_abs_step_error'])} | "
+                     f"{pct(x['visible_optimizer_error_of_step'])} |")
+    lines.append("")
+    lines.append(f"Held out: {len(held)} configurations; geomean of median |step error| "
+                 f"{pct(summary['geomean_median_abs_step_error'])}, of p99 {pct(summary['geomean_p99_abs_step_error'])}; "
+                 f"{summary['held_out_within_3pct']} of {len(held)} within 3%.")
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+        f.write("\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(10, 3.2))
+        xs = range(len(rows))
+        ax.bar([x - 0.2 for x in xs], [100 * r["median_abs_step_error"] for r in rows], 0.4, label="median |error|")
+        ax.bar([x + 0.2 for x in xs], [100 * r["p99_abs_step_error"] for r in rows], 0.4, label="p99 |error|")
+        ax.axhline(3, color="k", lw=0.8, ls="--")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([r["config"] for r in rows], rotation=90, fontsize=6)
+        ax.set_ylabel("step time error (%)")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(a.out, "errors.png"), dpi=90)
+    except ImportError:
+        pass
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
