@@ -56,6 +56,7 @@ struct SimMemory::Storage {
   std::size_t bytes = 0;
   std::string label;
   std::vector<std::byte> data;  // data-true only
+  bool reservation = false;     // counts bytes, holds none (Memory::reserve)
 
   Storage(std::shared_ptr<Accounts> a, Tier t, std::uint64_t i, std::size_t b, std::string l)
       : accounts(std::move(a)), tier(t), id(i), bytes(b), label(std::move(l)) {}
@@ -99,6 +100,15 @@ std::optional<Region> SimMemory::allocate(Tier tier, std::size_t bytes, std::str
   return region;
 }
 
+std::optional<Region> SimMemory::reserve(Tier tier, std::size_t bytes, std::string label) {
+  if (!accounts_->try_reserve(tier, bytes)) return std::nullopt;
+  auto storage = std::make_shared<Storage>(accounts_, tier, next_id_++, bytes, label);  // owns the reservation
+  storage->reservation = true;
+  Region region{tier, storage->id, bytes, std::move(label)};
+  regions_.emplace(region.id, std::move(storage));
+  return region;
+}
+
 void SimMemory::release(Region& region) {
   if (!region.valid()) return;
   auto it = regions_.find(region.id);
@@ -115,7 +125,7 @@ SimMemory::StoragePtr SimMemory::find(std::uint64_t id) const {
 std::byte* SimMemory::host_address(const Region& region) {
   if (!spec_.holds_data || region.tier == Tier::nvme) return nullptr;
   StoragePtr storage = find(region.id);
-  return storage ? storage->data.data() : nullptr;
+  return storage && !storage->reservation ? storage->data.data() : nullptr;
 }
 
 struct SimMemory::CopyQueue {
@@ -130,13 +140,30 @@ platform::Pending SimMemory::copy(const Region& src, const Region& dst, const pl
   StoragePtr s = find(src.id);
   StoragePtr d = find(dst.id);
   if (!s || !d) throw std::logic_error("SimMemory::copy: unknown region '" + (s ? dst.label : src.label) + "'");
+  if (s->reservation || d->reservation)
+    throw std::logic_error("SimMemory::copy: region '" + (s->reservation ? src.label : dst.label) +
+                           "' is a reservation and holds no bytes");
   const std::size_t bytes = std::min(s->bytes, d->bytes);
   if (s == d || bytes == 0) return platform::Pending::ready();
-  auto [promise, pending] = board_.make();
+  const Tier from = s->tier;
+  const Tier to = d->tier;
   // The job holds the regions until the copy ends, so a region released during the copy is
   // given back at its end.
-  auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), bytes, {}, std::move(promise), cause});
+  auto job = std::make_shared<CopyJob>(CopyJob{std::move(s), std::move(d), from, to, bytes, {}, {}, cause});
   if (spec_.activities != nullptr) job->name = job->src->label + " -> " + job->dst->label;  // only traces show it
+  return enqueue(std::move(job));
+}
+
+platform::Pending SimMemory::transfer(Tier from, Tier to, std::size_t bytes, std::string label,
+                                      const platform::OpTag& cause) {
+  if (bytes == 0) return platform::Pending::ready();
+  auto job = std::make_shared<CopyJob>(CopyJob{nullptr, nullptr, from, to, bytes, std::move(label), {}, cause});
+  return enqueue(std::move(job));
+}
+
+platform::Pending SimMemory::enqueue(std::shared_ptr<CopyJob> job) {
+  auto [promise, pending] = board_.make();
+  job->promise = std::move(promise);
   start_copy_engines();
   copies_->jobs.push_back(std::move(job));
   if (copies_->idle > 0) {
@@ -170,7 +197,7 @@ void SimMemory::spawn_copy_engine(int engine) {
       {
         const StoragePtr from = std::move(job->src);
         const StoragePtr to = std::move(job->dst);
-        move(*from, *to, *job);
+        move(*job, from.get(), to.get());
       }
       job->promise.fulfil();
     }
@@ -178,17 +205,17 @@ void SimMemory::spawn_copy_engine(int engine) {
   });
 }
 
-void SimMemory::move(const Storage& src, Storage& dst, const CopyJob& job) {
+void SimMemory::move(const CopyJob& job, const Storage* src, Storage* dst) {
   const UnitResources& r = spec_.resources;
-  const Tier from = src.tier;
-  const Tier to = dst.tier;
+  const Tier from = job.from;
+  const Tier to = job.to;
   if (from == Tier::nvme) disk_io(false, job);
-  if (from == Tier::device && to == Tier::device) transfer(r.gpu, r.gpu, *r.device_memory, job);
-  if (from == Tier::host && to == Tier::host) transfer(r.cpu, r.cpu, *r.host_memory, job);
-  if (from == Tier::device && to != Tier::device) transfer(r.gpu, r.cpu, *r.d2h, job);
-  if (from != Tier::device && to == Tier::device) transfer(r.cpu, r.gpu, *r.h2d, job);
+  if (from == Tier::device && to == Tier::device) cross_link(r.gpu, r.gpu, *r.device_memory, job);
+  if (from == Tier::host && to == Tier::host) cross_link(r.cpu, r.cpu, *r.host_memory, job);
+  if (from == Tier::device && to != Tier::device) cross_link(r.gpu, r.cpu, *r.d2h, job);
+  if (from != Tier::device && to == Tier::device) cross_link(r.cpu, r.gpu, *r.h2d, job);
   if (to == Tier::nvme) disk_io(true, job);
-  if (spec_.holds_data) std::memcpy(dst.data.data(), src.data.data(), job.bytes);
+  if (spec_.holds_data && src != nullptr && dst != nullptr) std::memcpy(dst->data.data(), src->data.data(), job.bytes);
 }
 
 void SimMemory::record(std::string track, const CopyJob& job, platform::ActivityRole role, double start) const {
@@ -200,7 +227,7 @@ void SimMemory::record(std::string track, const CopyJob& job, platform::Activity
                             sg4::Engine::get_clock(), true});
 }
 
-void SimMemory::transfer(sg4::Host* from, sg4::Host* to, const sg4::Link& link, const CopyJob& job) {
+void SimMemory::cross_link(sg4::Host* from, sg4::Host* to, const sg4::Link& link, const CopyJob& job) {
   const double start = sg4::Engine::get_clock();
   sg4::Comm::sendto(from, to, job.bytes);
   ++recorder_.counts().communications;

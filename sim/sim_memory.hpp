@@ -15,6 +15,8 @@
 //   nvme -> nvme     disk read, then disk write
 // Concurrent activities share their link or disk; a disk request first waits nvme.latency.
 // A region released while a copy uses it stays allocated (and counted) until the copy ends.
+// A transfer (Memory::transfer) takes the same path and queue as a copy of its bytes between its
+// tiers, moving no data; a reservation (Memory::reserve) counts its bytes and holds none.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -53,14 +55,19 @@ class SimMemory final : public platform::Memory {
   platform::Pending copy(const platform::Region& src, const platform::Region& dst,
                          const platform::OpTag& cause) override;
   using platform::Memory::copy;
+  std::optional<platform::Region> reserve(platform::Tier tier, std::size_t bytes, std::string label) override;
+  platform::Pending transfer(platform::Tier from, platform::Tier to, std::size_t bytes, std::string label,
+                             const platform::OpTag& cause) override;
 
  private:
   struct Accounts;
   struct Storage;
   using StoragePtr = std::shared_ptr<Storage>;
   struct CopyJob {
-    StoragePtr src;
+    StoragePtr src;  // both null for a transfer (no data)
     StoragePtr dst;
+    platform::Tier from = platform::Tier::host;
+    platform::Tier to = platform::Tier::host;
     std::size_t bytes = 0;
     std::string name;
     platform::Promise promise;
@@ -77,8 +84,10 @@ class SimMemory final : public platform::Memory {
   void spawn_copy_engine(int engine);
 
   StoragePtr find(std::uint64_t id) const;
-  void move(const Storage& src, Storage& dst, const CopyJob& job);
-  void transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, const simgrid::s4u::Link& link, const CopyJob& job);
+  platform::Pending enqueue(std::shared_ptr<CopyJob> job);
+  // The legs of the job's path; then its bytes, when it carries data (`src` and `dst` non-null).
+  void move(const CopyJob& job, const Storage* src, Storage* dst);
+  void cross_link(simgrid::s4u::Host* from, simgrid::s4u::Host* to, const simgrid::s4u::Link& link, const CopyJob& job);
   void disk_io(bool write, const CopyJob& job);
   void record(std::string track, const CopyJob& job, platform::ActivityRole role, double start) const;
 

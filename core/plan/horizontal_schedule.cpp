@@ -1,5 +1,7 @@
 #include "core/plan/horizontal_schedule.hpp"
 
+#include <algorithm>
+
 #include "core/common/error.hpp"
 
 namespace asteria::plan {
@@ -25,7 +27,8 @@ platform::Cost per_micro_batch(platform::Cost cost, int micro_batches) {
 class Builder {
  public:
   Builder(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks, const HorizontalOptions& o)
-      : layers_(layers), blocks_(blocks), options_(o), by_layer_(layers.size()), update_of_(blocks.size(), -1) {
+      : layers_(layers), blocks_(blocks), options_(o), by_layer_(layers.size()), update_of_(blocks.size(), -1),
+        delay_(std::min(std::max(1, o.host_release_delay), static_cast<int>(layers.size()))) {
     plan_.schedule = "horizontal";
     plan_.micro_batches = o.micro_batches;
     for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
@@ -57,7 +60,8 @@ class Builder {
         previous = add(std::move(op), previous);
         if (m == m_count - 1) hook(l, previous);
       }
-    release_layer(0, -1);
+    release_device_blocks(0, -1);
+    for (int l = delay_ - 1; l >= 0; --l) finish_host_blocks(l, -1);
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -75,21 +79,46 @@ class Builder {
     return op;
   }
 
+  bool on_host(int b) const { return blocks_[static_cast<std::size_t>(b)].update_on == Resource::host; }
+
+  OpId add_transfer(int b, platform::Tier from, platform::Tier to, double bytes, OpId dep) {
+    Op op = block_op(OpKind::transfer, Resource::link, b);
+    op.from = from;
+    op.to = to;
+    op.cost = {platform::WorkKind::other, 0.0, bytes, 0};
+    return add(std::move(op), dep);
+  }
+
   int add_launch(Resource on, std::string label) {
     plan_.launches.push_back({on, std::move(label)});
     return static_cast<int>(plan_.launches.size() - 1);
   }
 
-  // Release the blocks of layer l once every update of the layer is done (and after `gate`).
-  void release_layer(int l, OpId gate) {
+  // Releases the blocks of layer l updated where `host` says once all of those updates are done
+  // (and after `gate`).
+  void release_blocks(int l, bool host, OpId gate) {
     std::vector<OpId> updates;
-    for (int b : by_layer_[static_cast<std::size_t>(l)]) updates.push_back(update_of_[static_cast<std::size_t>(b)]);
+    for (int b : by_layer_[static_cast<std::size_t>(l)])
+      if (on_host(b) == host) updates.push_back(update_of_[static_cast<std::size_t>(b)]);
     for (int b : by_layer_[static_cast<std::size_t>(l)]) {
+      if (on_host(b) != host) continue;
       Op op = block_op(OpKind::release, Resource::issuer, b);
       if (gate >= 0) op.deps.push_back(gate);
       op.deps.insert(op.deps.end(), updates.begin(), updates.end());
       add(std::move(op));
     }
+  }
+
+  void release_device_blocks(int l, OpId gate) { release_blocks(l, false, gate); }
+
+  // The new weights of layer l's host-updated blocks go up to the device, then the blocks are
+  // released (nothing in the step needs those weights: they must be there before the next).
+  void finish_host_blocks(int l, OpId gate) {
+    for (int b : by_layer_[static_cast<std::size_t>(l)])
+      if (on_host(b))
+        add_transfer(b, platform::Tier::host, platform::Tier::device, blocks_[static_cast<std::size_t>(b)].weight_bytes,
+                     update_of_[static_cast<std::size_t>(b)]);
+    release_blocks(l, true, gate);
   }
 
   // What runs once layer l's gradient exists (`gradient` is its last backward).
@@ -102,12 +131,20 @@ class Builder {
       reduce.cost = {platform::WorkKind::other, 0.0, layer.gradient_bytes, 0};
       gate = add(std::move(reduce), gradient);
     }
-    if (l + 1 < static_cast<int>(layers_.size())) release_layer(l + 1, gradient);
+    const int n = static_cast<int>(layers_.size());
+    if (l + 1 < n) release_device_blocks(l + 1, gradient);
+    if (l + delay_ < n) finish_host_blocks(l + delay_, gradient);
+    const auto& members = by_layer_[static_cast<std::size_t>(l)];
+    // Host updates read the gradient on the host: it goes down as soon as it exists.
+    std::vector<OpId> gradient_down(members.size(), -1);
+    for (std::size_t i = 0; i < members.size(); ++i)
+      if (on_host(members[i]))
+        gradient_down[i] = add_transfer(members[i], platform::Tier::device, platform::Tier::host,
+                                        blocks_[static_cast<std::size_t>(members[i])].gradient_bytes, gate);
     std::vector<OpId> acquired;
-    for (int b : by_layer_[static_cast<std::size_t>(l)]) acquired.push_back(add(block_op(OpKind::acquire, Resource::issuer, b), gate));
+    for (int b : members) acquired.push_back(add(block_op(OpKind::acquire, Resource::issuer, b), gate));
 
     const int device_launch = add_launch(Resource::device, "optimizer " + layer.name);
-    const auto& members = by_layer_[static_cast<std::size_t>(l)];
     std::vector<int> launch_of(members.size());
     std::vector<OpId> last(members.size(), -1);
     // One optimizer op of block members[i], after the block's previous one (the reference order).
@@ -118,6 +155,7 @@ class Builder {
       op.hook = device_launch;
       if (last[i] < 0) op.deps = {gate, acquired[i]};
       else op.deps = {last[i]};
+      if (kind == OpKind::accumulate && gradient_down[i] >= 0) op.deps.push_back(gradient_down[i]);
       last[i] = add(std::move(op));
       return last[i];
     };
@@ -142,6 +180,7 @@ class Builder {
   HorizontalOptions options_;
   std::vector<std::vector<int>> by_layer_;
   std::vector<OpId> update_of_;
+  int delay_;  // host release delay, in [1, layers]
   StepPlan plan_;
 };
 
@@ -152,6 +191,8 @@ StepPlan horizontal_plan(const std::vector<LayerWork>& layers, const std::vector
   if (layers.empty()) throw InputError(kSource, "layers", "expected at least one layer");
   if (options.micro_batches < 1) throw InputError(kSource, "micro_batches", "expected an integer >= 1");
   if (options.data_parallel_ranks < 1) throw InputError(kSource, "data_parallel_ranks", "expected an integer >= 1");
+  if (options.host_release_delay < 0)
+    throw InputError(kSource, "host_release_delay", "expected an integer >= 1 (or 0: 1)");
   int previous_layer = 0;
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const BlockWork& w = blocks[b];
@@ -163,6 +204,8 @@ StepPlan horizontal_plan(const std::vector<LayerWork>& layers, const std::vector
       throw InputError(kSource, field + ".activation_delay", "expected 0 or 1");
     if (w.update_on != Resource::device && w.update_on != Resource::host)
       throw InputError(kSource, field + ".update_on", "expected device or host");
+    if (!(w.gradient_bytes >= 0.0)) throw InputError(kSource, field + ".gradient_bytes", "expected bytes >= 0");
+    if (!(w.weight_bytes >= 0.0)) throw InputError(kSource, field + ".weight_bytes", "expected bytes >= 0");
   }
   return Builder(layers, blocks, options).build();
 }

@@ -8,8 +8,9 @@ namespace asteria::plan {
 namespace {
 
 constexpr std::array<std::string_view, kOpKindCount> kKindNames = {
-    "forward", "backward", "reduce", "prefetch", "acquire", "release", "publish", "accumulate", "refresh", "update"};
-constexpr std::array<std::string_view, 4> kResourceNames = {"device", "host", "issuer", "network"};
+    "forward", "backward", "reduce",  "prefetch", "acquire", "release",
+    "publish", "accumulate", "refresh", "update",  "transfer"};
+constexpr std::array<std::string_view, 5> kResourceNames = {"device", "host", "issuer", "network", "link"};
 
 }  // namespace
 
@@ -32,7 +33,7 @@ Resource parse_resource(std::string_view text, const std::string& source, const 
   for (std::size_t i = 0; i < kResourceNames.size(); ++i)
     if (kResourceNames[i] == text) return static_cast<Resource>(i);
   throw InputError(source, field,
-                   "expected device, host, issuer or network, found \"" + std::string(text) + "\"");
+                   "expected device, host, issuer, network or link, found \"" + std::string(text) + "\"");
 }
 
 bool is_block_op(OpKind kind) noexcept {
@@ -43,7 +44,8 @@ bool is_block_op(OpKind kind) noexcept {
     case OpKind::publish:
     case OpKind::accumulate:
     case OpKind::refresh:
-    case OpKind::update: return true;
+    case OpKind::update:
+    case OpKind::transfer: return true;
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::reduce: return false;

@@ -1,7 +1,8 @@
 #pragma once
 // One typed operation of a training step: what it does (its kind), to which layer, micro-batch,
 // optimizer block or gradient bucket, on which resource its time is charged, what it declares it
-// costs, and which earlier operations of the step must have finished before it starts.
+// costs (a transfer: the bytes it moves between its two tiers), and which earlier operations of
+// the step must have finished before it starts.
 // A StepPlan (step_plan.hpp) is a list of them in issue order; one interpreter runs any plan.
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/platform/cost.hpp"
+#include "core/platform/memory.hpp"
 
 namespace asteria::plan {
 
@@ -25,12 +27,17 @@ enum class OpKind {
   accumulate,  // the non-finite gradient check, then the gradient folded into the block's statistics
   refresh,     // snapshot the block's statistics and submit a refresh job, if one is due
   update,      // the block's weights updated with its active preconditioner (on the device or host)
+  // Bytes of the block moved between memory tiers for an update that runs away from the device:
+  // its gradient down before a host update, its new weights back up after. Data-free: the
+  // numbers travel on the numerics' own path; the op charges the move's time (Memory::transfer).
+  transfer,
 };
-inline constexpr int kOpKindCount = 10;
+inline constexpr int kOpKindCount = 11;
 
 // Where an op's time is charged: the device stream (in order), the host worker pool, the thread
-// that issues the plan (bookkeeping and waits), or the data-parallel network.
-enum class Resource { device, host, issuer, network };
+// that issues the plan (bookkeeping and waits), the data-parallel network, or the link between
+// the memory tiers of a transfer.
+enum class Resource { device, host, issuer, network, link };
 
 std::string_view to_string(OpKind kind) noexcept;
 std::string_view to_string(Resource resource) noexcept;
@@ -38,7 +45,8 @@ std::string_view to_string(Resource resource) noexcept;
 OpKind parse_op_kind(std::string_view text, const std::string& source, const std::string& field);
 Resource parse_resource(std::string_view text, const std::string& source, const std::string& field);
 
-// Kinds that act on one optimizer block (their `block` is set).
+// Kinds that act on one optimizer block (their `block` is set): every kind but forward,
+// backward and reduce.
 bool is_block_op(OpKind kind) noexcept;
 // Optimizer phases whose numerics touch the block's values (run inside a launch's body when
 // device numerics run): publish, accumulate, refresh, update.
@@ -51,6 +59,9 @@ struct Op {
   int micro_batch = -1;  // forward, backward
   int block = -1;        // block ops: index into the plan's blocks
   int bucket = -1;       // reduce
+  // transfer: the tiers its bytes (cost.bytes) move between; unused by other kinds.
+  platform::Tier from = platform::Tier::device;
+  platform::Tier to = platform::Tier::device;
   // What the op declares it costs, for models. A publish op's cost is charged only when its point
   // installs a refresh.
   platform::Cost cost{};

@@ -22,6 +22,7 @@ bool resource_allowed(OpKind kind, Resource on) {
     case OpKind::publish: return on != Resource::network;
     case OpKind::accumulate:
     case OpKind::update: return on == Resource::device || on == Resource::host;
+    case OpKind::transfer: return on == Resource::link;
   }
   return false;
 }
@@ -81,6 +82,12 @@ void validate(const StepPlan& plan, const std::string& source) {
     }
     if (op.kind == OpKind::reduce && op.bucket < 0)
       throw InputError(source, op_field(i, "bucket"), "expected a bucket index >= 0");
+    if (op.kind == OpKind::transfer && op.from == op.to)
+      throw InputError(source, op_field(i, "to"),
+                       "a tier other than the one the transfer moves from (" +
+                           std::string(platform::to_string(op.from)) + ")");
+    if (op.kind == OpKind::transfer && !(op.cost.bytes >= 0.0))
+      throw InputError(source, op_field(i, "cost"), "the bytes the transfer moves (>= 0)");
     if (op.launch != -1) {
       if (op.launch < 0 || op.launch >= launches)
         throw InputError(source, op_field(i, "launch"), "expected -1 or a launch index in [0, " + std::to_string(launches) + ")");
@@ -144,6 +151,8 @@ std::string to_text(const StepPlan& plan) {
     if (op.micro_batch >= 0) text += " mb=" + std::to_string(op.micro_batch);
     if (op.block >= 0) text += " block=" + std::to_string(op.block);
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
+    if (op.kind == OpKind::transfer)
+      text += " from=" + std::string(platform::to_string(op.from)) + " to=" + std::string(platform::to_string(op.to));
     text += " on=" + std::string(to_string(op.on)) + " cost=" + cost_text(op.cost) + " deps=";
     for (std::size_t d = 0; d < op.deps.size(); ++d) {
       if (d) text += ',';

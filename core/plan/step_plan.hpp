@@ -8,7 +8,10 @@
 // Issue semantics: the interpreter takes ops in plan order. Before an op starts, every op it
 // depends on has finished: a device op relies on stream order for deps on earlier device ops and
 // waits for the others; every other op waits for all of its deps. A launch is submitted when the
-// plan reaches the last op that names it (as its launch or as its hook).
+// plan reaches the last op that names it (as its launch or as its hook). Ops that run beside the
+// issuing thread (device work, host launches, transfers) may still run when a later op is
+// issued; the step ends when all of them have, so the next step's ops find their results (a
+// transfer of new weights no op of the step depends on is awaited there).
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -42,8 +45,11 @@ struct StepPlan {
   std::size_t count(OpKind kind) const;
 };
 
-// Throws InputError naming `source` (field "ops[i]...") when: an index (layer, block, bucket,
-// micro-batch, launch, hook) is out of range or missing for the op's kind; a dep does not point
+// Throws InputError naming `source` (field "ops[i]...") when: an op runs on a resource that
+// cannot run its kind (forward and backward on the device, reduce on the network, transfer on
+// the link, store ops and refresh on the issuer, ...); an index (layer, block, bucket,
+// micro-batch, launch, hook) is out of range or missing for the op's kind; a transfer moves
+// between one tier and itself or has negative bytes; a dep does not point
 // to an earlier op; an op's launch is on another resource than the op; an optimizer op has no
 // hook, or a hook is not a device launch or is set on an op that is not an optimizer op; an op outside a launch depends on one
 // of its members before the launch's last op.
@@ -57,7 +63,8 @@ std::vector<int> block_use_order(const StepPlan& plan);
 std::vector<OpId> launch_submit_points(const StepPlan& plan);
 
 // A readable, line-per-op text of the plan (golden files, --dump-plan): a header with the
-// schedule and counts, the launches, then "<id> <kind> <fields> on=<resource> cost=... deps=...".
+// schedule and counts, the launches, then "<id> <kind> <fields> on=<resource> cost=... deps=..."
+// (a transfer names its tiers: "from=<tier> to=<tier>").
 // Numbers print in their shortest exact form, so equal text means equal plans.
 std::string to_text(const StepPlan& plan);
 

@@ -49,6 +49,25 @@ class Memory {
   // `cause`: the plan op during which the copy started (for the trace).
   virtual Pending copy(const Region& src, const Region& dst, const OpTag& cause) = 0;
   Pending copy(const Region& src, const Region& dst) { return copy(src, dst, OpTag{}); }
+
+  // Counts `bytes` against the tier's budget (and its peak) without storage behind them: bytes
+  // a user keeps in memory of its own that stands for the tier, such as a refresh job's snapshot
+  // and result buffers (shadow state) on the host. The region has no host address and is no
+  // copy's source or destination; release() gives the bytes back. nullopt when the budget cannot
+  // hold them. Default: an allocation (a backend that cannot count bytes alone holds storage).
+  virtual std::optional<Region> reserve(Tier tier, std::size_t bytes, std::string label) {
+    return allocate(tier, bytes, std::move(label));
+  }
+  // A modelled move of `bytes` from one tier to another that carries no data: a plan's transfer
+  // op (a block's gradient down to the host before its host update, its new weights back up
+  // after it), whose numbers travel on the numerics' own path. It takes the time the backend
+  // charges such a move (its links, its copy rate) and is recorded on the backend's activity
+  // sink like a copy, tagged with `cause` (role transfer, or io when NVMe is an end); `label`
+  // names it there. Default (a backend without the capability): done at once, recorded nowhere.
+  virtual Pending transfer(Tier /*from*/, Tier /*to*/, std::size_t /*bytes*/, std::string /*label*/,
+                           const OpTag& /*cause*/) {
+    return Pending::ready();
+  }
 };
 
 // Owns one region and releases it on destruction.

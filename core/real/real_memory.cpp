@@ -50,6 +50,7 @@ RealMemory::Storage::~Storage() {
     case Kind::host_pinned: owner.gpu_->free_pinned(pointer); break;
     case Kind::gpu: owner.gpu_->free_device(pointer); break;
     case Kind::nvme: owner.nvme_->remove(id); break;
+    case Kind::accounted: break;
   }
   owner.accounts_[static_cast<std::size_t>(index_of(tier))].give_back(bytes);
 }
@@ -110,6 +111,24 @@ std::optional<Region> RealMemory::allocate(Tier tier, std::size_t bytes, std::st
   return region;
 }
 
+std::optional<Region> RealMemory::reserve(Tier tier, std::size_t bytes, std::string label) {
+  if (tier == Tier::nvme && nvme_ == nullptr) return std::nullopt;
+  TierAccount& account = accounts_[static_cast<std::size_t>(index_of(tier))];
+  if (!account.try_reserve(bytes)) return std::nullopt;
+  StoragePtr storage;
+  try {
+    storage = std::make_shared<Storage>(*this, tier, next_id_.fetch_add(1), bytes, label, Storage::Kind::accounted,
+                                        nullptr, 0);
+  } catch (...) {
+    account.give_back(bytes);
+    throw;
+  }
+  Region region{tier, storage->id, bytes, std::move(label)};
+  std::lock_guard lock(regions_mutex_);
+  regions_.emplace(region.id, std::move(storage));
+  return region;
+}
+
 void RealMemory::release(Region& region) {
   if (!region.valid()) return;
   StoragePtr storage;  // freed after the table lock is dropped (an nvme remove may touch the disk)
@@ -145,17 +164,21 @@ MoveTotals RealMemory::totals(Tier from, Tier to) const {
   return totals_[pair_index(from, to)];
 }
 
+std::string RealMemory::track_of(Tier from, Tier to) const {
+  const int unit = activities_ != nullptr ? activities_->unit() : 0;
+  if (from == Tier::device && to == Tier::device) return "link hbm" + std::to_string(unit);
+  if (from == Tier::host && to == Tier::host) return "link dram" + std::to_string(unit);
+  if (from == Tier::host && to == Tier::device) return "link h2d" + std::to_string(unit);
+  if (from == Tier::device && to == Tier::host) return "link d2h" + std::to_string(unit);
+  return platform::disk_track(unit);
+}
+
 WorkQueue& RealMemory::engine(Tier from, Tier to) {
   std::lock_guard lock(engines_mutex_);
   std::unique_ptr<WorkQueue>& e = engines_[pair_index(from, to)];
   if (!e) {
     std::string name = "copy " + std::string(platform::to_string(from)) + "->" + std::string(platform::to_string(to));
-    const int unit = activities_ != nullptr ? activities_->unit() : 0;
-    std::string track = platform::disk_track(unit);
-    if (from == Tier::device && to == Tier::device) track = "link hbm" + std::to_string(unit);
-    else if (from == Tier::host && to == Tier::host) track = "link dram" + std::to_string(unit);
-    else if (from == Tier::host && to == Tier::device) track = "link h2d" + std::to_string(unit);
-    else if (from == Tier::device && to == Tier::host) track = "link d2h" + std::to_string(unit);
+    std::string track = track_of(from, to);
     e = std::make_unique<WorkQueue>(
         std::move(name), 1, board_, clock_, activities_, [track](int) { return track; },
         [this, from, to](platform::Work& w) { return run_move(w, from, to); });
@@ -168,6 +191,9 @@ platform::Pending RealMemory::copy(const Region& src, const Region& dst, const p
   StoragePtr d = find(dst.id);
   if (!s || !d)
     throw std::logic_error("RealMemory::copy: unknown region '" + (s ? dst.label : src.label) + "'");
+  if (s->kind == Storage::Kind::accounted || d->kind == Storage::Kind::accounted)
+    throw std::logic_error("RealMemory::copy: region '" + (s->kind == Storage::Kind::accounted ? src.label : dst.label) +
+                           "' is a reservation and holds no bytes");
   if (s == d) return platform::Pending::ready();
   const std::size_t bytes = std::min(s->bytes, d->bytes);
   platform::Work work;
@@ -180,6 +206,25 @@ platform::Pending RealMemory::copy(const Region& src, const Region& dst, const p
   // The body holds both storages: a region released mid-copy stays alive until the copy ends.
   work.body = [this, s, d, bytes] { return move(*s, *d, bytes); };
   return engine(s->tier, d->tier).submit(std::move(work));
+}
+
+platform::Pending RealMemory::transfer(Tier from, Tier to, std::size_t bytes, std::string label,
+                                       const platform::OpTag& cause) {
+  platform::Work work;
+  work.label = std::move(label);
+  work.cost = platform::Cost{platform::WorkKind::other, 0.0, static_cast<double>(bytes), 0};
+  work.tag = cause;
+  work.tag.role = from == Tier::nvme || to == Tier::nvme ? platform::ActivityRole::io : platform::ActivityRole::transfer;
+  // Time measured: the numbers already moved on their own path, so the move is over at once
+  // (recorded, zero length). Links modelled: the link's duration, queued behind its copies.
+  if (!options_.link(from, to).modelled()) {
+    if (activities_ != nullptr) {
+      const platform::Seconds now = clock_.now();
+      activities_->record({track_of(from, to), std::move(work.label), work.tag, std::move(work.cost), now, now, true});
+    }
+    return platform::Pending::ready();
+  }
+  return engine(from, to).submit(std::move(work));
 }
 
 Status RealMemory::run_move(platform::Work& work, Tier from, Tier to) {

@@ -51,7 +51,7 @@ struct MoveRecord {
 };
 
 struct MoveTotals {
-  std::uint64_t moves = 0;     // finished copies, failed ones included
+  std::uint64_t moves = 0;     // finished copies (and modelled transfers), failed ones included
   std::uint64_t failures = 0;
   std::uint64_t bytes = 0;     // bytes of the copies that succeeded
   platform::Seconds seconds = 0.0;
@@ -82,6 +82,13 @@ class RealMemory final : public platform::Memory {
   platform::Pending copy(const platform::Region& src, const platform::Region& dst,
                          const platform::OpTag& cause) override;
   using platform::Memory::copy;
+  // Counted against the budget with nothing allocated.
+  std::optional<platform::Region> reserve(platform::Tier tier, std::size_t bytes, std::string label) override;
+  // Links modelled: the pair's LinkModel duration on its copy engine (after the copies queued
+  // there), listed in moves() and totals() like a copy. Otherwise done at once: recorded on the
+  // pair's track with zero length.
+  platform::Pending transfer(platform::Tier from, platform::Tier to, std::size_t bytes, std::string label,
+                             const platform::OpTag& cause) override;
 
   bool device_is_gpu() const noexcept { return gpu_ != nullptr; }
   std::vector<MoveRecord> moves() const;  // the first max_move_records, in finishing order
@@ -102,6 +109,7 @@ class RealMemory final : public platform::Memory {
 
   StoragePtr find(std::uint64_t id) const;
   StoragePtr make_storage(platform::Tier tier, std::size_t bytes, std::string label);
+  std::string track_of(platform::Tier from, platform::Tier to) const;
   WorkQueue& engine(platform::Tier from, platform::Tier to);
   Status run_move(platform::Work& work, platform::Tier from, platform::Tier to);
   Status move(const Storage& src, Storage& dst, std::size_t bytes);

@@ -41,6 +41,7 @@ Status RealMemory::read_to_host(const Storage& src, std::byte* out, std::size_t 
       return with_context(gpu_->copy(out, src.pointer, bytes, CopyDirection::device_to_host),
                           "device->host copy of '" + src.label + "'");
     case Storage::Kind::nvme: return read_nvme(src, out, bytes);
+    case Storage::Kind::accounted: break;  // refused by copy()
   }
   return {StatusCode::invalid_argument, "unknown storage kind"};
 }
@@ -53,6 +54,7 @@ Status RealMemory::write_from_host(Storage& dst, const std::byte* in, std::size_
       return with_context(gpu_->copy(dst.pointer, in, bytes, CopyDirection::host_to_device),
                           "host->device copy of '" + dst.label + "'");
     case Storage::Kind::nvme: return write_nvme(dst, in, bytes);
+    case Storage::Kind::accounted: break;  // refused by copy()
   }
   return {StatusCode::invalid_argument, "unknown storage kind"};
 }

@@ -10,7 +10,7 @@
 namespace asteria::real {
 
 struct RealMemory::Storage {
-  enum class Kind { host_heap, host_pinned, gpu, nvme };
+  enum class Kind { host_heap, host_pinned, gpu, nvme, accounted };  // accounted: bytes counted, none held
 
   Storage(RealMemory& memory, platform::Tier region_tier, std::uint64_t region_id, std::size_t region_bytes,
           std::string region_label, Kind storage_kind, std::byte* bytes_at, std::size_t block_alignment)
@@ -29,7 +29,7 @@ struct RealMemory::Storage {
   const std::size_t bytes;
   const std::string label;
   const Kind kind;
-  std::byte* const pointer;     // host or device bytes; null for nvme
+  std::byte* const pointer;     // host or device bytes; null for nvme and accounted
   const std::size_t alignment;  // of a host_heap block
   std::atomic<std::size_t> stored{0};  // nvme: bytes the last write stored (the rest reads as zeros)
 };

@@ -111,17 +111,19 @@ TEST(SynthVerb, CompareRunsEverySchemeAndTabulatesThem) {
   EXPECT_EQ(steps.size(), 1u + 7u * 7u);
 }
 
+// Three layers of 13824 B of state: the device holds one, the host one beside the 27648 B kept
+// for the refresh jobs' buffers (48 KiB - 27 KiB = 21 KiB), NVMe the third.
 TEST(SynthVerb, TieredPlacementWithAnNvmeDirectoryOnTheRealBackend) {
   TempDir dir;
   const Outcome r = run_cli({"synth", "--layers", "3", "--rows", "24", "--cols", "24", "--steps", "3",
                              "--warmup-steps", "1", "--step-seconds", "0.003", "--placement", "tiered",
-                             "--device-budget", "20KiB", "--host-budget", "20KiB", "--nvme-dir", dir.file("nvme"),
+                             "--device-budget", "20KiB", "--host-budget", "48KiB", "--nvme-dir", dir.file("nvme"),
                              "--host-workers", "1", "--no-progress", "--out", dir.file("out")});
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream json_file(dir.file("out") + "/summary.json");
   const nlohmann::json summary = nlohmann::json::parse(json_file);
   EXPECT_LE(summary["peak_device_bytes"].get<std::size_t>(), 20u * 1024u);
-  EXPECT_LE(summary["peak_host_bytes"].get<std::size_t>(), 20u * 1024u);
+  EXPECT_LE(summary["peak_host_bytes"].get<std::size_t>(), 48u * 1024u);
   EXPECT_GT(summary["moved_host_nvme_bytes"].get<std::size_t>() + summary["moved_device_nvme_bytes"].get<std::size_t>(),
             0u);
 }

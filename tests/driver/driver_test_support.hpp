@@ -13,7 +13,9 @@
 #include "core/optim/hyperparameters.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "core/platform/fake/fake_platform.hpp"
+#include "core/optim/shape_model.hpp"
 #include "core/runtime/driver/step_driver.hpp"
+#include "core/runtime/service/shadow_bound.hpp"
 
 namespace asteria::runtime::test {
 
@@ -85,6 +87,19 @@ std::size_t largest_layer_state_bytes(const SyntheticModelSpec& spec, OptimizerK
     largest = std::max(largest, bytes);
   }
   return largest;
+}
+
+// Host bytes the driver sets aside for the refresh jobs' buffers at their worst: per block,
+// the jobs its schedule can keep alive at once under staleness S times one job's bytes.
+template <linalg::Real T>
+std::size_t shadow_bytes_at_worst(const SyntheticModelSpec& spec, OptimizerKind kind, const Hyperparameters& hp,
+                                  int staleness) {
+  std::size_t sum = 0;
+  for (const LayerSpec& layer : spec.layers)
+    for (const optim::BlockPlan& cut : optim::plan_blocks(kind, hp, std::vector<linalg::index>{layer.rows, layer.cols}))
+      sum += static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, staleness)) *
+             optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
+  return sum;
 }
 
 template <linalg::Real T>

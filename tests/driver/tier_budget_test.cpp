@@ -43,7 +43,9 @@ TEST(DriverTierBudgets, TinyDeviceBudgetOnTheFakeBackendSpillsToNvmeAndNeverOver
     const std::size_t layer = largest_layer_state_bytes<T>(small_stack(), kind, hp);
     platform::fake::FakeOptions f = fake_timing(0.5, 2);
     f.device_capacity = layer;
-    f.host_capacity = layer;  // not everything fits on the host either: NVMe takes the rest
+    // Not everything fits on the host either (NVMe takes the rest) once the refresh jobs' room
+    // is kept free there.
+    f.host_capacity = layer + shadow_bytes_at_worst<T>(small_stack(), kind, hp, 1);
     f.copy_bytes_per_second = 1e6;
     platform::fake::FakePlatform platform(std::move(f));
     SyntheticModel<T> model(small_stack());

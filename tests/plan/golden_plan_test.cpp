@@ -38,20 +38,34 @@ void expect_golden(const std::string& text, const std::string& name) {
 platform::Cost gemm(double gflops) { return {platform::WorkKind::gemm, gflops * 1e9, gflops * 1e6, 64}; }
 
 // Two layers: "a" with a SOAP-like block (a refresh serves the next step) updated on the device
-// and an AdamW-like block updated on the host; "b" with one Shampoo-like block (a refresh serves
-// its own step).
+// and an AdamW-like block updated on the host (its gradient, 2048 B, goes down before its update
+// and its weights, 2048 B, up after it); "b" with one Shampoo-like block (a refresh serves its
+// own step).
 std::vector<LayerWork> two_layers() {
   return {{"a", gemm(1), gemm(2), 4096.0}, {"b", gemm(3), gemm(6), 1024.0}};
 }
 std::vector<BlockWork> three_blocks() {
   return {{0, "a block 0", 1, Resource::device, gemm(0.5), gemm(0.25), {platform::WorkKind::elementwise, 0, 800, 16}},
-          {0, "a block 1", 0, Resource::host, {}, {platform::WorkKind::elementwise, 64, 448, 8}, {}},
+          {0, "a block 1", 0, Resource::host, {}, {platform::WorkKind::elementwise, 64, 448, 8}, {}, 2048.0, 2048.0},
           {1, "b block 0", 0, Resource::device, gemm(0.125), gemm(0.5), {platform::WorkKind::elementwise, 0, 128, 16}}};
 }
 
 TEST(GoldenPlan, HorizontalTwoLayers) {
   const StepPlan plan = horizontal_plan(two_layers(), three_blocks());
   expect_golden(to_text(plan), "horizontal_two_layers.txt");
+}
+
+// A third layer "c" on top with one host-updated block (1024 B of gradient and of weights), and
+// a host release delay of two layers: the block of "c" is finished (weights up, released) in
+// the hook of "a", two hooks after its own, and the host block of "a" after the last hook.
+TEST(GoldenPlan, HorizontalHostReleaseDelayTwo) {
+  std::vector<LayerWork> layers = two_layers();
+  layers.push_back({"c", gemm(1), gemm(2), 1024.0});
+  std::vector<BlockWork> blocks = three_blocks();
+  blocks.push_back({2, "c block 0", 0, Resource::host, {}, {platform::WorkKind::elementwise, 32, 224, 8}, {}, 1024.0,
+                    1024.0});
+  const StepPlan plan = horizontal_plan(layers, blocks, {.host_release_delay = 2});
+  expect_golden(to_text(plan), "horizontal_host_release_delay_two.txt");
 }
 
 TEST(GoldenPlan, HorizontalMicroBatchesAndDataParallelReduce) {

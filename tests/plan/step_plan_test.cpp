@@ -12,15 +12,25 @@ namespace {
 
 platform::Cost gemm(double flops) { return {platform::WorkKind::gemm, flops, flops / 1000.0, 8}; }
 
-StepPlan small_plan(Resource update_on = Resource::device, int delay = 1) {
+// Three layers of two blocks; block b's gradient is 100 + b bytes and its weights 200 + b.
+StepPlan small_plan(Resource update_on = Resource::device, int delay = 1, int host_release_delay = 0) {
   std::vector<LayerWork> layers = {{"l0", gemm(1e9), gemm(2e9), 64.0}, {"l1", gemm(1e9), gemm(2e9), 64.0},
                                    {"l2", gemm(1e9), gemm(2e9), 64.0}};
   std::vector<BlockWork> blocks;
   for (int l = 0; l < 3; ++l)
-    for (int b = 0; b < 2; ++b)
+    for (int b = 0; b < 2; ++b) {
+      const double id = static_cast<double>(blocks.size());
       blocks.push_back({l, "l" + std::to_string(l) + "/" + std::to_string(b), delay, update_on, gemm(1e6), gemm(2e6),
-                        gemm(3e6)});
-  return horizontal_plan(layers, blocks);
+                        gemm(3e6), 100.0 + id, 200.0 + id});
+    }
+  return horizontal_plan(layers, blocks, {.host_release_delay = host_release_delay});
+}
+
+// Index of the first op matching `match`, -1 if none.
+template <class Match>
+OpId find_op(const StepPlan& plan, Match match) {
+  const auto it = std::find_if(plan.ops.begin(), plan.ops.end(), match);
+  return it == plan.ops.end() ? -1 : static_cast<OpId>(it - plan.ops.begin());
 }
 
 std::string field_of(const StepPlan& plan) {
@@ -140,7 +150,18 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
     it->hook = -1;  // an optimizer op whose numerics no launch carries
     EXPECT_EQ(field_of(plan), "ops[" + std::to_string(it - plan.ops.begin()) + "].hook");
   }
+  {
+    StepPlan plan = small_plan(Resource::host);
+    const OpId t = find_op(plan, [](const Op& op) { return op.kind == OpKind::transfer; });
+    plan.ops[static_cast<std::size_t>(t)].to = plan.ops[static_cast<std::size_t>(t)].from;  // nowhere to go
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(t) + "].to");
+    plan = small_plan(Resource::host);
+    plan.ops[static_cast<std::size_t>(t)].on = Resource::issuer;  // a transfer runs on the link
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(t) + "].on");
+  }
   EXPECT_THROW(horizontal_plan({}, {}), InputError);
+  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{0, "x", 0, Resource::host, {}, {}, {}, -1.0, 0.0}}), InputError);
+  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.host_release_delay = -1}), InputError);
   EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
   EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);
 }
@@ -150,8 +171,81 @@ TEST(OpKinds, NamesReadBack) {
     const auto kind = static_cast<OpKind>(k);
     EXPECT_EQ(parse_op_kind(to_string(kind), "test", "kind"), kind);
   }
+  EXPECT_EQ(to_string(OpKind::transfer), "transfer");
   EXPECT_THROW(parse_op_kind("jump", "test", "kind"), InputError);
   EXPECT_EQ(parse_resource("network", "test", "on"), Resource::network);
+  EXPECT_EQ(parse_resource("link", "test", "on"), Resource::link);
+  EXPECT_TRUE(is_block_op(OpKind::transfer));
+  EXPECT_FALSE(is_optimizer_op(OpKind::transfer));
+}
+
+// A host update moves its block's gradient down before it and the new weights up after it:
+// backward(layer) -> transfer device->host (gradient bytes) -> accumulate .. update on the host
+// -> transfer host->device (weight bytes). Device updates move nothing.
+TEST(StepPlan, HostUpdatesMoveTheGradientDownAndTheWeightsUp) {
+  EXPECT_EQ(small_plan(Resource::device).count(OpKind::transfer), 0u);
+  const StepPlan plan = small_plan(Resource::host);
+  EXPECT_EQ(plan.count(OpKind::transfer), 12u);  // two per block
+  for (int b = 0; b < 6; ++b) {
+    SCOPED_TRACE("block " + std::to_string(b));
+    const auto of_block = [b](OpKind kind) { return [b, kind](const Op& op) { return op.block == b && op.kind == kind; }; };
+    const OpId down = find_op(plan, [b](const Op& op) {
+      return op.block == b && op.kind == OpKind::transfer && op.from == platform::Tier::device;
+    });
+    const OpId up = find_op(plan, [b](const Op& op) {
+      return op.block == b && op.kind == OpKind::transfer && op.from == platform::Tier::host;
+    });
+    ASSERT_GE(down, 0);
+    ASSERT_GE(up, 0);
+    const Op& d = plan.ops[static_cast<std::size_t>(down)];
+    const Op& u = plan.ops[static_cast<std::size_t>(up)];
+    EXPECT_EQ(d.on, Resource::link);
+    EXPECT_EQ(d.to, platform::Tier::host);
+    EXPECT_EQ(u.to, platform::Tier::device);
+    EXPECT_EQ(d.cost.bytes, 100.0 + b);
+    EXPECT_EQ(u.cost.bytes, 200.0 + b);
+    // The gradient leaves once its layer's backward is done; the host accumulate reads it.
+    ASSERT_EQ(d.deps.size(), 1u);
+    EXPECT_EQ(plan.ops[static_cast<std::size_t>(d.deps[0])].kind, OpKind::backward);
+    EXPECT_EQ(plan.ops[static_cast<std::size_t>(d.deps[0])].layer, d.layer);
+    const Op& accumulate = plan.ops[static_cast<std::size_t>(find_op(plan, of_block(OpKind::accumulate)))];
+    EXPECT_NE(std::find(accumulate.deps.begin(), accumulate.deps.end(), down), accumulate.deps.end());
+    // The weights leave once the update is done.
+    EXPECT_EQ(u.deps, std::vector<OpId>{find_op(plan, of_block(OpKind::update))});
+    EXPECT_LT(up, find_op(plan, of_block(OpKind::release)));
+  }
+  EXPECT_NE(to_text(plan).find("op 10 transfer layer=2 block=4 from=device to=host on=link cost=other/0/104/0 deps=9"),
+            std::string::npos)
+      << to_text(plan);
+}
+
+// With host release delay D the host-updated blocks of layer m are finished (weights up, then
+// released) in the hook of layer m - D, or after the last hook when m < D; device-updated blocks
+// are released at the next layer's hook whatever D is, so device plans do not depend on it.
+TEST(StepPlan, HostReleaseDelayFinishesHostBlocksDLayersLater) {
+  EXPECT_EQ(to_text(small_plan(Resource::device, 1, 3)), to_text(small_plan(Resource::device, 1, 1)));
+  EXPECT_EQ(to_text(small_plan(Resource::host, 1, 0)), to_text(small_plan(Resource::host, 1, 1)));
+  for (int d : {1, 2, 3, 7}) {
+    SCOPED_TRACE("D = " + std::to_string(d));
+    const StepPlan plan = small_plan(Resource::host, 1, d);
+    for (int m = 0; m < 3; ++m) {
+      const OpId backward_m = find_op(plan, [m](const Op& op) { return op.kind == OpKind::backward && op.layer == m; });
+      const OpId finished_after = m - d >= 0
+          ? find_op(plan, [&](const Op& op) { return op.kind == OpKind::backward && op.layer == m - d; })
+          : find_op(plan, [](const Op& op) { return op.kind == OpKind::backward && op.layer == 0; });
+      const OpId next_backward =
+          m - d - 1 >= 0 ? find_op(plan, [&](const Op& op) { return op.kind == OpKind::backward && op.layer == m - d - 1; })
+                         : static_cast<OpId>(plan.ops.size());
+      for (const Op& op : plan.ops) {
+        const auto i = static_cast<OpId>(&op - plan.ops.data());
+        const bool finishing = op.layer == m && (op.kind == OpKind::release ||
+                                                 (op.kind == OpKind::transfer && op.from == platform::Tier::host));
+        if (!finishing) continue;
+        EXPECT_GT(i, std::max(backward_m, finished_after)) << to_string(op.kind) << " of layer " << m;
+        EXPECT_LT(i, next_backward) << to_string(op.kind) << " of layer " << m;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -54,12 +54,12 @@ struct ExpectedLeg {
 // The recorded legs, in order: each on its link or disk, for the copy's bytes, with the step and
 // op of the copy's cause, back to back (a leg starts when the one before it ends).
 void expect_legs(const std::vector<platform::Activity>& recorded, const std::vector<ExpectedLeg>& expected,
-                 const platform::OpTag& cause) {
+                 const platform::OpTag& cause, const std::string& label = "a -> b") {
   ASSERT_EQ(recorded.size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const platform::Activity& a = recorded[i];
     EXPECT_EQ(a.track, expected[i].track) << i;
-    EXPECT_EQ(a.label, "a -> b") << i;
+    EXPECT_EQ(a.label, label) << i;
     EXPECT_EQ(a.tag.role, expected[i].role) << i << ": " << platform::to_string(a.tag.role);
     EXPECT_EQ(a.tag.step, cause.step) << i;
     EXPECT_EQ(a.tag.op, cause.op) << i;
@@ -183,6 +183,74 @@ TEST(SimTransfers, NvmeRequestsTakeLatencyPlusBytesOverTheirBandwidth) {
       SCOPED_TRACE("copy " + std::to_string(i));
       expect_legs(per_copy[i], expected[i], platform::OpTag{});
     }
+  });
+}
+
+// A transfer (a plan's transfer op: a gradient down, new weights up) takes the path and the time
+// of a copy of its bytes, with no region and no data:
+//   host -> device    1 µs + 400 kB / 1 GB/s = 401 µs on the h2d link;
+//   device -> host    2 µs + 400 kB / 0.5 GB/s = 802 µs on the d2h link;
+//   host -> nvme      100 µs + 400 kB / 1 GB/s = 500 µs, a disk write;
+//   device -> nvme    802 µs over d2h, then the 500 µs write.
+// Zero bytes take no time and leave no record.
+TEST(SimTransfers, ATransferTakesTheTimeOfItsPathAndHoldsNoMemory) {
+  run_in_child([] {
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::values);  // data-true: still no bytes held
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
+    const platform::OpTag cause{2, 40, -1, platform::ActivityRole::transfer};
+    std::vector<std::vector<platform::Activity>> per_transfer;
+    sim.run([&](int, Platform& p) {
+      const auto time_transfer = [&](Tier from, Tier to) {
+        const std::size_t before = sink.activities().size();
+        const double start = p.clock().now();
+        EXPECT_TRUE(p.memory().transfer(from, to, kBytes, "gradient of w", cause).status().ok());
+        const double seconds = p.clock().now() - start;
+        const std::vector<platform::Activity> all = sink.activities();
+        per_transfer.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());
+        return seconds;
+      };
+      EXPECT_NEAR(time_transfer(Tier::host, Tier::device), 4.01e-4, tolerance(4.01e-4)) << "h2d";
+      EXPECT_NEAR(time_transfer(Tier::device, Tier::host), 8.02e-4, tolerance(8.02e-4)) << "d2h";
+      EXPECT_NEAR(time_transfer(Tier::host, Tier::nvme), 5e-4, tolerance(5e-4)) << "write";
+      EXPECT_NEAR(time_transfer(Tier::device, Tier::nvme), 1.302e-3, tolerance(1.302e-3)) << "d2h, write";
+      const platform::Pending nothing = p.memory().transfer(Tier::device, Tier::host, 0, "empty", cause);
+      EXPECT_TRUE(nothing.test());
+      for (Tier t : {Tier::device, Tier::host, Tier::nvme}) EXPECT_EQ(p.memory().usage(t).peak_resident, 0u);
+    });
+    EXPECT_EQ(sim.activity_counts().communications, 3u);
+    EXPECT_EQ(sim.activity_counts().ios, 2u);
+    const auto io = platform::ActivityRole::io;
+    const auto transfer = platform::ActivityRole::transfer;
+    const std::vector<std::vector<ExpectedLeg>> expected{{{"link h2d0", transfer, 4.01e-4}},
+                                                         {{"link d2h0", transfer, 8.02e-4}},
+                                                         {{"disk nvme0", io, 5e-4}},
+                                                         {{"link d2h0", transfer, 8.02e-4}, {"disk nvme0", io, 5e-4}}};
+    ASSERT_EQ(per_transfer.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      SCOPED_TRACE("transfer " + std::to_string(i));
+      expect_legs(per_transfer[i], expected[i], cause, "gradient of w");
+    }
+  });
+}
+
+// A transfer shares its link with copies: beside a copy of the same size on h2d, each gets half
+// of 1 GB/s and both end at 1 µs + 2 x 400 kB / (1 GB/s) = 801 µs.
+TEST(SimTransfers, ATransferSharesItsLinkWithCopies) {
+  run_in_child([] {
+    Simulation sim(tiny_options(Numerics::shapes));
+    sim.run([](int, Platform& p) {
+      Region a = must_allocate(p.memory(), Tier::host, kBytes, "a");
+      Region b = must_allocate(p.memory(), Tier::device, kBytes, "b");
+      const Pending copy = p.memory().copy(a, b);
+      const Pending moved = p.memory().transfer(Tier::host, Tier::device, kBytes, "weights of w", {});
+      copy.wait();
+      moved.wait();
+      EXPECT_NEAR(p.clock().now(), 1e-6 + 8e-4, tolerance(8.01e-4));
+      p.memory().release(a);
+      p.memory().release(b);
+    });
   });
 }
 

@@ -89,21 +89,55 @@ FakeMemory::FakeMemory(FakePlatform& platform, const FakeOptions& options)
   usage_[static_cast<int>(Tier::nvme)].capacity = options.nvme_capacity;
 }
 
-std::optional<Region> FakeMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
+bool FakeMemory::take(Tier tier, std::size_t bytes) {
   TierUsage& u = usage_[static_cast<int>(tier)];
-  if (bytes > u.capacity - u.resident) return std::nullopt;
+  if (bytes > u.capacity - u.resident) return false;
   u.resident += bytes;
   u.peak_resident = std::max(u.peak_resident, u.resident);
+  return true;
+}
+
+std::optional<Region> FakeMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
+  if (!take(tier, bytes)) return std::nullopt;
   Region r{tier, next_id_++, bytes, std::move(label)};
   storage_[r.id].resize(bytes);
   return r;
 }
 
+std::optional<Region> FakeMemory::reserve(Tier tier, std::size_t bytes, std::string label) {
+  if (!take(tier, bytes)) return std::nullopt;
+  Region r{tier, next_id_++, bytes, std::move(label)};
+  reserved_.emplace(r.id, tier);
+  return r;
+}
+
 void FakeMemory::release(Region& region) {
   if (!region.valid()) return;
-  if (storage_.erase(region.id) == 0) throw std::logic_error("fake memory: release of an unknown region");
+  if (storage_.erase(region.id) == 0 && reserved_.erase(region.id) == 0)
+    throw std::logic_error("fake memory: release of an unknown region");
   usage_[static_cast<int>(region.tier)].resident -= region.bytes;
   region = {};
+}
+
+std::pair<Seconds, Seconds> FakeMemory::schedule_move(std::size_t bytes) {
+  const Seconds start = std::max(platform_.now(), copy_free_at_);
+  const Seconds end = start + (bytes_per_second_ > 0.0 ? static_cast<double>(bytes) / bytes_per_second_ : 0.0);
+  copy_free_at_ = end;
+  return {start, end};
+}
+
+Pending FakeMemory::transfer(Tier from, Tier to, std::size_t bytes, std::string label, const OpTag& cause) {
+  const auto [start, end] = schedule_move(bytes);
+  transfers_.push_back({from, to, bytes, start, end});
+  if (ActivitySink* sink = platform_.activities()) {
+    OpTag tag = cause;
+    tag.role = from == Tier::nvme || to == Tier::nvme ? ActivityRole::io : ActivityRole::transfer;
+    sink->record({"copy engine", std::move(label), tag, Cost{WorkKind::other, 0.0, static_cast<double>(bytes), 0},
+                  start, end, true});
+  }
+  auto [promise, pending] = platform_.completions().make();
+  platform_.schedule(end, std::move(promise), Status::success());
+  return pending;
 }
 
 std::byte* FakeMemory::host_address(const Region& region) {
@@ -115,7 +149,8 @@ std::byte* FakeMemory::host_address(const Region& region) {
 Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& cause) {
   auto s = storage_.find(src.id);
   auto d = storage_.find(dst.id);
-  if (s == storage_.end() || d == storage_.end()) throw std::logic_error("fake memory: copy of an unknown region");
+  if (s == storage_.end() || d == storage_.end())
+    throw std::logic_error("fake memory: copy of an unknown region (or of a reservation, which holds no bytes)");
   const std::size_t bytes = std::min(src.bytes, dst.bytes);
   Status status;
   if (injected_failure_) {
@@ -124,9 +159,7 @@ Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& caus
   } else if (bytes > 0) {
     std::memcpy(d->second.data(), s->second.data(), bytes);
   }
-  const Seconds start = std::max(platform_.now(), copy_free_at_);
-  const Seconds end = start + (bytes_per_second_ > 0.0 ? static_cast<double>(bytes) / bytes_per_second_ : 0.0);
-  copy_free_at_ = end;
+  const auto [start, end] = schedule_move(bytes);
   moves_.push_back({src.tier, dst.tier, bytes, start, end});
   if (ActivitySink* sink = platform_.activities()) {
     OpTag tag = cause;

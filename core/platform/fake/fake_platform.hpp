@@ -10,6 +10,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/platform/platform.hpp"
@@ -65,19 +66,31 @@ class FakeMemory final : public Memory {
   std::byte* host_address(const Region& region) override;
   Pending copy(const Region& src, const Region& dst, const OpTag& cause) override;
   using Memory::copy;
+  // Bytes counted, no storage.
+  std::optional<Region> reserve(Tier tier, std::size_t bytes, std::string label) override;
+  // Charged like a copy: one after another on the copy engine, at copy_bytes_per_second.
+  Pending transfer(Tier from, Tier to, std::size_t bytes, std::string label, const OpTag& cause) override;
 
-  // Test hooks: the next copy fails with this status (once); every move made so far.
+  // Test hooks: the next copy fails with this status (once); every move (copy) and every
+  // transfer made so far.
   void fail_next_copy(Status status) { injected_failure_ = std::move(status); }
   const std::vector<MoveRecord>& moves() const noexcept { return moves_; }
+  const std::vector<MoveRecord>& transfers() const noexcept { return transfers_; }
 
  private:
+  bool take(Tier tier, std::size_t bytes);
+  // When a move of `bytes` that may start now ends: the copy engine moves one at a time.
+  std::pair<Seconds, Seconds> schedule_move(std::size_t bytes);
+
   FakePlatform& platform_;
   double bytes_per_second_;
   TierUsage usage_[kTierCount];
   std::map<std::uint64_t, std::vector<std::byte>> storage_;  // every tier, NVMe included, in RAM
+  std::map<std::uint64_t, Tier> reserved_;                   // regions that only count bytes
   std::uint64_t next_id_ = 1;
   std::optional<Status> injected_failure_;
   std::vector<MoveRecord> moves_;
+  std::vector<MoveRecord> transfers_;
   Seconds copy_free_at_ = 0.0;
 };
 

@@ -33,11 +33,13 @@ struct DriverOptions {
   StoreOptions store;
   ServiceOptions service;
   DeviceSeconds device_seconds;
-  plan::HorizontalOptions schedule;  // micro-batches, data-parallel ranks
+  // Micro-batches, data-parallel ranks, and the release delay of host-updated blocks (0: the
+  // driver picks it, see StepDriver).
+  plan::HorizontalOptions schedule;
 };
 
 // Throws InputError naming `source` for a negative warm-up count or invalid store, service or
-// schedule options.
+// schedule options (a negative host release delay among them).
 void validate(const DriverOptions& options, const std::string& source);
 
 // One step's figures (platform clock, seconds; bytes). The step runs from its first op until

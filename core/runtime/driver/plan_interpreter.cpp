@@ -172,6 +172,7 @@ void PlanInterpreter<T>::execute(OpId i) {
     case OpKind::prefetch:
     case OpKind::acquire:
     case OpKind::release: run_store_op(i); return;
+    case OpKind::transfer: run_transfer(i); return;
     case OpKind::publish:
     case OpKind::accumulate:
     case OpKind::refresh:
@@ -196,6 +197,21 @@ void PlanInterpreter<T>::run_store_op(OpId i) {
     default: throw std::logic_error("PlanInterpreter: not a store op");
   }
   record_issuer(i, start);
+}
+
+// Starts the modelled move once every dep has finished; the issuing thread goes on while it runs.
+template <linalg::Real T>
+void PlanInterpreter<T>::run_transfer(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  for (OpId d : op.deps) await(d);
+  std::string label = "transfer " + std::string(platform::to_string(op.from)) + "->" +
+                      std::string(platform::to_string(op.to)) + " " +
+                      plan_.blocks[static_cast<std::size_t>(op.block)].label;
+  const platform::Pending moved =
+      platform_.memory().transfer(op.from, op.to, static_cast<std::size_t>(op.cost.bytes), std::move(label),
+                                  {step_, i, -1, platform::ActivityRole::transfer});
+  finished_[static_cast<std::size_t>(i)].push_back(moved);
+  in_flight_.push_back(moved);
 }
 
 template <linalg::Real T>

@@ -13,7 +13,10 @@
 //                      on the issuing thread when the plan reaches them (no values to compute on
 //                      the device). A block whose accumulate skips the step (non-finite gradient)
 //                      skips its refresh and update; its publish still runs;
-//   reduce             needs a data-parallel backend's communicator (an InputError otherwise).
+//   reduce             needs a data-parallel backend's communicator (an InputError otherwise);
+//   transfer           once its deps have finished, Memory::transfer of its bytes between its
+//                      tiers (a modelled move without data, recorded by the backend with role
+//                      transfer and the op's tag); the issuing thread does not wait for it.
 // A launch goes to its executor (device stream, or the host workers ahead of refreshes) when the
 // plan reaches its last op. Its Cost is the fold (optim::combine) of its ops' costs: per block in
 // plan order, then over its blocks from a zero cost, then each of its publish ops that installed
@@ -82,6 +85,7 @@ class PlanInterpreter {
   void execute(plan::OpId i);
   void run_optimizer_op(plan::OpId i, bool body);
   void run_store_op(plan::OpId i);
+  void run_transfer(plan::OpId i);
   void submit_launch(int launch);
   platform::Costs launch_cost(int launch) const;
   double modelled_seconds(const platform::Costs& cost) const;

@@ -1,5 +1,6 @@
 #include "core/runtime/driver/step_driver.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "core/optim/shape_block.hpp"
 #include "core/optim/shape_model.hpp"
 #include "core/plan/horizontal_schedule.hpp"
+#include "core/runtime/service/shadow_bound.hpp"
 
 namespace asteria::runtime {
 
@@ -16,6 +18,8 @@ void validate(const DriverOptions& options, const std::string& source) {
   if (options.schedule.micro_batches < 1) throw InputError(source, "micro_batches", "expected an integer >= 1");
   if (options.schedule.data_parallel_ranks < 1)
     throw InputError(source, "data_parallel_ranks", "expected an integer >= 1");
+  if (options.schedule.host_release_delay < 0)
+    throw InputError(source, "host_release_delay", "expected an integer >= 1 (or 0: chosen by the driver)");
   validate(options.service, source);
 }
 
@@ -37,7 +41,13 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   service_ = std::make_unique<PreconditionerService<T>>(platform_, options_.service);
   layer_count_ = model_.layer_count();
   for (std::size_t l = 0; l < layer_count_; ++l) add_layer_blocks(l, kind, hp);
+  // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
+  // refused at placement (a PlacementError naming the host), before the first step.
+  std::size_t shadow = 0;
+  for (const Block& b : blocks_) shadow += b.shadow_bytes;
+  service_->set_aside_shadow(shadow);
   store_ = std::make_unique<StateStore>(platform_, options_.store);
+  store_->keep_free(service_->shadow_room());
   for (Block& b : blocks_) b.store_id = store_->add(*b.bytes, b.label);
   plan_ = make_plan();
   // The store's use order is read off the plan, so prefetch follows whatever the schedule is.
@@ -69,6 +79,9 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
     block.region = cut.region;
     block.kind = cut.kind;
     block.label = optim::describe_block(spec.name, b, cut.region);
+    block.shadow_bytes =
+        static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness)) *
+        optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
     if (tensor != nullptr) {
       block.optimizer = tensor->blocks()[b].optimizer.get();
       block.bytes = std::make_unique<BlockStateRelocatable<T>>(block.optimizer->state());
@@ -95,11 +108,63 @@ plan::StepPlan StepDriver<T>::make_plan() const {
   for (const Block& b : blocks_) {
     const optim::PhaseCosts costs = optim::phase_costs(b.kind, b.region.rows, b.region.cols, sizeof(T));
     const bool on_device = store_->update_tier(b.store_id) == platform::Tier::device;
+    // Gradients and weights hold the model's values (T): what a host update moves each way.
+    const double values = static_cast<double>(b.region.rows) * static_cast<double>(b.region.cols) * sizeof(T);
     blocks.push_back({static_cast<int>(b.layer), b.label, b.optimizer->activation_delay(),
                       on_device ? plan::Resource::device : plan::Resource::host, costs.accumulate, costs.apply,
-                      costs.publish});
+                      costs.publish, values, values});
   }
-  return plan::horizontal_plan(layers, blocks, options_.schedule);
+  plan::HorizontalOptions schedule = options_.schedule;
+  schedule.host_release_delay = host_release_delay();
+  return plan::horizontal_plan(layers, blocks, schedule);
+}
+
+namespace {
+// Extremes of the sums of `width` consecutive values (width >= 1).
+template <class V>
+std::pair<V, V> window_sums(const std::vector<V>& values, std::size_t width) {
+  V sum{};
+  V least{};
+  V most{};
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    sum += values[i];
+    if (i >= width) sum -= values[i - width];
+    if (i + 1 < width) continue;
+    least = i + 1 == width ? sum : std::min(least, sum);
+    most = std::max(most, sum);
+  }
+  return {least, most};
+}
+}  // namespace
+
+// D of the horizontal schedule: the smallest delay that keeps the host workers busy while the
+// issuing thread waits for the oldest layer's updates (every run of D − 1 consecutive layers has
+// at least a worker's worth of host-updated blocks queued behind it), and no larger than the
+// host can hold of the copies staged there for their updates, which a deferred release pins D
+// layers at a time (state resting on NVMe; state resting on the host pins nothing more).
+template <linalg::Real T>
+int StepDriver<T>::host_release_delay() const {
+  if (options_.schedule.host_release_delay > 0) return options_.schedule.host_release_delay;
+  std::vector<int> updates(layer_count_, 0);
+  std::vector<std::size_t> staged(layer_count_, 0);
+  for (const Block& b : blocks_) {
+    if (store_->update_tier(b.store_id) != platform::Tier::host) continue;
+    ++updates[b.layer];
+    if (store_->home_tier(b.store_id) != platform::Tier::host) staged[b.layer] += b.bytes->bytes();
+  }
+  if (std::all_of(updates.begin(), updates.end(), [](int u) { return u == 0; })) return 1;
+  const platform::TierUsage host = platform_.memory().usage(platform::Tier::host);
+  const std::size_t free = host.capacity > host.resident ? host.capacity - host.resident : 0;
+  const std::size_t kept = service_->shadow_room().unused();
+  const std::size_t room = free > kept ? free - kept : 0;
+  const int workers = platform_.host_workers().concurrency();
+  int delay = 1;
+  for (std::size_t d = 2; d <= layer_count_; ++d) {
+    if (window_sums(staged, d).second > room) break;
+    delay = static_cast<int>(d);
+    if (window_sums(updates, d - 1).first >= workers) break;
+  }
+  return delay;
 }
 
 template <linalg::Real T>

@@ -5,9 +5,11 @@
 //
 // The step is data: at construction the driver cuts every layer's tensor into optimizer blocks
 // (the real optimizers, or optim::ShapeBlocks when numerics are shapes), registers them with the
-// service and the store, and has the horizontal schedule (core/plan/horizontal_schedule.hpp)
-// write the step as a plan; the store's use order is read off the plan's acquire ops. Each step
-// then is
+// service and the store, sets aside host room for the refresh jobs' buffers at their worst
+// (service/shadow_bound.hpp; the store keeps it free, so placement refuses a run whose shadow
+// state cannot fit), and has the horizontal schedule (core/plan/horizontal_schedule.hpp) write
+// the step as a plan, with the release delay of host-updated blocks chosen to keep the host
+// workers busy; the store's use order is read off the plan's acquire ops. Each step then is
 //   service.on_step_begin(t); PlanInterpreter::run(t) (plan_interpreter.hpp); service.on_step_end(t);
 //   store.end_step();
 // With values and S = 0 the weights after every step are bit-identical to TensorOptimizer::step
@@ -36,7 +38,8 @@ class StepDriver {
  public:
   // `platform` and `model` must outlive the driver. Throws InputError for invalid options or
   // hyperparameters, or numerics the platform cannot run (platform::validate), and
-  // PlacementError when the state does not fit the tier budgets.
+  // PlacementError when the state, with the refresh jobs' host room, does not fit the tier
+  // budgets.
   StepDriver(platform::Platform& platform, TrainingModel<T>& model, optim::OptimizerKind kind,
              const optim::Hyperparameters& hp, DriverOptions options);
   // Waits for device work still in flight (its bodies use the service and the model).
@@ -76,10 +79,12 @@ class StepDriver {
     std::unique_ptr<Relocatable> bytes;  // the state's arena, or declared bytes with shapes
     BlockId service_id = 0;
     BlockId store_id = 0;
+    std::size_t shadow_bytes = 0;  // its refresh jobs' buffers at worst (shadow_bound.hpp)
   };
 
   void add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp);
   plan::StepPlan make_plan() const;
+  int host_release_delay() const;
 
   platform::Platform& platform_;
   TrainingModel<T>& model_;

@@ -17,7 +17,8 @@ std::string step_text(Step t) { return std::to_string(t); }
 
 template <linalg::Real T>
 PreconditionerService<T>::PreconditionerService(platform::Platform& platform, ServiceOptions options)
-    : platform_(platform), options_(options) {
+    : platform_(platform), options_(options),
+      shadow_(platform.memory(), platform::Tier::host, "refresh snapshot buffers (shadow state)") {
   validate(options_, "preconditioner service");
 }
 
@@ -146,9 +147,33 @@ bool PreconditionerService<T>::submit_refresh(BlockId id, Step t, const platform
 }
 
 template <linalg::Real T>
+TierSetAside::Hold PreconditionerService<T>::hold_shadow(const Block& b, std::size_t bytes, Step t) {
+  const std::string label = "block '" + b.label + "' (snapshot of step " + step_text(t) + ")";
+  TierSetAside::Hold hold = shadow_.try_hold(bytes, label);
+  if (hold.bytes() == bytes) return hold;
+  // Superseded jobs still running hold buffers no bound counts: their end makes room.
+  for (Job& job : superseded_) job.done.wait();
+  reap_superseded();
+  return shadow_.hold(bytes, label);
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::keep_as_spare(Block& b, Job& job) {
+  b.spare = std::move(job.job);
+  b.spare_shadow = std::move(job.shadow);
+}
+
+template <linalg::Real T>
 void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& tag) {
+  // The spare's buffers (and their place on the host) go to the new job.
+  TierSetAside::Hold shadow = std::move(b.spare_shadow);
   std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot_reusing(t, std::move(b.spare));
   if (!job) return;
+  const std::size_t bytes = job->bytes();
+  if (shadow.bytes() != bytes) {
+    shadow.reset();
+    shadow = hold_shadow(b, bytes, t);
+  }
   optim::RefreshJob<T>* raw = job.get();
   platform::Work work;
   work.label = "refresh " + b.label;
@@ -158,8 +183,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   work.tag.step = t;
   work.tag.role = platform::ActivityRole::refresh_job;
   const Step active_from = t + b.delay;
-  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, 0};
-  entry.bytes = entry.job->bytes();
+  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, bytes, std::move(shadow)};
   entry.done = platform_.host_workers().submit(std::move(work));
   b.jobs.push_back(std::move(entry));
   ++current_.submitted;
@@ -277,7 +301,7 @@ void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
   b.version.consecutive_failures = 0;
   ++current_.published;
   ++totals_.published;
-  b.spare = std::move(job.job);  // finished and installed: its buffers serve the next snapshot
+  keep_as_spare(b, job);  // finished and installed: its buffers serve the next snapshot
 }
 
 template <linalg::Real T>
@@ -301,7 +325,7 @@ void PreconditionerService<T>::publish_deterministic(Block& b, Step t, platform:
     if (const Status status = job.done.status(); status.ok()) {
       install(b, job, t);
     } else {
-      b.spare = std::move(job.job);
+      keep_as_spare(b, job);
       record_failure(b, status);
     }
   }

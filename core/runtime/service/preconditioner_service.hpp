@@ -43,6 +43,15 @@
 //       synchronous optimizer, never more than S steps later.
 // Each wait for a late job is visible optimizer time (StepMetrics::visible_wait_s).
 //
+// Shadow memory. A job's snapshot and result buffers (RefreshJob::bytes()) are held on the host
+// tier from its snapshot until it is resolved, and then while they serve as the block's spare
+// (the next snapshot refills them): the service reserves them in the host budget
+// (Memory::reserve: counted, no second buffer), so peak host bytes include them and a snapshot
+// that does not fit throws PlacementError naming the host tier, the bytes and the budget. Under
+// the opportunistic policy, superseded jobs still running are waited for first. A run sets aside
+// the worst case beforehand (set_aside_shadow; shadow_bound.hpp derives it), so that the state
+// store leaves that room free and a run whose shadow state cannot fit is refused before it starts.
+//
 // Failures. A job whose run() fails (or throws) keeps the previous preconditioner; it is
 // counted when it is resolved (at its point in the deterministic policy), and more than
 // max_consecutive_refresh_failures in a row for one block throw NumericalError naming the
@@ -59,6 +68,7 @@
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/platform.hpp"
 #include "core/runtime/service/service_options.hpp"
+#include "core/runtime/store/tier_set_aside.hpp"
 
 namespace asteria::runtime {
 
@@ -123,6 +133,11 @@ class PreconditionerService {
   // Jobs of block b submitted and not yet resolved.
   std::size_t in_flight(BlockId b) const { return block(b).jobs.size(); }
 
+  // Host room for the jobs' buffers, kept free by a state store that is told of it
+  // (StateStore::keep_free); `bytes` is the most they can need at once (shadow_bound.hpp).
+  void set_aside_shadow(std::size_t bytes) noexcept { shadow_.set_bytes(bytes); }
+  const TierSetAside& shadow_room() const noexcept { return shadow_; }
+
   const ServiceOptions& options() const noexcept { return options_; }
   const ServiceTotals& totals() const noexcept { return totals_; }
   const std::vector<StepMetrics>& history() const noexcept { return history_; }
@@ -136,6 +151,7 @@ class PreconditionerService {
     Step due = 0;          // a + S
     bool seen_finished = false;
     std::size_t bytes = 0;  // read at submit: the job's own thread may be writing it later
+    TierSetAside::Hold shadow;  // its bytes, held on the host while its buffers live
   };
   struct Block {
     optim::BlockOptimizer<T>* optimizer = nullptr;
@@ -143,6 +159,7 @@ class PreconditionerService {
     int delay = 0;
     std::deque<Job> jobs;  // unresolved, in snapshot order
     std::unique_ptr<optim::RefreshJob<T>> spare;  // a resolved job whose buffers the next snapshot refills
+    TierSetAside::Hold spare_shadow;              // the spare's bytes on the host
     std::int64_t statistics_updates = 0;  // gradients accumulated (drives the refresh schedule)
     Step accumulated_step = 0;  // step of the last accumulate
     Step backward_step = 0;   // step of the last after_backward (or accumulate)
@@ -164,11 +181,14 @@ class PreconditionerService {
   void install(Block& b, Job& job, Step t);
   void record_failure(Block& b, const Status& status);
   void submit(Block& b, Step t, const platform::OpTag& tag);
+  TierSetAside::Hold hold_shadow(const Block& b, std::size_t bytes, Step t);
+  void keep_as_spare(Block& b, Job& job);
   void reap_superseded();
   void wait_all() noexcept;
 
   platform::Platform& platform_;
   ServiceOptions options_;
+  TierSetAside shadow_;  // before the jobs: outlives their holds
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<Job> superseded_;  // dropped jobs whose work still runs
   ServiceTotals totals_;

@@ -161,6 +161,7 @@ StoreStepStats StateStore::end_step() {
 }
 
 Tier StateStore::update_tier(BlockId id) const { return at(id).update; }
+Tier StateStore::home_tier(BlockId id) const { return at(id).home; }
 Tier StateStore::location(BlockId id) const { return at(id).primary; }
 bool StateStore::has_copy_on(BlockId id, Tier tier) const { return at(id).copies[index(tier)].valid(); }
 bool StateStore::acquired(BlockId id) const { return at(id).is_acquired; }
@@ -186,9 +187,14 @@ const StateStore::Block& StateStore::at(BlockId id) const {
   return blocks_[id];
 }
 
+std::size_t StateStore::kept_free(Tier tier) const {
+  return set_aside_ != nullptr && set_aside_->tier() == tier ? set_aside_->unused() : 0;
+}
+
 std::size_t StateStore::free_bytes(Tier tier) const {
   const platform::TierUsage u = memory_.usage(tier);
-  return u.capacity > u.resident ? u.capacity - u.resident : 0;
+  const std::size_t taken = u.resident + kept_free(tier);
+  return u.capacity > taken ? u.capacity - taken : 0;
 }
 
 std::size_t StateStore::distance(const Block& b) const {

@@ -23,7 +23,9 @@
 //
 // Memory budgets are the platform Memory's: allocations never over-commit, so the store makes
 // room by evicting first and fails (PlacementError) only when nothing can be evicted. A failed
-// copy throws TransferError naming the block; the block's state stays where it was.
+// copy throws TransferError naming the block; the block's state stays where it was. Room set
+// aside on a tier for others (keep_free: the refresh jobs' shadow state on the host) counts as
+// taken, less what they hold now: placement fails when the state and that room do not fit.
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -36,6 +38,7 @@
 #include "core/runtime/store/relocatable.hpp"
 #include "core/runtime/store/store_errors.hpp"
 #include "core/runtime/store/store_options.hpp"
+#include "core/runtime/store/tier_set_aside.hpp"
 
 namespace asteria::runtime {
 
@@ -54,8 +57,12 @@ class StateStore {
   // The order in which blocks are updated each step (backward order), cyclic across steps;
   // drives next-use decisions. Blocks left out count as needed last. No duplicates.
   void set_use_order(std::vector<BlockId> order);
+  // Room the store leaves free on set_aside.tier() (its unused part, as it changes); `set_aside`
+  // must outlive the store. Call before place().
+  void keep_free(const TierSetAside& set_aside) noexcept { set_aside_ = &set_aside; }
   // Places every block not yet placed, as the policy says. Throws PlacementError listing the
-  // shortfall per tier when the budgets cannot hold them (nothing is over-committed).
+  // shortfall per tier when the budgets cannot hold them and the room kept free (nothing is
+  // over-committed).
   void place();
   // Returns every block's bytes to storage the state owns and releases all regions (waits for
   // moves in flight). Blocks must not be acquired. place() may be called again afterwards.
@@ -79,6 +86,9 @@ class StateStore {
   void drain();
 
   Tier update_tier(BlockId block) const;
+  // Where the block rests between updates by the policy (device, host or NVMe); a block updated
+  // on another tier is staged there for its update (the tiered policy: the device).
+  Tier home_tier(BlockId block) const;
   // Tier whose copy holds the block's current bytes (where the state is attached, or NVMe).
   Tier location(BlockId block) const;
   bool has_copy_on(BlockId block, Tier tier) const;
@@ -131,7 +141,8 @@ class StateStore {
   const Block& at(BlockId block) const;
   static std::size_t index(Tier tier) noexcept { return static_cast<std::size_t>(tier); }
   bool dynamic() const noexcept { return options_.policy == PlacementPolicy::tiered; }
-  std::size_t free_bytes(Tier tier) const;
+  std::size_t free_bytes(Tier tier) const;  // what the store may take: less the room kept free
+  std::size_t kept_free(Tier tier) const;
   std::size_t distance(const Block& b) const;  // uses until the block's next use
   bool ready_for_update(const Block& b) const;
   // The only writers of Block::primary and Block::wanted: they keep the indexes below in step.
@@ -178,6 +189,7 @@ class StateStore {
   std::set<std::pair<std::size_t, BlockId>> wanted_;         // wanted blocks by (use position, id)
   MoveLedger ledger_;
   platform::OpTag cause_;
+  const TierSetAside* set_aside_ = nullptr;
 };
 
 }  // namespace asteria::runtime

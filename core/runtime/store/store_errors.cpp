@@ -3,8 +3,9 @@
 namespace asteria::runtime {
 namespace {
 
-std::string describe(const std::string& what_failed, const std::vector<TierShortfall>& shortfalls) {
-  std::string text = "state store: " + what_failed;
+std::string describe(const std::string& who, const std::string& what_failed,
+                     const std::vector<TierShortfall>& shortfalls) {
+  std::string text = who.empty() ? what_failed : who + ": " + what_failed;
   const char* separator = ": ";
   for (const TierShortfall& s : shortfalls) {
     text += separator;
@@ -18,8 +19,9 @@ std::string describe(const std::string& what_failed, const std::vector<TierShort
 
 }  // namespace
 
-PlacementError::PlacementError(const std::string& what_failed, std::vector<TierShortfall> shortfalls)
-    : Error(describe(what_failed, shortfalls)), shortfalls_(std::move(shortfalls)) {}
+PlacementError::PlacementError(const std::string& what_failed, std::vector<TierShortfall> shortfalls,
+                               const std::string& who)
+    : Error(describe(who, what_failed, shortfalls)), shortfalls_(std::move(shortfalls)) {}
 
 TransferError::TransferError(const std::string& block_label, platform::Tier from, platform::Tier to,
                              const Status& status)

@@ -19,12 +19,14 @@ struct TierShortfall {
   std::size_t missing() const noexcept { return needed > available ? needed - available : 0; }
 };
 
-// The blocks cannot be placed (or a block cannot be made resident) within the tier budgets.
-// The message lists every tier that falls short: "device: needs 3072 B, 2048 B free of 2048 B
-// (short by 1024 B)".
+// The blocks cannot be placed (or a block cannot be made resident, or memory set aside for
+// others cannot be held) within the tier budgets. The message, "<who>: <what failed>: ...",
+// lists every tier that falls short: "device needs 3072 B, 2048 B free of 2048 B (short by
+// 1024 B)"; an empty `who` leaves its part out.
 class PlacementError : public Error {
  public:
-  PlacementError(const std::string& what_failed, std::vector<TierShortfall> shortfalls);
+  PlacementError(const std::string& what_failed, std::vector<TierShortfall> shortfalls,
+                 const std::string& who = "state store");
   const std::vector<TierShortfall>& shortfalls() const noexcept { return shortfalls_; }
 
  private:

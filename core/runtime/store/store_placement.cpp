@@ -16,11 +16,16 @@ std::vector<BlockId> StateStore::unplaced_by_next_use() const {
 }
 
 // Chooses a tier for every block in `pending` (soonest needed first) and throws PlacementError
-// listing each tier that falls short before anything is allocated.
+// listing each tier that falls short before anything is allocated. The room kept free for others
+// counts as needed on its tier.
 void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets) const {
   std::array<std::size_t, kTierCount> free{};
   std::array<std::size_t, kTierCount> needed{};
-  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) free[index(t)] = free_bytes(t);
+  std::array<std::size_t, kTierCount> staged{};  // room to stage the largest block for its update
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
+    free[index(t)] = free_bytes(t);
+    needed[index(t)] = kept_free(t);
+  }
   std::size_t total = 0;
   targets.assign(pending.size(), Tier::device);
   for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -33,12 +38,12 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
         targets[i] = b.home;
         needed[index(b.home)] += b.bytes;
         // Staged updates need room for at least the largest such block.
-        if (b.update != b.home) needed[index(b.update)] = std::max(needed[index(b.update)], b.bytes);
+        if (b.update != b.home) staged[index(b.update)] = std::max(staged[index(b.update)], b.bytes);
         break;
       case PlacementPolicy::tiered: {
         // Soonest needed on the device, then the host, then NVMe; each must fit on the device
         // alone when its turn comes (the rest of the device can be evicted).
-        needed[index(Tier::device)] = std::max(needed[index(Tier::device)], b.bytes);
+        staged[index(Tier::device)] = std::max(staged[index(Tier::device)], b.bytes);
         Tier chosen = Tier::nvme;
         for (Tier t : {Tier::device, Tier::host})
           if (free[index(t)] >= b.bytes) {
@@ -54,16 +59,21 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
   }
   std::vector<TierShortfall> shortfalls;
   for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
-    std::size_t available = free_bytes(t);
+    const platform::TierUsage u = memory_.usage(t);
+    std::size_t available = u.capacity > u.resident ? u.capacity - u.resident : 0;
     // Under the tiered policy the store's own device copies can make way for the largest block.
     if (options_.policy == PlacementPolicy::tiered && t == Tier::device) available += store_resident(t);
+    needed[index(t)] += staged[index(t)];
     if (needed[index(t)] > available)
       shortfalls.push_back({t, needed[index(t)], available, memory_.usage(t).capacity});
   }
-  if (!shortfalls.empty())
-    throw PlacementError("the " + std::string(to_string(options_.policy)) + " policy cannot place " +
-                             std::to_string(pending.size()) + " blocks (" + std::to_string(total) + " B)",
-                         std::move(shortfalls));
+  if (shortfalls.empty()) return;
+  std::string what = "the " + std::string(to_string(options_.policy)) + " policy cannot place " +
+                     std::to_string(pending.size()) + " blocks (" + std::to_string(total) + " B)";
+  if (set_aside_ != nullptr && set_aside_->unused() > 0)
+    what += " and keep " + std::to_string(set_aside_->unused()) + " B of " +
+            std::string(platform::to_string(set_aside_->tier())) + " memory for " + set_aside_->purpose();
+  throw PlacementError(what, std::move(shortfalls));
 }
 
 void StateStore::place() {
