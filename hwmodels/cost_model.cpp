@@ -29,7 +29,8 @@ CostModel::Charge CostModel::device_charge_at(const platform::Cost& cost, double
       return {cost.flops / (gemm_peak * gpu.efficiency_for(cost.dimension)) + launch, cost.bytes};
     case platform::WorkKind::eigh: return {gpu.eigh_seconds_per_n3.value * cube(cost.dimension) + launch, 0.0};
     case platform::WorkKind::qr: return {gpu.qr_seconds_per_n3.value * cube(cost.dimension) + launch, 0.0};
-    case platform::WorkKind::elementwise: return {launch, cost.bytes};
+    case platform::WorkKind::elementwise:
+      return {cost.flops * gpu.elementwise_seconds_per_flop.value + launch, cost.bytes};
     case platform::WorkKind::other: break;
   }
   return {std::max(cost.flops / gpu.fp32_flops.value, cost.bytes / gpu.memory_bandwidth.value) + launch, 0.0};
@@ -48,7 +49,8 @@ CostModel::Charge CostModel::host_worker_charge(const platform::Cost& cost) cons
     case platform::WorkKind::qr: return {cpu.qr_seconds_per_n3.value * cube(cost.dimension) + task, 0.0};
     case platform::WorkKind::gemm:
     case platform::WorkKind::newton: return {compute + task, cost.bytes};
-    case platform::WorkKind::elementwise: return {task, cost.bytes};
+    case platform::WorkKind::elementwise:
+      return {cost.flops * cpu.elementwise_seconds_per_flop.value + task, cost.bytes};
     case platform::WorkKind::other: break;
   }
   return {std::max(compute, cost.bytes / cpu.memory_bandwidth.value) + task, 0.0};

@@ -9,14 +9,14 @@
 //   gemm, newton   flops / (peak · eff(n)) + launch_latency          bytes
 //   eigh           gpu.eigh_seconds_per_n3 · n³ + launch_latency     0
 //   qr             gpu.qr_seconds_per_n3 · n³ + launch_latency       0
-//   elementwise    launch_latency                                    bytes
+//   elementwise    flops · gpu.elementwise_seconds_per_flop + launch  bytes
 //   other          max(flops / fp32 peak, bytes / bandwidth) + launch_latency   0
 //   memory bandwidth: gpu.memory_bandwidth
 //
 //   host worker (cpu.threads_per_worker threads; rate = cpu.gemm_flops_per_core · threads)
 //   gemm, newton   flops / rate + task_latency                       bytes
 //   eigh, qr       cpu.{eigh,qr}_seconds_per_n3 · n³ + task_latency  0
-//   elementwise    task_latency                                      bytes
+//   elementwise    flops · cpu.elementwise_seconds_per_flop + task    bytes
 //   other          max(flops / rate, bytes / bandwidth) + task_latency   0
 //   memory bandwidth: cpu.memory_bandwidth
 //

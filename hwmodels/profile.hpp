@@ -81,6 +81,9 @@ struct GpuSpec {
   // Host cores the device stream occupies (integer valued): the OpenBLAS threads of a CPU
   // device; a GPU's stream is driven by one host thread.
   Quantity device_threads{1.0, Provenance::derived, "a GPU's device stream is driven by one host thread"};
+  // Seconds per flop of the arithmetic of memory-bound (elementwise) kernels, on top of their
+  // traffic: square roots and divisions that a CPU computes far below its GEMM rate. 0: free.
+  Quantity elementwise_seconds_per_flop{0.0, Provenance::derived, "not given: elementwise arithmetic is free"};
 
   double efficiency_for(std::int64_t dimension) const noexcept { return gemm_efficiency.for_dimension(dimension); }
 
@@ -97,6 +100,9 @@ struct CpuSpec {
   Quantity threads_per_worker;    // BLAS threads one refresh worker uses (integer valued)
   // Fixed cost of one piece of host work (s): handing a task to a worker, a LAPACK call's setup.
   Quantity task_latency{0.0, Provenance::derived, "not given: no fixed cost per host task"};
+  // One worker's seconds per flop of elementwise arithmetic (an update on the host), beside its
+  // traffic. 0: free.
+  Quantity elementwise_seconds_per_flop{0.0, Provenance::derived, "not given: elementwise arithmetic is free"};
 
   bool operator==(const CpuSpec&) const = default;
 };

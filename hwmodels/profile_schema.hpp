@@ -67,6 +67,7 @@ void describe(V& v, GpuSpec& gpu, DeviceKind device) {
   v.quantity("qr_seconds_per_n3", gpu.qr_seconds_per_n3, Measure::coefficient);
   if (device == DeviceKind::cpu) v.quantity("device_threads", gpu.device_threads, Measure::count);
   else v.optional_quantity("device_threads", gpu.device_threads, Measure::count);
+  v.optional_quantity("elementwise_seconds_per_flop", gpu.elementwise_seconds_per_flop, Measure::latency);
 }
 
 template <class V>
@@ -79,6 +80,7 @@ void describe(V& v, CpuSpec& cpu) {
   v.quantity("qr_seconds_per_n3", cpu.qr_seconds_per_n3, Measure::coefficient);
   v.quantity("threads_per_worker", cpu.threads_per_worker, Measure::count);
   v.optional_quantity("task_latency", cpu.task_latency, Measure::latency);  // older profiles lack it
+  v.optional_quantity("elementwise_seconds_per_flop", cpu.elementwise_seconds_per_flop, Measure::latency);
 }
 
 template <class V>

@@ -12,7 +12,8 @@
    geometric mean over configurations.
 
 Usage: validate.py [--asteria PATH] [--work DIR] [--out DIR] [--steps N] [--quick]
-Writes OUT/table.csv, OUT/table.md, OUT/summary.json and OUT/errors.png (matplotlib, if present).
+Writes OUT/table.csv, OUT/table.md, OUT/summary.json, OUT/errors.png (matplotlib, if present), the
+base and the calibrated profiles and the calibration's report (OUT/calibrate-from-trace.txt).
 """
 import argparse
 import csv
@@ -94,6 +95,9 @@ def main():
     p.add_argument("--calibrate-on", default="gpt-mini-soap-S1-tiered",
                    help="the one run whose trace calibrates the profile (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="one model (tiny): a smoke test")
+    p.add_argument("--reuse-records", action="store_true",
+                   help="keep the recorded runs and the base profile of an earlier run in --work: calibrate and "
+                        "replay again")
     a = p.parse_args()
     if a.quick and a.calibrate_on.startswith("gpt-mini"):
         a.calibrate_on = a.calibrate_on.replace("gpt-mini", "tiny")
@@ -103,14 +107,15 @@ def main():
     os.makedirs(os.path.join(a.work, "scratch"), exist_ok=True)
 
     base = os.path.join(a.work, "cpu-device.yaml")
-    run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--quick", "--out", base,
-         "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
+    if not a.reuse_records:
+        run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--quick", "--out", base,
+             "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
 
     runs = grid(a.quick)
     names = [name_of(r) for r in runs]
     if a.calibrate_on not in names:
         sys.exit(f"--calibrate-on {a.calibrate_on}: not a run of the grid ({', '.join(names)})")
-    for r in runs:
+    for r in [] if a.reuse_records else runs:
         d = os.path.join(a.work, "record", name_of(r))
         nvme = os.path.join(a.work, "nvme", name_of(r))
         shutil.rmtree(nvme, ignore_errors=True)
@@ -123,6 +128,12 @@ def main():
     calibrated = os.path.join(a.work, "calibrated.yaml")
     run([asteria, "calibrate", "--from-trace", os.path.join(a.work, "record", a.calibrate_on, "trace.csv"),
          "--base", base, "--out", calibrated], os.path.join(a.work, "calibrate-trace.log"))
+
+    for f in (base, calibrated):
+        shutil.copy(f, os.path.join(a.out, os.path.basename(f)))
+    with open(os.path.join(a.work, "calibrate-trace.log")) as f, \
+            open(os.path.join(a.out, "calibrate-from-trace.txt"), "w") as g:
+        g.writelines(f.readlines()[1:])  # the report, without the command line
 
     rows = []
     for r in runs:

@@ -39,6 +39,7 @@ void assemble_cpu(const Measurements& m, const Assembler& a, int units, Hardware
   p.cpu.eigh_seconds_per_n3 = a.fitted_or_copied(m.eigh, p.cpu.eigh_seconds_per_n3);
   p.cpu.qr_seconds_per_n3 = a.fitted_or_copied(m.qr, p.cpu.qr_seconds_per_n3);
   p.cpu.task_latency = a.measured_or_copied(m.task_latency, p.cpu.task_latency);
+  p.cpu.elementwise_seconds_per_flop = a.measured_or_copied(m.elementwise, p.cpu.elementwise_seconds_per_flop);
   // The c·n³ coefficients above are for one BLAS thread, as each refresh worker runs.
   p.cpu.threads_per_worker = Quantity{1.0, Provenance::derived,
                                       "eigh and QR were timed on 1 BLAS thread, the refresh workers' setting"};

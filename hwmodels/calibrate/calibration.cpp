@@ -107,6 +107,9 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   m.memcpy_one_thread = measure_memcpy(plan.memcpy_bytes, 1, plan.memcpy_repeats);
   m.memcpy_all_threads = measure_memcpy(plan.memcpy_bytes, m.host.cores, plan.memcpy_repeats);
   m.task_latency = measure_task_latency(plan.task_samples);
+  if (m.memcpy_one_thread.valid())
+    m.elementwise = measure_elementwise_seconds_per_flop(plan.memcpy_bytes / sizeof(float) / 4, plan.memcpy_repeats,
+                                                         m.memcpy_one_thread.value);
 
   say("file write and read bandwidth in " + scratch_label.string());
   m.file = measure_file_io(scratch, plan.file);

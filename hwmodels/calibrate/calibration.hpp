@@ -53,6 +53,7 @@ struct Measurements {
   Measured memcpy_one_thread;  // bytes/s
   Measured memcpy_all_threads; // bytes/s
   Measured task_latency;       // s per task handed to a host worker
+  Measured elementwise;        // s per flop of an elementwise kernel's arithmetic, 1 thread
   FileIo file;
   std::filesystem::path file_directory;  // the directory the file measurements ran in
   GpuMeasurements gpu;

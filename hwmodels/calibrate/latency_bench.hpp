@@ -20,4 +20,10 @@ Measured measure_call_latency(int threads, int calls, int repeats);
 // Per-copy time of memcpy of `bytes` (a few): the best of `repeats` runs of `copies` copies.
 Measured measure_copy_latency(std::size_t bytes, int copies, int repeats);
 
+// Seconds per flop of an elementwise kernel's arithmetic beyond its traffic, on one thread: an
+// Adam update (12 flops and 28 bytes of fp32 traffic per element, as the optimizers' shape model
+// declares it) over `elements`, best of `repeats`, less its traffic at `memory_bandwidth`
+// bytes/s; 0 when the traffic alone explains the time.
+Measured measure_elementwise_seconds_per_flop(std::size_t elements, int repeats, double memory_bandwidth);
+
 }  // namespace asteria::hw::calibrate

@@ -58,6 +58,7 @@ void print_summary(const Measurements& m, const std::string& base_label, std::os
   table.measured("memcpy, 1 thread", m.memcpy_one_thread, "%.2f GB/s", 1e-9);
   table.measured("memcpy, " + std::to_string(m.host.cores) + " threads", m.memcpy_all_threads, "%.2f GB/s", 1e-9);
   table.measured("task hand-off", m.task_latency, "%.1f us", 1e6);
+  table.measured("elementwise arithmetic", m.elementwise, "%.3g s/flop", 1.0);
   table.measured("file write", m.file.write, "%.2f GB/s", 1e-9);
   table.measured("file read", m.file.read, "%.2f GB/s", 1e-9);
   table.measured("file 4 KiB read latency", m.file.read_latency, "%.1f us", 1e6);

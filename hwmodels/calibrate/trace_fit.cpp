@@ -40,14 +40,46 @@ struct Group {
   std::vector<LinearObservation> observations;
 };
 
+// The base profile's quantity behind a term's field ("gpu.launch_latency").
+const Quantity* base_quantity(const HardwareProfile& p, const std::string& field) {
+  static const std::vector<std::pair<std::string, const Quantity* (*)(const HardwareProfile&)>> fields = {
+      {"gpu.memory_bandwidth", [](const HardwareProfile& h) { return &h.gpu.memory_bandwidth; }},
+      {"gpu.launch_latency", [](const HardwareProfile& h) { return &h.gpu.launch_latency; }},
+      {"gpu.eigh_seconds_per_n3", [](const HardwareProfile& h) { return &h.gpu.eigh_seconds_per_n3; }},
+      {"gpu.qr_seconds_per_n3", [](const HardwareProfile& h) { return &h.gpu.qr_seconds_per_n3; }},
+      {"gpu.elementwise_seconds_per_flop", [](const HardwareProfile& h) { return &h.gpu.elementwise_seconds_per_flop; }},
+      {"cpu.gemm_flops_per_core", [](const HardwareProfile& h) { return &h.cpu.gemm_flops_per_core; }},
+      {"cpu.memory_bandwidth", [](const HardwareProfile& h) { return &h.cpu.memory_bandwidth; }},
+      {"cpu.eigh_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.eigh_seconds_per_n3; }},
+      {"cpu.qr_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.qr_seconds_per_n3; }},
+      {"cpu.task_latency", [](const HardwareProfile& h) { return &h.cpu.task_latency; }},
+      {"cpu.elementwise_seconds_per_flop", [](const HardwareProfile& h) { return &h.cpu.elementwise_seconds_per_flop; }},
+      {"host_to_device.latency", [](const HardwareProfile& h) { return &h.host_to_device.latency; }},
+      {"host_to_device.bandwidth", [](const HardwareProfile& h) { return &h.host_to_device.bandwidth; }},
+      {"device_to_host.latency", [](const HardwareProfile& h) { return &h.device_to_host.latency; }},
+      {"device_to_host.bandwidth", [](const HardwareProfile& h) { return &h.device_to_host.bandwidth; }},
+      {"nvme.latency", [](const HardwareProfile& h) { return &h.nvme.latency; }},
+      {"nvme.write_bandwidth", [](const HardwareProfile& h) { return &h.nvme.write_bandwidth; }},
+      {"nvme.read_bandwidth", [](const HardwareProfile& h) { return &h.nvme.read_bandwidth; }},
+  };
+  for (const auto& [name, get] : fields)
+    if (name == field) return get(p);
+  const std::string prefix = "gpu.gemm_efficiency.";
+  if (field.rfind(prefix, 0) == 0)
+    for (std::size_t k = 0; k < GemmEfficiency::kClasses; ++k)
+      if (field.substr(prefix.size()) == GemmEfficiency::kNames[k]) return &p.gpu.gemm_efficiency.by_class(k);
+  return nullptr;
+}
+
 void add_observation(Group& g, std::vector<double> features, double seconds) {
   if (seconds <= 0.0) return;  // a clock that did not tick says nothing about a rate
-  g.observations.push_back({std::move(features), seconds, 1.0 / (seconds * seconds)});
+  g.observations.push_back({std::move(features), seconds, 1.0});
 }
 
 // Device stream: 4 efficiency classes, memory, launch latency, eigh c, qr c.
 constexpr std::size_t kDeviceMemory = GemmEfficiency::kClasses, kDeviceLaunch = kDeviceMemory + 1,
-                      kDeviceEigh = kDeviceMemory + 2, kDeviceQr = kDeviceMemory + 3, kDeviceTerms = kDeviceMemory + 4;
+                      kDeviceEigh = kDeviceMemory + 2, kDeviceQr = kDeviceMemory + 3,
+                      kDeviceElementwise = kDeviceMemory + 4, kDeviceTerms = kDeviceMemory + 5;
 
 void add_device_piece(const HardwareProfile& p, const Cost& c, std::vector<double>& f) {
   f[kDeviceLaunch] += 1.0;
@@ -62,12 +94,16 @@ void add_device_piece(const HardwareProfile& p, const Cost& c, std::vector<doubl
     case WorkKind::eigh: f[kDeviceEigh] += cube(c.dimension); return;
     case WorkKind::qr: f[kDeviceQr] += cube(c.dimension); return;
     case WorkKind::elementwise:
+      f[kDeviceMemory] += c.bytes;
+      f[kDeviceElementwise] += c.flops;
+      return;
     case WorkKind::other: f[kDeviceMemory] += c.bytes; return;
   }
 }
 
 // Host worker: gemm rate, memory, eigh c, qr c, task latency.
-constexpr std::size_t kHostGemm = 0, kHostMemory = 1, kHostEigh = 2, kHostQr = 3, kHostTask = 4, kHostTerms = 5;
+constexpr std::size_t kHostGemm = 0, kHostMemory = 1, kHostEigh = 2, kHostQr = 3, kHostTask = 4, kHostElementwise = 5,
+                      kHostTerms = 6;
 
 void add_host_piece(const Cost& c, std::vector<double>& f) {
   f[kHostTask] += 1.0;
@@ -80,11 +116,15 @@ void add_host_piece(const Cost& c, std::vector<double>& f) {
     case WorkKind::eigh: f[kHostEigh] += cube(c.dimension); return;
     case WorkKind::qr: f[kHostQr] += cube(c.dimension); return;
     case WorkKind::elementwise:
+      f[kHostMemory] += c.bytes;
+      f[kHostElementwise] += c.flops;
+      return;
     case WorkKind::other: f[kHostMemory] += c.bytes; return;
   }
 }
 
 constexpr double kPriorWeight = 1e-6;
+constexpr double kMeasuredPriorWeight = 1.0;
 
 double inverse(double coefficient) { return coefficient > 0.0 ? 1.0 / coefficient : std::nan(""); }
 double same(double coefficient) { return coefficient; }
@@ -103,6 +143,9 @@ Group device_group() {
                      [](const HardwareProfile& p) { return p.gpu.eigh_seconds_per_n3.value; }});
   g.terms.push_back({"gpu.qr_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.qr_seconds_per_n3 = q; },
                      [](const HardwareProfile& p) { return p.gpu.qr_seconds_per_n3.value; }});
+  g.terms.push_back({"gpu.elementwise_seconds_per_flop", same,
+                     [](HardwareProfile& p, const Quantity& q) { p.gpu.elementwise_seconds_per_flop = q; },
+                     [](const HardwareProfile& p) { return p.gpu.elementwise_seconds_per_flop.value; }});
   return g;
 }
 
@@ -122,6 +165,9 @@ Group host_group(const HardwareProfile& base) {
                      [](const HardwareProfile& p) { return p.cpu.qr_seconds_per_n3.value; }});
   g.terms.push_back({"cpu.task_latency", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.task_latency = q; },
                      [](const HardwareProfile& p) { return p.cpu.task_latency.value; }});
+  g.terms.push_back({"cpu.elementwise_seconds_per_flop", same,
+                     [](HardwareProfile& p, const Quantity& q) { p.cpu.elementwise_seconds_per_flop = q; },
+                     [](const HardwareProfile& p) { return p.cpu.elementwise_seconds_per_flop.value; }});
   return g;
 }
 
@@ -242,8 +288,18 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
     // profile as a weak prior: one pseudo-observation per coefficient pulling it towards the base's
     // value. Identified coefficients move to
     // the data; a combination the trace cannot split (a power-step GEMM and a QR of the same n both
-    // grow as n³) is split as the base splits it, instead of arbitrarily. The prior weighs a
-    // millionth of an interval: it decides only where the trace cannot.
+    // grow as n³) is split as the base splits it, instead of arbitrarily. A base value that was
+    // measured (microbenchmarks) weighs as one interval at 100% error: hundreds of intervals
+    // outweigh it where they determine the coefficient, and it holds where they barely do (a
+    // launch latency the trace's launches confound with their size). Other base values weigh a
+    // millionth of an interval: they decide only where the trace cannot.
+    // Each interval's squared relative error weighs by its length over the mean length: intervals
+    // of microseconds and of seconds both count (relative error), and the long ones that make up
+    // most of a step (a step's forward and backward) count for more than a launch of 10 µs.
+    double mean = 0.0;
+    for (const LinearObservation& o : g->observations) mean += o.value;
+    mean /= static_cast<double>(g->observations.size());
+    for (LinearObservation& o : g->observations) o.weight = 1.0 / (o.value * mean);
     const LinearFit alone = fit_non_negative(g->observations, g->terms.size());
     std::vector<LinearObservation> with_prior = g->observations;
     for (std::size_t k = 0; k < g->terms.size(); ++k) {
@@ -251,7 +307,10 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       if (!(prior > 0.0) || !std::isfinite(prior)) continue;
       std::vector<double> unit(g->terms.size(), 0.0);
       unit[k] = 1.0;
-      with_prior.push_back({std::move(unit), prior, kPriorWeight / (prior * prior)});
+      const Quantity* measured = base_quantity(base, g->terms[k].field);
+      const double weight =
+          measured != nullptr && measured->provenance == Provenance::measured ? kMeasuredPriorWeight : kPriorWeight;
+      with_prior.push_back({std::move(unit), prior, weight / (prior * prior)});
     }
     const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
     out.groups.push_back({g->name, alone.observations, alone.rms_relative_residual, alone.max_relative_residual});

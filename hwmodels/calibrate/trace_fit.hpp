@@ -10,7 +10,7 @@
 //                (a model may compute them all in one record);  (features: flops / peak at the
 //                per launch on the device stream: its interval  piece's precision), 1/memory
 //                                                               bandwidth, launch latency,
-//                                                               eigh and QR c
+//                                                               eigh and QR c, elementwise s/flop
 //   host worker  each refresh job and host update launch        1/(gemm_flops_per_core · threads),
 //                                                               1/memory bandwidth, eigh and QR c,
 //                                                               task latency
