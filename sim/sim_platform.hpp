@@ -2,12 +2,12 @@
 // The Platform of one simulated unit (one rank): simulated clock, s4u synchronization, the
 // unit's device stream and refresh workers, its memory tiers. Owned by a Simulation.
 //
-// Device stream: every work is one execution on the GPU host, in submission order, lasting
-//   CostModel::gpu_step_seconds for the training step's matmuls (Cost::reduced_precision: at
-//   SimulationOptions::gemm_precision, timeline category "compute") and
-//   CostModel::gpu_optimizer_seconds for everything else (fp32, category "optimizer").
-// Host workers: N actors on the CPU host; every work is an execution of
-//   CostModel::cpu_worker_seconds on cpu.threads_per_worker cores (category "refresh").
+// Device stream: every work runs on the GPU host (a CPU device's on the CPU host), in submission
+//   order: the compute of its pieces (CostModel::device_charge: the training step's matmuls at
+//   the reduced-precision peak, the rest fp32), then their memory traffic on the unit's device
+//   memory (a CPU device's: its DRAM, shared with the host workers).
+// Host workers: N actors on the CPU host; every work is the compute of its pieces
+//   (CostModel::host_worker_charge) on cpu.threads_per_worker cores, then their traffic on DRAM.
 // Activity tracks (platform::ActivitySink): "gpu<u> stream", "cpu<u> worker <k>", "link <name>",
 // "disk nvme<u>"; counters "gpu<u> resident <tier> bytes".
 #include <memory>

@@ -3,7 +3,7 @@
 // ran, what it moved and computed, and what it waited for. Every backend produces it through one
 // recorder (trace_recorder.hpp); the Chrome trace is drawn from it (chrome_trace.hpp); a replay
 // can rebuild the plan from it. The file format ("asteria-trace", version 2) is documented in
-// traces/README.md: a CSV file whose first line is "# asteria-trace 1", then "# key=value"
+// traces/README.md: a CSV file whose first line is "# asteria-trace 2", then "# key=value"
 // metadata lines, then a header row and one row per record.
 #include <cstdint>
 #include <filesystem>

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.hpp"
-#include "core/common/number_text.hpp"
+#include "core/platform/cost_text.hpp"
 
 namespace asteria::plan {
 namespace {
@@ -25,13 +25,6 @@ bool resource_allowed(OpKind kind, Resource on) {
     case OpKind::transfer: return on == Resource::link;
   }
   return false;
-}
-
-std::string cost_text(const platform::Cost& c) {
-  std::string text = std::string(platform::to_string(c.kind)) + '/' + exact_number(c.flops) + '/' +
-                     exact_number(c.bytes) + '/' + std::to_string(c.dimension);
-  if (c.reduced_precision) text += "/reduced";
-  return text;
 }
 
 }  // namespace
@@ -153,7 +146,7 @@ std::string to_text(const StepPlan& plan) {
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
     if (op.kind == OpKind::transfer)
       text += " from=" + std::string(platform::to_string(op.from)) + " to=" + std::string(platform::to_string(op.to));
-    text += " on=" + std::string(to_string(op.on)) + " cost=" + cost_text(op.cost) + " deps=";
+    text += " on=" + std::string(to_string(op.on)) + " cost=" + platform::to_text(op.cost) + " deps=";
     for (std::size_t d = 0; d < op.deps.size(); ++d) {
       if (d) text += ',';
       text += std::to_string(op.deps[d]);

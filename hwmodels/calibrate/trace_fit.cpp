@@ -305,12 +305,12 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
     for (std::size_t k = 0; k < g->terms.size(); ++k) {
       const double prior = g->terms[k].base_coefficient(base);
       if (!(prior > 0.0) || !std::isfinite(prior)) continue;
-      std::vector<double> unit(g->terms.size(), 0.0);
-      unit[k] = 1.0;
+      std::vector<double> direction(g->terms.size(), 0.0);
+      direction[k] = 1.0;
       const Quantity* measured = base_quantity(base, g->terms[k].field);
       const double weight =
           measured != nullptr && measured->provenance == Provenance::measured ? kMeasuredPriorWeight : kPriorWeight;
-      with_prior.push_back({std::move(unit), prior, weight / (prior * prior)});
+      with_prior.push_back({std::move(direction), prior, weight / (prior * prior)});
     }
     const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
     out.groups.push_back({g->name, alone.observations, alone.rms_relative_residual, alone.max_relative_residual});

@@ -20,8 +20,11 @@ StepPlan small_plan(Resource update_on = Resource::device, int delay = 1, int ho
   for (int l = 0; l < 3; ++l)
     for (int b = 0; b < 2; ++b) {
       const double id = static_cast<double>(blocks.size());
-      blocks.push_back({l, "l" + std::to_string(l) + "/" + std::to_string(b), delay, update_on, gemm(1e6), gemm(2e6),
-                        gemm(3e6), 100.0 + id, 200.0 + id});
+      std::string label = "l";  // appended piece by piece: GCC 12 warns falsely (-Wrestrict) on a + chain
+      label += std::to_string(l);
+      label += '/';
+      label += std::to_string(b);
+      blocks.push_back({l, std::move(label), delay, update_on, gemm(1e6), gemm(2e6), gemm(3e6), 100.0 + id, 200.0 + id});
     }
   return horizontal_plan(layers, blocks, {.host_release_delay = host_release_delay});
 }
