@@ -229,8 +229,19 @@ void SimMemory::record(std::string track, const CopyJob& job, platform::Activity
 
 void SimMemory::cross_link(sg4::Host* from, sg4::Host* to, const sg4::Link& link, const CopyJob& job) {
   const double start = sg4::Engine::get_clock();
-  sg4::Comm::sendto(from, to, job.bytes);
-  ++recorder_.counts().communications;
+  if (spec_.copies_use_cores) {
+    // The time the link would take alone, as work of one core of the CPU host (topology.hpp: a
+    // core runs kSpeed per second).
+    const double seconds = link.get_latency() + static_cast<double>(job.bytes) / link.get_bandwidth();
+    sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * kSpeed);
+    exec->set_host(spec_.resources.cpu);
+    exec->start();
+    exec->wait();
+    ++recorder_.counts().executions;
+  } else {
+    sg4::Comm::sendto(from, to, job.bytes);
+    ++recorder_.counts().communications;
+  }
   record("link " + link.get_name(), job, platform::ActivityRole::transfer, start);
 }
 

@@ -36,6 +36,10 @@ struct MemorySpec {
   bool holds_data = true;
   double nvme_latency = 0.0;
   platform::ActivitySink* activities = nullptr;  // transfers, I/O and occupancy counters (null: none)
+  // A CPU device's "links" are memory copies run by a host thread: each takes a core of the CPU
+  // host for its time on the link (shared with the device stream and the workers) instead of
+  // being a transfer beside them.
+  bool copies_use_cores = false;
 };
 
 class SimMemory final : public platform::Memory {

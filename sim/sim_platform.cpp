@@ -56,6 +56,7 @@ SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& 
   memory.holds_data = options.numerics != platform::Numerics::shapes;
   memory.nvme_latency = options.profile.nvme.latency.value;
   memory.activities = activities_;
+  memory.copies_use_cores = options.profile.device == hw::DeviceKind::cpu;
   memory_ = std::make_unique<SimMemory>(memory, board_, recorder);
   host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs, activities_), board_,
                                               recorder);
