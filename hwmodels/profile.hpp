@@ -100,6 +100,9 @@ struct CpuSpec {
   Quantity threads_per_worker;    // BLAS threads one refresh worker uses (integer valued)
   // Fixed cost of one piece of host work (s): handing a task to a worker, a LAPACK call's setup.
   Quantity task_latency{0.0, Provenance::derived, "not given: no fixed cost per host task"};
+  // Seconds the thread that issues the step plan spends per op (bookkeeping, a launch's host
+  // side): while it issues, the device may wait for work. 0: issuing is free.
+  Quantity issue_latency{0.0, Provenance::derived, "not given: issuing a plan op is free"};
   // One worker's seconds per flop of elementwise arithmetic (an update on the host), beside its
   // traffic. 0: free.
   Quantity elementwise_seconds_per_flop{0.0, Provenance::derived, "not given: elementwise arithmetic is free"};

@@ -80,6 +80,7 @@ void describe(V& v, CpuSpec& cpu) {
   v.quantity("qr_seconds_per_n3", cpu.qr_seconds_per_n3, Measure::coefficient);
   v.quantity("threads_per_worker", cpu.threads_per_worker, Measure::count);
   v.optional_quantity("task_latency", cpu.task_latency, Measure::latency);  // older profiles lack it
+  v.optional_quantity("issue_latency", cpu.issue_latency, Measure::latency);
   v.optional_quantity("elementwise_seconds_per_flop", cpu.elementwise_seconds_per_flop, Measure::latency);
 }
 

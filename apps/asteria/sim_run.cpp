@@ -142,9 +142,13 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
   const runtime::DriverOptions options_per_unit =
-      driver_options(spec, warmup, [&costs](const platform::Cost& cost) {
-        return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
-      });
+      [&] {
+        runtime::DriverOptions o = driver_options(spec, warmup, [&costs](const platform::Cost& cost) {
+          return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
+        });
+        o.issue_seconds_per_op = profile.cpu.issue_latency.value;
+        return o;
+      }();
 
   std::optional<runtime::PlacementError> placement_error;
   std::int64_t failures = 0;

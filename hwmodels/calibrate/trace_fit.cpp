@@ -53,6 +53,7 @@ const Quantity* base_quantity(const HardwareProfile& p, const std::string& field
       {"cpu.eigh_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.eigh_seconds_per_n3; }},
       {"cpu.qr_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.qr_seconds_per_n3; }},
       {"cpu.task_latency", [](const HardwareProfile& h) { return &h.cpu.task_latency; }},
+      {"cpu.issue_latency", [](const HardwareProfile& h) { return &h.cpu.issue_latency; }},
       {"cpu.elementwise_seconds_per_flop", [](const HardwareProfile& h) { return &h.cpu.elementwise_seconds_per_flop; }},
       {"host_to_device.latency", [](const HardwareProfile& h) { return &h.host_to_device.latency; }},
       {"host_to_device.bandwidth", [](const HardwareProfile& h) { return &h.host_to_device.bandwidth; }},
@@ -193,29 +194,42 @@ Group nvme_group(std::string name, bool write) {
   return g;
 }
 
-// A device stream goes idle for a moment between two items it runs back to back: the issuing
-// thread hands it the next one (a kernel launch's host side; a queue hand-off and wake-up on a
-// CPU device). The model charges that as each item's launch latency, so a gap shorter than
-// kDispatchGap before an item is counted as part of it; longer gaps are waits (for a refresh, a
-// state move) that the simulator models on its own.
-constexpr double kDispatchGap = 100e-6;
+// A device stream goes idle for a moment between two items it runs back to back while the
+// issuing thread works through the plan ops between them (bookkeeping, a launch's host side):
+// a gap shorter than kIssueGap is the issue time of the ops submitted between the two items (the
+// plan ops after the first item's last op up to the second's), one observation of
+// cpu.issue_latency. Longer gaps are waits (for a refresh, a state move) the simulator models
+// on its own.
+constexpr double kIssueGap = 100e-6;
 
-std::map<std::pair<double, double>, double> dispatch_gaps(const traces::NativeTrace& trace, int unit) {
-  std::map<std::int64_t, std::vector<std::pair<double, double>>> by_step;
-  for (const traces::TraceRecord& r : trace.records)
-    if (r.unit == unit && r.ok && contains(r.resource, " stream")) by_step[r.step].emplace_back(r.start_s, r.end_s);
-  std::map<std::pair<double, double>, double> gaps;
-  for (auto& [step, intervals] : by_step) {
-    std::sort(intervals.begin(), intervals.end());
-    intervals.erase(std::unique(intervals.begin(), intervals.end()), intervals.end());
+Group issuer_group() {
+  Group g{"issuer", {}, {}};
+  g.terms.push_back({"cpu.issue_latency", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.issue_latency = q; },
+                     [](const HardwareProfile& p) { return p.cpu.issue_latency.value; }});
+  return g;
+}
+
+void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& issuer) {
+  // Per step, each stream item (one interval) with the last plan op it serves.
+  std::map<std::int64_t, std::map<std::pair<double, double>, std::int32_t>> by_step;
+  for (const traces::TraceRecord& r : trace.records) {
+    if (r.unit != unit || !r.ok || r.op < 0 || !contains(r.resource, " stream")) continue;
+    std::int32_t& last = by_step[r.step].try_emplace({r.start_s, r.end_s}, r.op).first->second;
+    last = std::max(last, r.op);
+  }
+  for (const auto& [step, items] : by_step) {
     double previous_end = -1.0;
-    for (const auto& interval : intervals) {
+    std::int32_t previous_op = -1;
+    for (const auto& [interval, op] : items) {
       const double gap = interval.first - previous_end;
-      if (previous_end >= 0.0 && gap > 0.0 && gap < kDispatchGap) gaps[interval] = gap;
-      previous_end = std::max(previous_end, interval.second);
+      if (previous_end >= 0.0 && gap > 0.0 && gap < kIssueGap && op > previous_op)
+        add_observation(issuer, {static_cast<double>(op - previous_op)}, gap);
+      if (interval.second > previous_end) {
+        previous_end = interval.second;
+        previous_op = op;
+      }
     }
   }
-  return gaps;
 }
 
 }  // namespace
@@ -234,15 +248,12 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   // (step, launch, resource): their rows share the launch's interval, each row with its op's pieces.
   std::map<std::int64_t, std::pair<std::vector<double>, double>> compute;
   std::map<std::tuple<std::int64_t, std::int32_t, std::string>, std::pair<std::vector<double>, double>> launches;
-  const std::map<std::pair<double, double>, double> dispatch = dispatch_gaps(trace, unit);
+  Group issuer = issuer_group();
+  add_issue_gaps(trace, unit, issuer);
   for (const traces::TraceRecord& r : trace.records) {
     if (r.unit != unit || !r.ok) continue;
     const bool on_device = contains(r.resource, " stream");
-    double seconds = r.end_s - r.start_s;
-    if (on_device) {
-      const auto gap = dispatch.find({r.start_s, r.end_s});
-      if (gap != dispatch.end()) seconds += gap->second;
-    }
+    const double seconds = r.end_s - r.start_s;
     const bool on_worker = contains(r.resource, " worker ");
     if (on_device && (r.kind == "forward" || r.kind == "backward")) {
       auto& [features, total] = compute.try_emplace(r.step, std::vector<double>(kDeviceTerms, 0.0), 0.0).first->second;
@@ -278,7 +289,7 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   TraceCalibration out;
   out.profile = base;
   out.profile.origin = "asteria calibrate --from-trace " + source;
-  std::vector<Group*> groups = {&device, &host};
+  std::vector<Group*> groups = {&device, &host, &issuer};
   for (Group& g : links) groups.push_back(&g);
   std::size_t fitted_observations = 0;
   for (Group* g : groups) {

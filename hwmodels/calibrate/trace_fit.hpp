@@ -14,6 +14,8 @@
 //   host worker  each refresh job and host update launch        1/(gemm_flops_per_core · threads),
 //                                                               1/memory bandwidth, eigh and QR c,
 //                                                               task latency
+//   issuer       each short gap of the device stream between    cpu.issue_latency per plan op
+//                two items: the ops issued in between           issued
 //   links        each copy host->device, device->host           latency, 1/bandwidth
 //   NVMe         each write (->nvme) and read (nvme->)          latency, 1/bandwidth
 //

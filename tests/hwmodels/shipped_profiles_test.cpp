@@ -74,7 +74,7 @@ TEST(ShippedProfiles, LoadWithPositiveSourcedValues) {
     QuantityChecker checker;
     schema::describe(checker, p);
     // gpu 7 + 4 efficiency classes, cpu 7, host memory 2, links 2 x 2, nvme 4, node 6
-    EXPECT_EQ(checker.count(), 36);
+    EXPECT_EQ(checker.count(), 37);
     EXPECT_EQ(p.device, DeviceKind::gpu);
     // Larger products reach more of the peak.
     for (std::size_t i = 1; i < GemmEfficiency::kClasses; ++i)

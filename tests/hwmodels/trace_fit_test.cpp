@@ -144,6 +144,28 @@ TEST(TraceFit, AMeasuredBaseHoldsWhatTheTraceBarelyDetermines) {
   EXPECT_LT(fitted(measured), free_fit - 10e-6);
 }
 
+// The device stream's short gaps are the issuing thread's time for the ops issued between two
+// items: 3 µs per op here; a gap of 1 ms is a wait and says nothing about it.
+TEST(TraceFit, IssueLatencyComesFromTheStreamsShortGaps) {
+  traces::NativeTrace t;
+  double clock = 0.0;
+  std::int32_t op = 0;
+  for (int step = 1; step <= 3; ++step)
+    for (int item = 0; item < 8; ++item) {
+      const int between = 1 + (item % 4);  // ops issued since the previous item
+      clock += item == 5 ? 1e-3 : 3e-6 * between;
+      op += between;
+      traces::TraceRecord r = record("update", "gpu0 stream", step, 0.0, Cost{WorkKind::elementwise, 0, 1e3, 8});
+      r.op = op;
+      r.start_s = clock;
+      r.end_s = clock += 2e-5;
+      t.records.push_back(r);
+    }
+  const TraceCalibration fit = calibrate_from_trace(t, "gaps", unmeasured_base());
+  EXPECT_NEAR(fit.profile.cpu.issue_latency.value, 3e-6, 1e-12);
+  EXPECT_EQ(fit.profile.cpu.issue_latency.provenance, Provenance::measured);
+}
+
 TEST(TraceFit, ATraceWithNothingTimedIsAnError) {
   traces::NativeTrace t;
   t.records.push_back(record("step", "cpu0 main", 1, 0.5, {}));

@@ -33,6 +33,10 @@ struct DriverOptions {
   StoreOptions store;
   ServiceOptions service;
   DeviceSeconds device_seconds;
+  // Modelled seconds the issuing thread spends on each plan op it issues (bookkeeping, a launch's
+  // host side), passed on the platform's clock when time is not measured (a measured run spends
+  // its own). 0: issuing is free.
+  platform::Seconds issue_seconds_per_op = 0.0;
   // Micro-batches, data-parallel ranks, and the release delay of host-updated blocks (0: the
   // driver picks it, see StepDriver).
   plan::HorizontalOptions schedule;

@@ -17,9 +17,12 @@ using plan::Resource;
 template <linalg::Real T>
 PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
                                     PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
-                                    DeviceSeconds device_seconds)
+                                    DeviceSeconds device_seconds, platform::Seconds issue_seconds_per_op)
     : plan_(plan), platform_(platform), model_(model), service_(service), store_(store), blocks_(std::move(blocks)),
-      seconds_(std::move(device_seconds)), sink_(platform.activities()) {
+      seconds_(std::move(device_seconds)),
+      // A measured run's issuing thread spends its own time.
+      issue_seconds_(platform.time_source() == platform::TimeSource::measured ? 0.0 : issue_seconds_per_op),
+      sink_(platform.activities()) {
   plan::validate(plan_, "step plan (" + plan_.schedule + ")");
   if (blocks_.size() != plan_.blocks.size())
     throw std::invalid_argument("PlanInterpreter: " + std::to_string(blocks_.size()) + " bound blocks for a plan of " +
@@ -146,6 +149,7 @@ void PlanInterpreter<T>::record_issuer(OpId i, platform::Seconds start, bool in_
 template <linalg::Real T>
 void PlanInterpreter<T>::execute(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  if (issue_seconds_ > 0.0) platform_.clock().sleep_for(issue_seconds_);
   switch (op.kind) {
     case OpKind::forward:
     case OpKind::backward: {

@@ -60,7 +60,7 @@ class PlanInterpreter {
   // Everything outlives the interpreter; `blocks` is indexed like plan.blocks. Validates the plan.
   PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
                   PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
-                  DeviceSeconds device_seconds);
+                  DeviceSeconds device_seconds, platform::Seconds issue_seconds_per_op = 0.0);
   // Waits for work still in flight (its bodies use the service and the model).
   ~PlanInterpreter();
   PlanInterpreter(const PlanInterpreter&) = delete;
@@ -104,6 +104,7 @@ class PlanInterpreter {
   StateStore& store_;
   std::vector<PlanBlock> blocks_;
   DeviceSeconds seconds_;
+  platform::Seconds issue_seconds_;  // per op, on the issuing thread (0 under measured time)
   platform::ActivitySink* sink_;
   std::vector<plan::OpId> submit_points_;
   std::vector<std::vector<int>> launches_after_;  // per op: the launches submitted after it

@@ -1,5 +1,6 @@
 #include "core/runtime/driver/step_driver.hpp"
 
+#include <cmath>
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
@@ -14,6 +15,8 @@ namespace asteria::runtime {
 
 void validate(const DriverOptions& options, const std::string& source) {
   if (options.warmup_steps < 0) throw InputError(source, "warmup_steps", "expected an integer >= 0");
+  if (!(options.issue_seconds_per_op >= 0.0) || !std::isfinite(options.issue_seconds_per_op))
+    throw InputError(source, "issue_seconds_per_op", "expected a finite number of seconds >= 0");
   if (options.store.lookahead < 0) throw InputError(source, "lookahead", "expected an integer >= 0");
   if (options.schedule.micro_batches < 1) throw InputError(source, "micro_batches", "expected an integer >= 1");
   if (options.schedule.data_parallel_ranks < 1)
@@ -58,7 +61,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<PlanBlock> bound;
   for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region});
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
-                                                      options_.device_seconds);
+                                                      options_.device_seconds, options_.issue_seconds_per_op);
 }
 
 template <linalg::Real T>
