@@ -190,13 +190,6 @@ std::size_t refresh_job_bytes(OptimizerKind kind, const Hyperparameters& /*hp*/,
   return 0;
 }
 
-Cost combine(const Cost& a, const Cost& b) {
-  Cost total = a.flops >= b.flops ? a : b;
-  total.flops = a.flops + b.flops;
-  total.bytes = a.bytes + b.bytes;
-  return total;
-}
-
 PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t element_bytes) {
   const double m = static_cast<double>(rows);
   const double n = static_cast<double>(cols);

@@ -69,7 +69,4 @@ struct PhaseCosts {
 
 PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t element_bytes);
 
-// Sum of two costs; kind and dimension of the one with more flops (as a c·n³ model wants).
-platform::Cost combine(const platform::Cost& a, const platform::Cost& b);
-
 }  // namespace asteria::optim

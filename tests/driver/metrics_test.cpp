@@ -17,13 +17,11 @@ constexpr int kBlocks = 6 + 6 + 4;  // 10x7, 6x9, 5x5 cut at 4
 double optimizer_device_seconds(OptimizerKind kind) {
   double sum = 0.0;
   for (const LayerSpec& layer : small_stack().layers) {
-    platform::Cost layer_cost;
     const optim::TensorOptimizer<float> tensor(kind, small_blocks(kind, 1), {layer.rows, layer.cols}, layer.name);
     for (const auto& block : tensor.blocks()) {
       const optim::PhaseCosts c = optim::phase_costs(kind, block.region.rows, block.region.cols, sizeof(float));
-      layer_cost = optim::combine(layer_cost, optim::combine(c.accumulate, c.apply));
+      sum += one_second_per_gflop(c.accumulate) + one_second_per_gflop(c.apply);
     }
-    sum += one_second_per_gflop(layer_cost);
   }
   return sum;
 }

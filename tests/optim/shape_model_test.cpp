@@ -379,17 +379,6 @@ TEST(ShapeModelRefresh, NewtonJobReportsItsIterationsAfterRun) {
 
 // --- phase costs ---
 
-TEST(ShapeModelPhases, CombineSumsAndKeepsTheLargerPiece) {
-  const platform::Cost small{platform::WorkKind::elementwise, 10.0, 100.0, 3};
-  const platform::Cost large{platform::WorkKind::gemm, 50.0, 20.0, 7};
-  for (const platform::Cost& c : {combine(small, large), combine(large, small)}) {
-    EXPECT_EQ(c.kind, platform::WorkKind::gemm);
-    EXPECT_DOUBLE_EQ(c.flops, 60.0);
-    EXPECT_DOUBLE_EQ(c.bytes, 120.0);
-    EXPECT_EQ(c.dimension, 7);
-  }
-}
-
 // By hand for a 768 x 1024 fp32 SOAP block: statistics are two SYRK-like products m²n + mn²;
 // the update four basis GEMMs plus elementwise work; AdamW only updates.
 TEST(ShapeModelPhases, SoapAndAdamWByHand) {
