@@ -22,16 +22,22 @@ double cube(std::int64_t n) {
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-// One group of coefficients: its columns, how a piece adds to them, and how a fitted coefficient
-// becomes the profile's field.
+// One coefficient of a group: the profile quantity it fits. A time per unit (latency, c of c·n³,
+// s/flop) is the coefficient itself; a rate (bandwidth, FLOP/s, a GEMM efficiency) is its
+// inverse, over `rate_scale` (a worker's threads, for a per-core rate) — a map that is its own
+// inverse, so it turns coefficients into values and values into coefficients alike.
 struct Term {
   std::string field;
-  // From the fitted coefficient (seconds per feature unit) to the field's value; nullopt-like NaN
-  // when the coefficient cannot give a valid value (0 for a rate).
-  std::function<double(double coefficient)> to_value;
-  std::function<void(HardwareProfile&, const Quantity&)> apply;
-  // The base profile's coefficient (seconds per feature unit): the prior of the fit.
-  std::function<double(const HardwareProfile&)> base_coefficient;
+  std::function<Quantity&(HardwareProfile&)> quantity;
+  bool rate = false;
+  std::function<double(const HardwareProfile&)> rate_scale = [](const HardwareProfile&) { return 1.0; };
+
+  // Coefficient <-> the field's value; NaN for a rate from a coefficient of 0.
+  double convert(double x, const HardwareProfile& p) const {
+    if (!rate) return x;
+    const double scaled = x * rate_scale(p);
+    return scaled > 0.0 ? 1.0 / scaled : std::nan("");
+  }
 };
 
 struct Group {
@@ -39,38 +45,6 @@ struct Group {
   std::vector<Term> terms;
   std::vector<LinearObservation> observations;
 };
-
-// The base profile's quantity behind a term's field ("gpu.launch_latency").
-const Quantity* base_quantity(const HardwareProfile& p, const std::string& field) {
-  static const std::vector<std::pair<std::string, const Quantity* (*)(const HardwareProfile&)>> fields = {
-      {"gpu.memory_bandwidth", [](const HardwareProfile& h) { return &h.gpu.memory_bandwidth; }},
-      {"gpu.launch_latency", [](const HardwareProfile& h) { return &h.gpu.launch_latency; }},
-      {"gpu.eigh_seconds_per_n3", [](const HardwareProfile& h) { return &h.gpu.eigh_seconds_per_n3; }},
-      {"gpu.qr_seconds_per_n3", [](const HardwareProfile& h) { return &h.gpu.qr_seconds_per_n3; }},
-      {"gpu.elementwise_seconds_per_flop", [](const HardwareProfile& h) { return &h.gpu.elementwise_seconds_per_flop; }},
-      {"cpu.gemm_flops_per_core", [](const HardwareProfile& h) { return &h.cpu.gemm_flops_per_core; }},
-      {"cpu.memory_bandwidth", [](const HardwareProfile& h) { return &h.cpu.memory_bandwidth; }},
-      {"cpu.eigh_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.eigh_seconds_per_n3; }},
-      {"cpu.qr_seconds_per_n3", [](const HardwareProfile& h) { return &h.cpu.qr_seconds_per_n3; }},
-      {"cpu.task_latency", [](const HardwareProfile& h) { return &h.cpu.task_latency; }},
-      {"cpu.issue_latency", [](const HardwareProfile& h) { return &h.cpu.issue_latency; }},
-      {"cpu.elementwise_seconds_per_flop", [](const HardwareProfile& h) { return &h.cpu.elementwise_seconds_per_flop; }},
-      {"host_to_device.latency", [](const HardwareProfile& h) { return &h.host_to_device.latency; }},
-      {"host_to_device.bandwidth", [](const HardwareProfile& h) { return &h.host_to_device.bandwidth; }},
-      {"device_to_host.latency", [](const HardwareProfile& h) { return &h.device_to_host.latency; }},
-      {"device_to_host.bandwidth", [](const HardwareProfile& h) { return &h.device_to_host.bandwidth; }},
-      {"nvme.latency", [](const HardwareProfile& h) { return &h.nvme.latency; }},
-      {"nvme.write_bandwidth", [](const HardwareProfile& h) { return &h.nvme.write_bandwidth; }},
-      {"nvme.read_bandwidth", [](const HardwareProfile& h) { return &h.nvme.read_bandwidth; }},
-  };
-  for (const auto& [name, get] : fields)
-    if (name == field) return get(p);
-  const std::string prefix = "gpu.gemm_efficiency.";
-  if (field.rfind(prefix, 0) == 0)
-    for (std::size_t k = 0; k < GemmEfficiency::kClasses; ++k)
-      if (field.substr(prefix.size()) == GemmEfficiency::kNames[k]) return &p.gpu.gemm_efficiency.by_class(k);
-  return nullptr;
-}
 
 void add_observation(Group& g, std::vector<double> features, double seconds) {
   if (seconds <= 0.0) return;  // a clock that did not tick says nothing about a rate
@@ -127,70 +101,58 @@ void add_host_piece(const Cost& c, std::vector<double>& f) {
 constexpr double kPriorWeight = 1e-6;
 constexpr double kMeasuredPriorWeight = 1.0;
 
-double inverse(double coefficient) { return coefficient > 0.0 ? 1.0 / coefficient : std::nan(""); }
-double same(double coefficient) { return coefficient; }
+Term seconds(std::string field, std::function<Quantity&(HardwareProfile&)> quantity) {
+  return {std::move(field), std::move(quantity), false};
+}
+
+Term rate(std::string field, std::function<Quantity&(HardwareProfile&)> quantity) {
+  return {std::move(field), std::move(quantity), true};
+}
 
 Group device_group() {
   Group g{"device", {}, {}};
   for (std::size_t k = 0; k < GemmEfficiency::kClasses; ++k)
-    g.terms.push_back({"gpu.gemm_efficiency." + std::string(GemmEfficiency::kNames[k]), inverse,
-                       [k](HardwareProfile& p, const Quantity& q) { p.gpu.gemm_efficiency.by_class(k) = q; },
-                       [k](const HardwareProfile& p) { return inverse(p.gpu.gemm_efficiency.by_class(k).value); }});
-  g.terms.push_back({"gpu.memory_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.gpu.memory_bandwidth = q; },
-                     [](const HardwareProfile& p) { return inverse(p.gpu.memory_bandwidth.value); }});
-  g.terms.push_back({"gpu.launch_latency", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.launch_latency = q; },
-                     [](const HardwareProfile& p) { return p.gpu.launch_latency.value; }});
-  g.terms.push_back({"gpu.eigh_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.eigh_seconds_per_n3 = q; },
-                     [](const HardwareProfile& p) { return p.gpu.eigh_seconds_per_n3.value; }});
-  g.terms.push_back({"gpu.qr_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.gpu.qr_seconds_per_n3 = q; },
-                     [](const HardwareProfile& p) { return p.gpu.qr_seconds_per_n3.value; }});
-  g.terms.push_back({"gpu.elementwise_seconds_per_flop", same,
-                     [](HardwareProfile& p, const Quantity& q) { p.gpu.elementwise_seconds_per_flop = q; },
-                     [](const HardwareProfile& p) { return p.gpu.elementwise_seconds_per_flop.value; }});
+    g.terms.push_back(rate("gpu.gemm_efficiency." + std::string(GemmEfficiency::kNames[k]),
+                           [k](HardwareProfile& p) -> Quantity& { return p.gpu.gemm_efficiency.by_class(k); }));
+  g.terms.push_back(rate("gpu.memory_bandwidth", [](HardwareProfile& p) -> Quantity& { return p.gpu.memory_bandwidth; }));
+  g.terms.push_back(seconds("gpu.launch_latency", [](HardwareProfile& p) -> Quantity& { return p.gpu.launch_latency; }));
+  g.terms.push_back(
+      seconds("gpu.eigh_seconds_per_n3", [](HardwareProfile& p) -> Quantity& { return p.gpu.eigh_seconds_per_n3; }));
+  g.terms.push_back(seconds("gpu.qr_seconds_per_n3", [](HardwareProfile& p) -> Quantity& { return p.gpu.qr_seconds_per_n3; }));
+  g.terms.push_back(seconds("gpu.elementwise_seconds_per_flop",
+                            [](HardwareProfile& p) -> Quantity& { return p.gpu.elementwise_seconds_per_flop; }));
   return g;
 }
 
-Group host_group(const HardwareProfile& base) {
+Group host_group() {
   Group g{"host worker", {}, {}};
-  const double threads = base.cpu.threads_per_worker.value;
-  g.terms.push_back({"cpu.gemm_flops_per_core", [threads](double c) { return inverse(c) / threads; },
-                     [](HardwareProfile& p, const Quantity& q) { p.cpu.gemm_flops_per_core = q; },
-                     [](const HardwareProfile& p) {
-                       return inverse(p.cpu.gemm_flops_per_core.value * p.cpu.threads_per_worker.value);
-                     }});
-  g.terms.push_back({"cpu.memory_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.cpu.memory_bandwidth = q; },
-                     [](const HardwareProfile& p) { return inverse(p.cpu.memory_bandwidth.value); }});
-  g.terms.push_back({"cpu.eigh_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.eigh_seconds_per_n3 = q; },
-                     [](const HardwareProfile& p) { return p.cpu.eigh_seconds_per_n3.value; }});
-  g.terms.push_back({"cpu.qr_seconds_per_n3", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.qr_seconds_per_n3 = q; },
-                     [](const HardwareProfile& p) { return p.cpu.qr_seconds_per_n3.value; }});
-  g.terms.push_back({"cpu.task_latency", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.task_latency = q; },
-                     [](const HardwareProfile& p) { return p.cpu.task_latency.value; }});
-  g.terms.push_back({"cpu.elementwise_seconds_per_flop", same,
-                     [](HardwareProfile& p, const Quantity& q) { p.cpu.elementwise_seconds_per_flop = q; },
-                     [](const HardwareProfile& p) { return p.cpu.elementwise_seconds_per_flop.value; }});
+  Term gemm = rate("cpu.gemm_flops_per_core", [](HardwareProfile& p) -> Quantity& { return p.cpu.gemm_flops_per_core; });
+  gemm.rate_scale = [](const HardwareProfile& p) { return p.cpu.threads_per_worker.value; };
+  g.terms.push_back(std::move(gemm));
+  g.terms.push_back(rate("cpu.memory_bandwidth", [](HardwareProfile& p) -> Quantity& { return p.cpu.memory_bandwidth; }));
+  g.terms.push_back(
+      seconds("cpu.eigh_seconds_per_n3", [](HardwareProfile& p) -> Quantity& { return p.cpu.eigh_seconds_per_n3; }));
+  g.terms.push_back(seconds("cpu.qr_seconds_per_n3", [](HardwareProfile& p) -> Quantity& { return p.cpu.qr_seconds_per_n3; }));
+  g.terms.push_back(seconds("cpu.task_latency", [](HardwareProfile& p) -> Quantity& { return p.cpu.task_latency; }));
+  g.terms.push_back(seconds("cpu.elementwise_seconds_per_flop",
+                            [](HardwareProfile& p) -> Quantity& { return p.cpu.elementwise_seconds_per_flop; }));
   return g;
 }
 
 Group link_group(std::string name, std::string prefix, LinkSpec HardwareProfile::*link) {
   Group g{std::move(name), {}, {}};
-  g.terms.push_back({prefix + ".latency", same, [link](HardwareProfile& p, const Quantity& q) { (p.*link).latency = q; },
-                     [link](const HardwareProfile& p) { return (p.*link).latency.value; }});
-  g.terms.push_back({prefix + ".bandwidth", inverse, [link](HardwareProfile& p, const Quantity& q) { (p.*link).bandwidth = q; },
-                     [link](const HardwareProfile& p) { return inverse((p.*link).bandwidth.value); }});
+  g.terms.push_back(seconds(prefix + ".latency", [link](HardwareProfile& p) -> Quantity& { return (p.*link).latency; }));
+  g.terms.push_back(rate(prefix + ".bandwidth", [link](HardwareProfile& p) -> Quantity& { return (p.*link).bandwidth; }));
   return g;
 }
 
 Group nvme_group(std::string name, bool write) {
   Group g{std::move(name), {}, {}};
-  g.terms.push_back({"nvme.latency", same, [](HardwareProfile& p, const Quantity& q) { p.nvme.latency = q; },
-                     [](const HardwareProfile& p) { return p.nvme.latency.value; }});
+  g.terms.push_back(seconds("nvme.latency", [](HardwareProfile& p) -> Quantity& { return p.nvme.latency; }));
   if (write)
-    g.terms.push_back({"nvme.write_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.nvme.write_bandwidth = q; },
-                       [](const HardwareProfile& p) { return inverse(p.nvme.write_bandwidth.value); }});
+    g.terms.push_back(rate("nvme.write_bandwidth", [](HardwareProfile& p) -> Quantity& { return p.nvme.write_bandwidth; }));
   else
-    g.terms.push_back({"nvme.read_bandwidth", inverse, [](HardwareProfile& p, const Quantity& q) { p.nvme.read_bandwidth = q; },
-                       [](const HardwareProfile& p) { return inverse(p.nvme.read_bandwidth.value); }});
+    g.terms.push_back(rate("nvme.read_bandwidth", [](HardwareProfile& p) -> Quantity& { return p.nvme.read_bandwidth; }));
   return g;
 }
 
@@ -204,8 +166,7 @@ constexpr double kIssueGap = 100e-6;
 
 Group issuer_group() {
   Group g{"issuer", {}, {}};
-  g.terms.push_back({"cpu.issue_latency", same, [](HardwareProfile& p, const Quantity& q) { p.cpu.issue_latency = q; },
-                     [](const HardwareProfile& p) { return p.cpu.issue_latency.value; }});
+  g.terms.push_back(seconds("cpu.issue_latency", [](HardwareProfile& p) -> Quantity& { return p.cpu.issue_latency; }));
   return g;
 }
 
@@ -237,7 +198,7 @@ void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& issuer) {
 TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
                                       const HardwareProfile& base, int unit) {
   Group device = device_group();
-  Group host = host_group(base);
+  Group host = host_group();
   std::vector<Group> links;
   links.push_back(link_group("h2d", "host_to_device", &HardwareProfile::host_to_device));
   links.push_back(link_group("d2h", "device_to_host", &HardwareProfile::device_to_host));
@@ -292,14 +253,15 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   std::vector<Group*> groups = {&device, &host, &issuer};
   for (Group& g : links) groups.push_back(&g);
   std::size_t fitted_observations = 0;
+  HardwareProfile base_fields = base;  // the terms' quantities are read through mutable accessors
   for (Group* g : groups) {
     if (g->observations.empty()) continue;
     fitted_observations += g->observations.size();
     // What the trace alone determines (identification, residuals), then the fit with the base
-    // profile as a weak prior: one pseudo-observation per coefficient pulling it towards the base's
-    // value. Identified coefficients move to
-    // the data; a combination the trace cannot split (a power-step GEMM and a QR of the same n both
-    // grow as n³) is split as the base splits it, instead of arbitrarily. A base value that was
+    // profile as a prior: one pseudo-observation per coefficient pulling it towards the base's
+    // value. Identified coefficients move to the data; a combination the trace cannot split (a
+    // power-step GEMM and a QR of the same n both grow as n³) is split as the base splits it,
+    // instead of arbitrarily. A base value that was
     // measured (microbenchmarks) weighs as one interval at 100% error: hundreds of intervals
     // outweigh it where they determine the coefficient, and it holds where they barely do (a
     // launch latency the trace's launches confound with their size). Other base values weigh a
@@ -314,13 +276,12 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
     const LinearFit alone = fit_non_negative(g->observations, g->terms.size());
     std::vector<LinearObservation> with_prior = g->observations;
     for (std::size_t k = 0; k < g->terms.size(); ++k) {
-      const double prior = g->terms[k].base_coefficient(base);
+      const Quantity& known = g->terms[k].quantity(base_fields);
+      const double prior = g->terms[k].convert(known.value, base);
       if (!(prior > 0.0) || !std::isfinite(prior)) continue;
       std::vector<double> direction(g->terms.size(), 0.0);
       direction[k] = 1.0;
-      const Quantity* measured = base_quantity(base, g->terms[k].field);
-      const double weight =
-          measured != nullptr && measured->provenance == Provenance::measured ? kMeasuredPriorWeight : kPriorWeight;
+      const double weight = known.provenance == Provenance::measured ? kMeasuredPriorWeight : kPriorWeight;
       with_prior.push_back({std::move(direction), prior, weight / (prior * prior)});
     }
     const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
@@ -331,7 +292,7 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       f.field = g->terms[k].field;
       f.group = g->name;
       f.identified = alone.coefficients[k].identified && !alone.coefficients[k].at_bound;
-      f.value = g->terms[k].to_value(c.value);
+      f.value = g->terms[k].convert(c.value, base);
       f.relative_error = alone.coefficients[k].value > 0.0
                              ? alone.coefficients[k].standard_error / alone.coefficients[k].value
                              : std::nan("");
@@ -354,7 +315,7 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
         if (std::isfinite(f.relative_error)) why += ", standard error " + significant(100.0 * f.relative_error, 3) + "%";
         if (!f.identified) why += "; not identified alone, split as the base profile splits it";
         why += ")";
-        g->terms[k].apply(out.profile, Quantity{f.value, Provenance::measured, why});
+        g->terms[k].quantity(out.profile) = Quantity{f.value, Provenance::measured, why};
       }
       out.coefficients.push_back(std::move(f));
     }
