@@ -84,6 +84,10 @@ struct GpuSpec {
   // Seconds per flop of the arithmetic of memory-bound (elementwise) kernels, on top of their
   // traffic: square roots and divisions that a CPU computes far below its GEMM rate. 0: free.
   Quantity elementwise_seconds_per_flop{0.0, Provenance::derived, "not given: elementwise arithmetic is free"};
+  // Seconds from submitting work to an idle device stream until it starts: a CPU device's stream
+  // thread waking from its condition variable; a GPU stream's idle-to-busy start latency. Work
+  // queued behind a busy stream does not pay it. 0: an idle stream starts at once.
+  Quantity wake_latency{0.0, Provenance::derived, "not given: an idle device stream starts work at once"};
 
   double efficiency_for(std::int64_t dimension) const noexcept { return gemm_efficiency.for_dimension(dimension); }
 

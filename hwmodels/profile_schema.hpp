@@ -68,6 +68,7 @@ void describe(V& v, GpuSpec& gpu, DeviceKind device) {
   if (device == DeviceKind::cpu) v.quantity("device_threads", gpu.device_threads, Measure::count);
   else v.optional_quantity("device_threads", gpu.device_threads, Measure::count);
   v.optional_quantity("elementwise_seconds_per_flop", gpu.elementwise_seconds_per_flop, Measure::latency);
+  v.optional_quantity("wake_latency", gpu.wake_latency, Measure::latency);
 }
 
 template <class V>

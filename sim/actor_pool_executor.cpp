@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include <simgrid/Exception.hpp>
 
@@ -59,10 +60,19 @@ void ActorPoolExecutor::start() {
 }
 
 void ActorPoolExecutor::serve(std::size_t lane) {
+  bool fresh = true;  // an actor that has served nothing yet was idle: work found at its start woke it
   for (;;) {
+    bool slept = std::exchange(fresh, false);
     while (queue_.empty()) {  // a woken actor may find the item taken by a busy one: sleep again
       ++idle_;
       wake_->acquire();
+      slept = true;
+    }
+    // Waking takes time; the item stays queued meanwhile, so a busy actor that frees up first
+    // may take it (as a real thread pool's would), and this one checks again.
+    if (slept && spec_.wake_seconds > 0.0) {
+      sg4::this_actor::sleep_for(spec_.wake_seconds);
+      if (queue_.empty()) continue;
     }
     // Actors switch only inside SimGrid calls: nothing runs between the check and the pop.
     Item item = std::move(queue_.front());

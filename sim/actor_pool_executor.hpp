@@ -34,6 +34,11 @@ struct ActorPoolSpec {
   simgrid::s4u::Host* memory = nullptr;
   bool run_bodies = true;
   platform::ActivitySink* activities = nullptr;  // where each item is recorded (null: nowhere)
+  // Simulated seconds an actor that slept for want of work takes to start the item that woke it
+  // (a real stream thread waking from its condition variable, a GPU stream going busy); an
+  // actor that finds work queued pays nothing, one that has served nothing yet counts as asleep.
+  // The item's recorded start is after the wake.
+  double wake_seconds = 0.0;
 };
 
 // Runs the body, turning an escaping exception into a failed Status ("label: what"); lets

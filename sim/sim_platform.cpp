@@ -25,6 +25,9 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
   spec.memory = options.profile.device == hw::DeviceKind::cpu ? r.cpu_memory : r.gpu_memory;
   spec.run_bodies = options.numerics != platform::Numerics::shapes;
   spec.activities = sink;
+  // Work submitted to the idle stream starts once it has woken; host workers pay
+  // cpu.task_latency per job instead.
+  spec.wake_seconds = options.profile.gpu.wake_latency.value;
   return spec;
 }
 

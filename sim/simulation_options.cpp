@@ -84,6 +84,7 @@ void validate(const SimulationOptions& options) {
                    ("gpu.gemm_efficiency." + std::string(hw::GemmEfficiency::kNames[i])).c_str());
   check.positive(p.gpu.memory_bandwidth, "gpu.memory_bandwidth");
   check.non_negative(p.gpu.launch_latency, "gpu.launch_latency");
+  check.non_negative(p.gpu.wake_latency, "gpu.wake_latency");
   check.non_negative(p.gpu.eigh_seconds_per_n3, "gpu.eigh_seconds_per_n3");
   check.non_negative(p.gpu.qr_seconds_per_n3, "gpu.qr_seconds_per_n3");
 

@@ -67,11 +67,9 @@ platform::ActivitySink& TraceRecorder::sink(int unit) {
   return *slot;
 }
 
-void TraceRecorder::set_plan(int unit, const plan::StepPlan& plan) {
-  UnitPlan entry{plan, std::vector<std::vector<std::int32_t>>(plan.launches.size())};
-  for (std::size_t i = 0; i < plan.ops.size(); ++i)
-    if (plan.ops[i].launch >= 0)
-      entry.members[static_cast<std::size_t>(plan.ops[i].launch)].push_back(static_cast<std::int32_t>(i));
+void TraceRecorder::set_plan(int unit, const plan::StepPlan& plan, plan::NumericsSite site) {
+  // A launch's record expands into the ops charged to it where the run computed them.
+  UnitPlan entry{plan, plan::launch_charges(plan, site)};
   std::lock_guard lock(mutex_);
   plans_[unit] = std::move(entry);
 }
@@ -171,6 +169,19 @@ void fill_from_op(TraceRecord& t, const plan::StepPlan& plan, std::int32_t id) {
   t.micro_batch = op.micro_batch;
 }
 
+// Removes the pieces of `cost` from `pieces` when all of them are there (one each), and says
+// whether it did: what a launch's pieces hold of one of its ops.
+bool take_pieces(std::vector<platform::Cost>& pieces, const platform::Costs& cost) {
+  std::vector<platform::Cost> left = pieces;
+  for (const platform::Cost& piece : cost.pieces()) {
+    const auto it = std::find(left.begin(), left.end(), piece);
+    if (it == left.end()) return false;
+    left.erase(it);
+  }
+  pieces = std::move(left);
+  return true;
+}
+
 }  // namespace
 
 NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) const {
@@ -232,8 +243,7 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
           for (std::int32_t i : (*members)[static_cast<std::size_t>(r.tag.launch)]) {
             const plan::Op& op = plan->ops[static_cast<std::size_t>(i)];
             if (op.kind == plan::OpKind::publish) continue;
-            const auto it = std::find(installs.begin(), installs.end(), op.cost);
-            if (it != installs.end()) installs.erase(it);
+            take_pieces(installs, op.cost);
           }
         }
         if (members != nullptr && r.tag.launch >= 0 && static_cast<std::size_t>(r.tag.launch) < members->size())
@@ -246,9 +256,8 @@ NativeTrace TraceRecorder::trace(std::map<std::string, std::string> metadata) co
             m.cost = {};
             if (op.kind != plan::OpKind::publish) {
               m.cost = op.cost;
-            } else if (const auto it = std::find(installs.begin(), installs.end(), op.cost); it != installs.end()) {
+            } else if (take_pieces(installs, op.cost)) {
               m.cost = op.cost;
-              installs.erase(it);
             }
             m.bytes = m.cost.bytes();
             m.flops = m.cost.flops();

@@ -65,7 +65,7 @@ class TraceRecorder {
   platform::ActivitySink& sink(int unit);
   // The plan unit u runs (copied). Its records get kind, layer, block, micro-batch and
   // dependencies from it, and its launches are expanded into one record per fused op.
-  void set_plan(int unit, const plan::StepPlan& plan);
+  void set_plan(int unit, const plan::StepPlan& plan, plan::NumericsSite site = plan::NumericsSite::own_launch);
 
   // The native trace of everything kept, records by unit, then start time. Call once the run is
   // over (nothing records any more). `metadata` is copied into it, with the window and counts.

@@ -130,6 +130,7 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
   if (budgets != "run" && budgets != "profile")
     throw InputError(source, "metadata state_budgets", "run or profile, found \"" + budgets + "\"");
   run.state_budgets = budgets == "run";
+  run.numerics_site = plan::parse_numerics_site(required(trace, "numerics_site", source), source, "metadata numerics_site");
   const auto count = parse_integer<std::size_t>(required(trace, "layers", source), source, "metadata layers");
   for (std::size_t l = 0; l < count; ++l) {
     const std::string key = layer_key(l);
@@ -142,12 +143,8 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
     s.rows = parse_integer<linalg::index>(f[1], source, field);
     s.cols = parse_integer<linalg::index>(f[2], source, field);
     s.vector = f[3] == "vector";
-    const platform::Costs forward = platform::parse_costs(f[4], source, field);
-    const platform::Costs backward = platform::parse_costs(f[5], source, field);
-    if (forward.pieces().size() != 1 || backward.pieces().size() != 1)
-      throw InputError(source, field, "one cost piece for the forward and one for the backward pass");
-    s.forward = forward.pieces()[0];
-    s.backward = backward.pieces()[0];
+    s.forward = platform::parse_costs(f[4], source, field);
+    s.backward = platform::parse_costs(f[5], source, field);
     run.layers.push_back(std::move(s));
   }
   return run;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/step_plan.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "core/runtime/driver/training_model.hpp"
 #include "traces/native_trace.hpp"
@@ -32,6 +33,7 @@ struct RecordedRun {
   std::vector<runtime::LayerSpec> layers;
   std::size_t model_device_bytes = 0;
   bool state_budgets = false;
+  plan::NumericsSite numerics_site = plan::NumericsSite::own_launch;  // where it computed host-placed ops
 };
 
 // Reads the keys replay_metadata() wrote; InputError naming `source` and the key when one is

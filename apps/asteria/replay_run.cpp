@@ -84,6 +84,7 @@ SimWorkload recorded_workload(const RecordedRun& run, const RunSpec& spec, const
   w.stack.gradients = runtime::GradientSpec{spec.seed};
   w.model_device_bytes = run.model_device_bytes;
   if (run.state_budgets) w.state_budgets = sim::TierBudgets{spec.device_budget, spec.host_budget, spec.nvme_budget, 0};
+  w.numerics_site = run.numerics_site;
   w.trace_metadata = {{"replay_of", source}};
   return w;
 }

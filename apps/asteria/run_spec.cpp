@@ -124,6 +124,11 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.store.lookahead = spec.lookahead;
   o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
   o.device_seconds = std::move(device_seconds);
+  // Computing values on the real backend, each hook's device launch computes every optimizer op
+  // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
+  // time goes there, and the trace says so.
+  if (spec.time != platform::TimeSource::simulated && spec.numerics == platform::Numerics::values)
+    o.numerics_site = plan::NumericsSite::hook_launch;
   return o;
 }
 

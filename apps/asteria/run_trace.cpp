@@ -17,8 +17,9 @@ TraceSession::TraceSession(const RunSpec& spec, int units, std::int64_t first_me
 
 platform::ActivitySink* TraceSession::sink(int unit) { return recorder_ ? &recorder_->sink(unit) : nullptr; }
 
-void TraceSession::set_plan(int unit, const plan::StepPlan& plan) {
+void TraceSession::set_plan(int unit, const plan::StepPlan& plan, plan::NumericsSite site) {
   if (!recorder_) return;
+  site_ = site;
   std::call_once(window_fixed_, [&] {
     // Whatever the user chose, the default sizes the rest to the byte budget.
     const std::int64_t first = spec_.trace.steps ? spec_.trace.steps->first : first_;
@@ -29,12 +30,13 @@ void TraceSession::set_plan(int unit, const plan::StepPlan& plan) {
     if (spec_.trace.units) window.units = units;
     recorder_->set_window(window);
   });
-  recorder_->set_plan(unit, plan);
+  recorder_->set_plan(unit, plan, site);
 }
 
 TraceInfo TraceSession::write(const std::filesystem::path& dir, std::map<std::string, std::string> metadata) const {
   TraceInfo info;
   if (!recorder_) return info;
+  metadata["numerics_site"] = std::string(plan::to_string(site_));  // what a replay charges where
   const traces::NativeTrace trace = recorder_->trace(std::move(metadata));
   const std::string native = traces::native_trace_text(trace);
   io::write_file_atomically(dir / "trace.csv", native);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/plan/step_plan.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "traces/trace_recorder.hpp"
@@ -25,7 +26,8 @@ class TraceSession {
   // The sink of unit u (null when not recording).
   platform::ActivitySink* sink(int unit);
   // The plan unit u runs; the first call fixes the window. Call before the unit's first step.
-  void set_plan(int unit, const plan::StepPlan& plan);
+  // `site`: where the run computes host-placed optimizer ops (written to the trace's metadata).
+  void set_plan(int unit, const plan::StepPlan& plan, plan::NumericsSite site);
   // Writes trace.csv and trace.json into `dir` and says what they hold.
   TraceInfo write(const std::filesystem::path& dir, std::map<std::string, std::string> metadata) const;
 
@@ -36,6 +38,7 @@ class TraceSession {
   std::int64_t last_;
   std::unique_ptr<traces::TraceRecorder> recorder_;
   std::once_flag window_fixed_;
+  plan::NumericsSite site_ = plan::NumericsSite::own_launch;
 };
 
 }  // namespace asteria::cli

@@ -147,6 +147,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
           return cost.reduced_precision ? costs.gpu_step_seconds(cost) : costs.gpu_optimizer_seconds(cost);
         });
         o.issue_seconds_per_op = profile.cpu.issue_latency.value;
+        o.numerics_site = workload.numerics_site;
         return o;
       }();
 
@@ -162,7 +163,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
       if (unit == 0) placement_error = e;
       return;
     }
-    trace.set_plan(unit, driver->plan());
+    trace.set_plan(unit, driver->plan(), options_per_unit.numerics_site);
     if (unit == 0) out.plan = plan::to_text(driver->plan());
     for (int t = 1; t <= total_steps; ++t) {
       const runtime::StepRecord r = driver->run_step();

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/plan/step_plan.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
@@ -52,6 +53,9 @@ struct SimWorkload {
   // The optimizer state's own budgets (a recorded real run's --device-budget ...), capped by the
   // profile's; empty: the profile's budgets less the model's device bytes.
   std::optional<sim::TierBudgets> state_budgets;
+  // Where host-placed optimizer ops are computed and charged (a replay: where the recorded run
+  // computed them).
+  plan::NumericsSite numerics_site = plan::NumericsSite::own_launch;
   // Metadata written into the trace beside the run's (a replay names what it replays).
   std::map<std::string, std::string> trace_metadata;
 };

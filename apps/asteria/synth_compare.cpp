@@ -61,7 +61,8 @@ double measure_full_refresh(const SynthSettings& s) {
 double modelled_step(const SynthSettings& s) {
   const auto seconds = device_seconds(s);
   double total = 0.0;
-  for (const runtime::LayerSpec& layer : model_spec(s).layers) total += seconds(layer.forward) + seconds(layer.backward);
+  for (const runtime::LayerSpec& layer : model_spec(s).layers)
+    total += platform::total_seconds(layer.forward, seconds) + platform::total_seconds(layer.backward, seconds);
   return total;
 }
 

@@ -41,9 +41,9 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   for (std::size_t l = 0; l < model.layer_count(); ++l)
     out.parameters += static_cast<std::size_t>(model.layer(l).rows * model.layer(l).cols);
 
-  runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp,
-                                    driver_options(spec, warmup, device_seconds(s)));
-  trace.set_plan(0, driver.plan());
+  const runtime::DriverOptions options = driver_options(spec, warmup, device_seconds(s));
+  runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp, options);
+  trace.set_plan(0, driver.plan(), options.numerics_site);
   out.plan = plan::to_text(driver.plan());
   out.state_bytes = driver.state_bytes();
   out.blocks = driver.block_count();

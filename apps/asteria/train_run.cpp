@@ -141,9 +141,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   platform::Clock& clock = platform.get().clock();
 
   // Measured time: compute_s is the model's own timing (TimedModel), not a modelled duration.
-  runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp,
-                                    driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; }));
-  trace.set_plan(0, driver.plan());
+  const runtime::DriverOptions options = driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; });
+  runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, options);
+  trace.set_plan(0, driver.plan(), options.numerics_site);
   out.plan = plan::to_text(driver.plan());
   out.blocks = driver.block_count();
   out.state_bytes = driver.state_bytes();

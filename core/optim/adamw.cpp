@@ -1,6 +1,7 @@
 #include "core/optim/adamw.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "core/optim/shape_model.hpp"
 
@@ -34,21 +35,39 @@ bool AdamWBlock<T>::apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView
   const T eps = static_cast<T>(hp_.eps);
   const T decay = static_cast<T>(hp_.lr * hp_.weight_decay);
 
-  for (index i = 0; i < m.rows(); ++i)
+  // Row by row over raw pointers, the finiteness test folded into a flag: loops the compiler
+  // vectorizes (the per-element arithmetic, hence every result, is as written).
+  const T one_minus_b1 = T(1) - b1, one_minus_b2 = T(1) - b2;
+  for (index i = 0; i < m.rows(); ++i) {
+    T* __restrict mi = m.row(i).data();
+    T* __restrict vi = v.row(i).data();
+    const T* __restrict gi = grad.row(i).data();
     for (index j = 0; j < m.cols(); ++j) {
-      const T g = grad(i, j);
-      m(i, j) = b1 * m(i, j) + (T(1) - b1) * g;
-      v(i, j) = b2 * v(i, j) + (T(1) - b2) * g * g;
+      const T g = gi[j];
+      mi[j] = b1 * mi[j] + one_minus_b1 * g;
+      vi[j] = b2 * vi[j] + one_minus_b2 * g * g;
     }
-  auto delta = [&](index i, index j) {
-    return lr * (m(i, j) / bc1) / (std::sqrt(v(i, j) / bc2) + eps) + decay * weights(i, j);
-  };
+  }
+  auto delta = [=](T mij, T vij, T wij) { return lr * (mij / bc1) / (std::sqrt(vij / bc2) + eps) + decay * wij; };
   // Check the whole update before writing any weight: nothing non-finite reaches them.
-  for (index i = 0; i < m.rows(); ++i)
-    for (index j = 0; j < m.cols(); ++j)
-      if (!std::isfinite(delta(i, j))) return false;
-  for (index i = 0; i < m.rows(); ++i)
-    for (index j = 0; j < m.cols(); ++j) weights(i, j) -= delta(i, j);
+  // |x| <= max is false for NaN and ±inf alike.
+  const T largest = std::numeric_limits<T>::max();
+  bool finite = true;
+  for (index i = 0; i < m.rows(); ++i) {
+    const T* __restrict mi = m.row(i).data();
+    const T* __restrict vi = v.row(i).data();
+    const T* __restrict wi = weights.row(i).data();
+    bool row_finite = true;
+    for (index j = 0; j < m.cols(); ++j) row_finite &= std::abs(delta(mi[j], vi[j], wi[j])) <= largest;
+    finite = finite && row_finite;
+  }
+  if (!finite) return false;
+  for (index i = 0; i < m.rows(); ++i) {
+    const T* __restrict mi = m.row(i).data();
+    const T* __restrict vi = v.row(i).data();
+    T* __restrict wi = weights.row(i).data();
+    for (index j = 0; j < m.cols(); ++j) wi[j] -= delta(mi[j], vi[j], wi[j]);
+  }
   this->state_.counter(step_) = t;
   return true;
 }

@@ -17,11 +17,9 @@ Op make_op(OpKind kind, Resource on, int layer) {
   return op;
 }
 
-platform::Cost per_micro_batch(platform::Cost cost, int micro_batches) {
+platform::Costs per_micro_batch(const platform::Costs& cost, int micro_batches) {
   if (micro_batches == 1) return cost;  // exact: a single micro-batch is the whole step
-  cost.flops /= micro_batches;
-  cost.bytes /= micro_batches;
-  return cost;
+  return cost.scaled(1.0 / micro_batches);
 }
 
 class Builder {
@@ -85,7 +83,7 @@ class Builder {
     Op op = block_op(OpKind::transfer, Resource::link, b);
     op.from = from;
     op.to = to;
-    op.cost = {platform::WorkKind::other, 0.0, bytes, 0};
+    op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes, 0};
     return add(std::move(op), dep);
   }
 
@@ -128,7 +126,7 @@ class Builder {
     if (options_.data_parallel_ranks > 1) {
       Op reduce = make_op(OpKind::reduce, Resource::network, l);
       reduce.bucket = l;
-      reduce.cost = {platform::WorkKind::other, 0.0, layer.gradient_bytes, 0};
+      reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer.gradient_bytes, 0};
       gate = add(std::move(reduce), gradient);
     }
     const int n = static_cast<int>(layers_.size());

@@ -45,8 +45,8 @@ namespace asteria::plan {
 
 struct LayerWork {
   std::string name;
-  platform::Cost forward;   // of the whole step (split evenly over the micro-batches)
-  platform::Cost backward;
+  platform::Costs forward;  // of the whole step (split evenly over the micro-batches)
+  platform::Costs backward;
   double gradient_bytes = 0.0;  // the layer's gradient bucket, all-reduced under data parallelism
 };
 

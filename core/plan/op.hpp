@@ -59,12 +59,12 @@ struct Op {
   int micro_batch = -1;  // forward, backward
   int block = -1;        // block ops: index into the plan's blocks
   int bucket = -1;       // reduce
-  // transfer: the tiers its bytes (cost.bytes) move between; unused by other kinds.
+  // transfer: the tiers its bytes (cost.bytes()) move between; unused by other kinds.
   platform::Tier from = platform::Tier::device;
   platform::Tier to = platform::Tier::device;
-  // What the op declares it costs, for models. A publish op's cost is charged only when its point
-  // installs a refresh.
-  platform::Cost cost{};
+  // What the op declares it costs, for models, piece by piece (a layer's matmuls and its
+  // elementwise work). A publish op's cost is charged only when its point installs a refresh.
+  platform::Costs cost{platform::Cost{}};
   // Ops (earlier in the plan) that must have finished before this one starts.
   std::vector<OpId> deps{};
   // Ops with the same launch go to their resource's executor as one Work (a multi-tensor kernel,

@@ -43,6 +43,30 @@ std::vector<OpId> launch_submit_points(const StepPlan& plan) {
   return last;
 }
 
+std::string_view to_string(NumericsSite site) noexcept {
+  return site == NumericsSite::hook_launch ? "hook_launch" : "own_launch";
+}
+
+NumericsSite parse_numerics_site(std::string_view text, const std::string& source, const std::string& field) {
+  for (NumericsSite site : {NumericsSite::own_launch, NumericsSite::hook_launch})
+    if (text == to_string(site)) return site;
+  throw InputError(source, field, "own_launch or hook_launch, found '" + std::string(text) + "'");
+}
+
+std::vector<std::vector<OpId>> launch_charges(const StepPlan& plan, NumericsSite site) {
+  std::vector<std::vector<OpId>> charged(plan.launches.size());
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    if (op.launch < 0 || static_cast<std::size_t>(op.launch) >= plan.launches.size()) continue;
+    int l = op.launch;
+    if (site == NumericsSite::hook_launch && op.hook >= 0 && op.hook != op.launch &&
+        plan.launches[static_cast<std::size_t>(op.launch)].on == Resource::host)
+      l = op.hook;
+    charged[static_cast<std::size_t>(l)].push_back(static_cast<OpId>(i));
+  }
+  return charged;
+}
+
 void validate(const StepPlan& plan, const std::string& source) {
   if (plan.layers.empty()) throw InputError(source, "layers", "expected at least one layer");
   if (plan.micro_batches < 1) throw InputError(source, "micro_batches", "expected an integer >= 1");
@@ -79,7 +103,7 @@ void validate(const StepPlan& plan, const std::string& source) {
       throw InputError(source, op_field(i, "to"),
                        "a tier other than the one the transfer moves from (" +
                            std::string(platform::to_string(op.from)) + ")");
-    if (op.kind == OpKind::transfer && !(op.cost.bytes >= 0.0))
+    if (op.kind == OpKind::transfer && !(op.cost.bytes() >= 0.0))
       throw InputError(source, op_field(i, "cost"), "the bytes the transfer moves (>= 0)");
     if (op.launch != -1) {
       if (op.launch < 0 || op.launch >= launches)

@@ -14,6 +14,7 @@
 // transfer of new weights no op of the step depends on is awaited there).
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/plan/op.hpp"
@@ -61,6 +62,22 @@ std::vector<int> block_use_order(const StepPlan& plan);
 
 // Index of the op after which launch `l` is submitted (its last op); -1 for a launch no op names.
 std::vector<OpId> launch_submit_points(const StepPlan& plan);
+
+// Where the numerics of an optimizer op placed on the host workers run, and so which launch is
+// charged for it:
+//   own_launch   in its own host launch: the design, and what a data-free run models;
+//   hook_launch  inside its hook, the device launch of its backward hook, as the real backend
+//                computes values today (its preconditioner service is single-threaded, so one
+//                launch per hook computes every optimizer op of the hook); the host launch then
+//                has nothing left to run.
+enum class NumericsSite { own_launch, hook_launch };
+std::string_view to_string(NumericsSite site) noexcept;
+// "own_launch" or "hook_launch"; InputError naming `source` and `field` otherwise.
+NumericsSite parse_numerics_site(std::string_view text, const std::string& source, const std::string& field);
+
+// Per launch, the ops charged to it when numerics run at `site`, in plan order: its own ops, and
+// at hook_launch a device launch also the host-launch ops it is the hook of.
+std::vector<std::vector<OpId>> launch_charges(const StepPlan& plan, NumericsSite site);
 
 // A readable, line-per-op text of the plan (golden files, --dump-plan): a header with the
 // schedule and counts, the launches, then "<id> <kind> <fields> on=<resource> cost=... deps=..."

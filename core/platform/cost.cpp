@@ -1,5 +1,7 @@
 #include "core/platform/cost.hpp"
 
+#include <algorithm>
+
 namespace asteria::platform {
 
 std::string_view to_string(WorkKind kind) noexcept {
@@ -24,6 +26,29 @@ double Costs::bytes() const noexcept {
   double total = 0.0;
   for (const Cost& piece : pieces_) total += piece.bytes;
   return total;
+}
+
+void Costs::merge(const Costs& more) {
+  for (const Cost& piece : more.pieces_) {
+    auto same = [&](const Cost& c) {
+      return c.kind == piece.kind && c.dimension == piece.dimension && c.reduced_precision == piece.reduced_precision;
+    };
+    if (auto it = std::find_if(pieces_.begin(), pieces_.end(), same); it != pieces_.end()) {
+      it->flops += piece.flops;
+      it->bytes += piece.bytes;
+    } else {
+      pieces_.push_back(piece);
+    }
+  }
+}
+
+Costs Costs::scaled(double factor) const {
+  Costs out = *this;
+  for (Cost& piece : out.pieces_) {
+    piece.flops *= factor;
+    piece.bytes *= factor;
+  }
+  return out;
 }
 
 }  // namespace asteria::platform

@@ -47,6 +47,11 @@ class Costs {
 
   void add(const Cost& piece) { pieces_.push_back(piece); }
   void add(const Costs& more) { pieces_.insert(pieces_.end(), more.pieces_.begin(), more.pieces_.end()); }
+  // Adds each piece of `more` into this one's piece of the same kind, dimension and precision
+  // (appended when there is none): the work of a layer charged to its neighbour.
+  void merge(const Costs& more);
+  // Every piece's flops and bytes times `factor`: a share of the work (a micro-batch's, a weight's).
+  Costs scaled(double factor) const;
 
   std::span<const Cost> pieces() const noexcept { return pieces_; }
   bool empty() const noexcept { return pieces_.empty(); }

@@ -5,16 +5,11 @@
 namespace asteria::workload {
 namespace {
 
-platform::Cost share(const platform::Cost& total, double fraction) {
-  platform::Cost c = total;
-  c.flops *= fraction;
-  c.bytes *= fraction;
-  return c;
-}
-
-void add(platform::Cost& to, const platform::Cost& more) {
-  to.flops += more.flops;
-  to.bytes += more.bytes;
+// Training-step work runs in reduced precision (mixed-precision training); optimizer work does not.
+platform::Costs with_reduced_precision(const platform::Costs& costs) {
+  std::vector<platform::Cost> pieces(costs.pieces().begin(), costs.pieces().end());
+  for (platform::Cost& piece : pieces) piece.reduced_precision = true;
+  return platform::Costs(std::move(pieces));
 }
 
 }  // namespace
@@ -22,13 +17,13 @@ void add(platform::Cost& to, const platform::Cost& more) {
 runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runtime::GradientSpec& gradients) {
   runtime::SyntheticModelSpec spec;
   spec.gradients = gradients;
-  platform::Cost carry_forward, carry_backward;  // of layers that own no weight (a tied head)
+  platform::Costs carry_forward, carry_backward;  // of layers that own no weight (a tied head)
   for (const LayerWork& layer : model.layers) {
     double elements = 0.0;
     for (std::size_t w : layer.weights) elements += static_cast<double>(model.weights[w].elements());
     if (layer.weights.empty()) {
-      add(carry_forward, layer.forward);
-      add(carry_backward, layer.backward);
+      carry_forward.merge(layer.forward);
+      carry_backward.merge(layer.backward);
       continue;
     }
     for (std::size_t i = 0; i < layer.weights.size(); ++i) {
@@ -39,12 +34,11 @@ runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runt
       s.rows = w.rows;
       s.cols = w.cols;
       s.vector = w.order < 2;
-      s.forward = share(layer.forward, fraction);
-      s.backward = share(layer.backward, fraction);
-      s.forward.reduced_precision = s.backward.reduced_precision = true;
-      if (i == 0 && (carry_forward.flops > 0.0 || carry_forward.bytes > 0.0)) {
-        add(s.forward, carry_forward);
-        add(s.backward, carry_backward);
+      s.forward = with_reduced_precision(layer.forward.scaled(fraction));
+      s.backward = with_reduced_precision(layer.backward.scaled(fraction));
+      if (i == 0 && !(carry_forward.free() && carry_backward.free())) {
+        s.forward.merge(with_reduced_precision(carry_forward));
+        s.backward.merge(with_reduced_precision(carry_backward));
         carry_forward = {};
         carry_backward = {};
       }
@@ -52,8 +46,8 @@ runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runt
     }
   }
   if (!spec.layers.empty()) {  // trailing weightless layers: charge them to the last weight
-    add(spec.layers.back().forward, carry_forward);
-    add(spec.layers.back().backward, carry_backward);
+    spec.layers.back().forward.merge(with_reduced_precision(carry_forward));
+    spec.layers.back().backward.merge(with_reduced_precision(carry_backward));
   }
   return spec;
 }

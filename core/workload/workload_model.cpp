@@ -50,8 +50,8 @@ class WorkloadBuilder {
     const double dense_gradient = static_cast<double>(c_.vocab) * d_ * gradient_;
     // Gather: read T rows, write the layer input. Scatter-add: read the input gradient, add
     // each row into a dense weight gradient (zeroed and written whole).
-    work.forward = {WorkKind::elementwise, 0.0, 2.0 * rows_moved * activation_, c_.d_model};
-    work.backward = {WorkKind::elementwise, rows_moved, rows_moved * activation_ + dense_gradient, c_.d_model};
+    work.forward = Cost{WorkKind::elementwise, 0.0, 2.0 * rows_moved * activation_, c_.d_model};
+    work.backward = Cost{WorkKind::elementwise, rows_moved, rows_moved * activation_ + dense_gradient, c_.d_model};
     work.activation_bytes = static_cast<count>(tokens_ * kTokenIdBytes);
     model_.layers.push_back(std::move(work));
   }
@@ -104,9 +104,22 @@ class WorkloadBuilder {
     const double saved_bytes = saved_elements * activation_ + log_sum_exp;
     work.activation_bytes = static_cast<count>(saved_bytes);
 
+    // Elementwise flops per token: two RMS norms (4 per element), the rotary embedding of q and
+    // k (3 per element), the causal softmax over S/2 scores per query and head (4 and an exp per
+    // score), the MLP activation (SwiGLU's silu: 4 and an exp per hidden element; GELU's tanh
+    // form: 8 and a tanh), two residual adds.
+    const double heads = static_cast<double>(c_.heads);
+    const double hidden = static_cast<double>(f);
+    double per_token = 8.0 * d_ + 3.0 * (d_ + kvd) + heads * seq / 2.0 * (4.0 + kTranscendentalFlops) + 2.0 * d_;
+    per_token += hidden * (c_.mlp == MlpKind::swiglu ? 4.0 + kTranscendentalFlops : 8.0 + kTranscendentalFlops);
+    if (c_.qk_norm) per_token += 4.0 * (d_ + kvd);
+    const double elementwise_flops = tokens_ * per_token;
+
     const double weights = owned_elements(work);
-    work.forward = {WorkKind::gemm, forward_flops, weights * activation_ + 2.0 * saved_bytes, d};
-    work.backward = {WorkKind::gemm, 2.0 * forward_flops, weights * (activation_ + gradient_) + 2.0 * saved_bytes, d};
+    work.forward = {Cost{WorkKind::gemm, forward_flops, weights * activation_, d},
+                    Cost{WorkKind::elementwise, elementwise_flops, 2.0 * saved_bytes, d}};
+    work.backward = {Cost{WorkKind::gemm, 2.0 * forward_flops, weights * (activation_ + gradient_), d},
+                     Cost{WorkKind::elementwise, 2.0 * elementwise_flops, 2.0 * saved_bytes, d}};
     model_.layers.push_back(std::move(work));
   }
 
@@ -122,9 +135,14 @@ class WorkloadBuilder {
     const double saved_bytes = tokens_ * (2.0 * d_ + static_cast<double>(c_.vocab)) * activation_;
     work.activation_bytes = static_cast<count>(saved_bytes);
     const double weights = head_elements + norm_elements;
-    work.forward = {WorkKind::gemm, forward_flops, weights * activation_ + 2.0 * saved_bytes, c_.d_model};
-    work.backward = {WorkKind::gemm, 2.0 * forward_flops, weights * (activation_ + gradient_) + 2.0 * saved_bytes,
-                     c_.d_model};
+    // Elementwise flops per token: the final RMS norm (4 per element) and the loss's softmax over
+    // the vocabulary (4 and an exp per logit).
+    const double vocab = static_cast<double>(c_.vocab);
+    const double elementwise_flops = tokens_ * (4.0 * d_ + vocab * (4.0 + kTranscendentalFlops));
+    work.forward = {Cost{WorkKind::gemm, forward_flops, weights * activation_, c_.d_model},
+                    Cost{WorkKind::elementwise, elementwise_flops, 2.0 * saved_bytes, c_.d_model}};
+    work.backward = {Cost{WorkKind::gemm, 2.0 * forward_flops, weights * (activation_ + gradient_), c_.d_model},
+                     Cost{WorkKind::elementwise, 2.0 * elementwise_flops, 2.0 * saved_bytes, c_.d_model}};
     model_.layers.push_back(std::move(work));
   }
 
@@ -135,8 +153,11 @@ class WorkloadBuilder {
       if (w.order == 2) t.matrix_parameters += w.elements();
     }
     for (const LayerWork& work : model_.layers) {
-      t.forward_flops += work.forward.flops;
-      t.backward_flops += work.backward.flops;
+      // Model flops, the matmuls' (the convention of MFU): elementwise work is not counted.
+      for (const Cost& piece : work.forward.pieces())
+        if (piece.kind == WorkKind::gemm) t.forward_flops += piece.flops;
+      for (const Cost& piece : work.backward.pieces())
+        if (piece.kind == WorkKind::gemm) t.backward_flops += piece.flops;
       t.activation_bytes += work.activation_bytes;
     }
     t.flops_per_step = t.forward_flops + t.backward_flops;

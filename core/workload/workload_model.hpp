@@ -12,8 +12,11 @@
 //     with the causal mask, fused kernels (FlashAttention) skip the masked half, so we charge
 //     half of it: 2·B·S²·d in all per layer forward;
 //   * backward = 2 × forward flops (input gradient and weight gradient, each a forward's size);
-//   * elementwise work (norms, activation functions, residuals, softmax) is charged as bytes,
-//     not flops;
+//   * elementwise work (norms, rotary embedding, activation functions, residual adds, the
+//     attention softmax, the loss) is a second piece of each layer, kind elementwise: its flops
+//     with an exp, tanh or erf counted as kTranscendentalFlops (see below), and the activation
+//     traffic (the bytes of the saved activations), so GEMM efficiency is charged to GEMMs only;
+//     backward = 2 × forward, as for the matmuls;
 //   * saved activations per layer (elements, at activation_bytes): layer input, attention norm
 //     output, q, k, v, attention output, residual, MLP norm output, and the MLP's hidden
 //     tensors (SwiGLU: gate, up and their product; GELU: fc1 output and its GELU), plus the
@@ -37,6 +40,12 @@
 
 namespace asteria::workload {
 
+// An exp, tanh or erf as elementwise flops: a scalar libm call costs about as much as 20-60
+// multiply-adds on a CPU (on the 2-core validation VM, 3.3 ns per expf and 7.3 ns per tanhf
+// against 0.13 ns per flop of an Adam update); on a GPU the special-function units make it
+// cheap and memory traffic dominates either way.
+inline constexpr double kTranscendentalFlops = 25.0;
+
 // Layer index of the token embedding; the decoder layers are 0 .. layers−1 and `layers` is the
 // final norm and output head.
 inline constexpr int kEmbeddingLayer = -1;
@@ -54,8 +63,11 @@ struct WeightSpec {
 struct LayerWork {
   std::string name;  // "embedding", "layer0" ..., "head"
   int layer = 0;
-  platform::Cost forward;   // kind gemm (embedding: elementwise), dimension d_model
-  platform::Cost backward;
+  // Decoder layers and head: a gemm piece (dimension d_model: the matmuls and attention, reading
+  // the weights) and an elementwise piece (the rest, moving the activations); embedding: one
+  // elementwise piece.
+  platform::Costs forward;
+  platform::Costs backward;
   // Indices into WorkloadModel::weights of the weights this layer owns: their gradients are
   // complete once its backward has run. Every weight is owned by exactly one layer; a tied
   // embedding is owned by the embedding layer (its backward runs last), though the head reads it.

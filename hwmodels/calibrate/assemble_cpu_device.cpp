@@ -55,6 +55,7 @@ void assemble_cpu_device(const Measurements& m, const Assembler& a, const Hardwa
     p.gpu.bf16_flops = a.copied(base.gpu.bf16_flops, "no SGEMM rate measured");
   }
   p.gpu.launch_latency = a.measured_or_copied(d.call_latency, base.gpu.launch_latency);
+  p.gpu.wake_latency = a.measured_or_copied(d.wake_latency, base.gpu.wake_latency);
   // The optimizer's elementwise kernels run on the stream's own thread.
   p.gpu.elementwise_seconds_per_flop = a.measured_or_copied(m.elementwise, base.gpu.elementwise_seconds_per_flop);
   assemble_classes(d, a, base, p);

@@ -8,6 +8,7 @@
 
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
+#include "hwmodels/calibrate/elementwise_bench.hpp"
 #include "hwmodels/calibrate/latency_bench.hpp"
 #include "hwmodels/calibrate/memory_bench.hpp"
 #include "hwmodels/profile_loader.hpp"

@@ -35,6 +35,8 @@ CpuDeviceMeasurements measure_cpu_device(const CpuDevicePlan& plan, std::ostream
   m.memory_bandwidth = measure_memcpy(plan.memcpy_bytes, plan.threads, plan.memcpy_repeats);
   m.call_latency = measure_call_latency(plan.threads, plan.calls, 3);
   m.copy_latency = measure_copy_latency(64, plan.calls * 10, 3);
+  say("wake latency of the idle device stream");
+  m.wake_latency = measure_wake_latency(plan.wake_samples);
 
   say("eigh (ssyevd) and QR (sgeqrf + sorgqr) on " + threads);
   m.eigh = measure_eigh(plan.solver_sizes, plan.solver_repeats, plan.threads);

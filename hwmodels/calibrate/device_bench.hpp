@@ -24,6 +24,7 @@ struct CpuDevicePlan {
   std::size_t memcpy_bytes = 0;
   int memcpy_repeats = 3;
   int calls = 1000;  // tiny calls for the per-call overhead
+  int wake_samples = 50;  // submissions to the idle stream for its wake latency
 };
 
 struct CpuDeviceMeasurements {
@@ -33,6 +34,7 @@ struct CpuDeviceMeasurements {
   Measured memory_bandwidth;  // bytes/s, memcpy on `threads` threads
   Measured call_latency;      // s per tiny cblas_sgemm
   Measured copy_latency;      // s per small memcpy on one thread
+  Measured wake_latency;      // s from submitting to the idle stream (its thread asleep) to the start
   CubicTimings eigh;          // on `threads` BLAS threads
   CubicTimings qr;
 

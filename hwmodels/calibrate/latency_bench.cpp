@@ -4,15 +4,20 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/real/device_stream_executor.hpp"
+#include "core/real/real_clock.hpp"
+#include "core/real/real_sync.hpp"
 #include "hwmodels/calibrate/cpu_bench.hpp"
 
 namespace asteria::hw::calibrate {
@@ -133,32 +138,38 @@ Measured measure_copy_latency(std::size_t bytes, int copies, int repeats) {
                                 std::to_string(repeats) + " runs of " + std::to_string(copies) + " copies"};
 }
 
-Measured measure_elementwise_seconds_per_flop(std::size_t elements, int repeats, double memory_bandwidth) {
-  if (elements == 0 || repeats < 1 || !(memory_bandwidth > 0.0))
-    throw InputError("elementwise measurement", "elements, repeats, memory_bandwidth",
-                     "expected elements >= 1, repeats >= 1 and a positive bandwidth");
-  std::vector<float> w(elements, 1.0f), g(elements, 0.5f), m(elements, 0.0f), v(elements, 0.0f);
-  const float beta1 = 0.9f, beta2 = 0.999f, lr = 1e-3f, eps = 1e-8f;
-  const double seconds = best_seconds(
-      repeats, [] {},
-      [&] {
-        for (std::size_t i = 0; i < elements; ++i) {
-          m[i] = beta1 * m[i] + (1.0f - beta1) * g[i];
-          v[i] = beta2 * v[i] + (1.0f - beta2) * g[i] * g[i];
-          w[i] -= lr * m[i] / (std::sqrt(v[i]) + eps);
-        }
-      });
-  volatile float sink = w[elements / 2];  // keeps the loop
-  (void)sink;
-  const auto n = static_cast<double>(elements);
-  const double arithmetic = std::max(0.0, seconds - 28.0 * n / memory_bandwidth);
-  Measured out;
-  out.value = arithmetic / (12.0 * n);
-  out.method = "Adam update of " + std::to_string(elements) + " fp32 elements on 1 thread, best of " +
-               std::to_string(repeats) + ": " + std::to_string(seconds * 1e3) +
-               " ms less 28 B/element at the memcpy bandwidth, over 12 flops/element";
-  if (out.value <= 0.0) out.value = 0.0;
-  return out;
+Measured measure_wake_latency(int samples) {
+  if (samples < 1) throw InputError("wake latency", "samples", "expected at least one sample");
+  constexpr auto kIdle = std::chrono::milliseconds(1);
+  real::RealClock clock;
+  real::RealSync sync;
+  platform::CompletionBoard board(sync);
+  real::DeviceStreamOptions options;
+  options.name = "calibrate wake";
+  options.time = platform::TimeSource::measured;  // the body runs as it is: nothing paced
+  real::DeviceStreamExecutor stream(std::move(options), board, clock);  // last: drained before the rest goes
+
+  // Seconds from submitting to an idle stream until the work starts.
+  auto once = [&] {
+    std::this_thread::sleep_for(kIdle);  // the stream thread goes back to waiting for work
+    platform::Seconds started = 0.0;
+    platform::Work probe;
+    probe.label = "wake probe";
+    probe.body = [&] {
+      started = clock.now();
+      return Status::success();
+    };
+    const platform::Seconds submitted = clock.now();
+    stream.submit(std::move(probe)).wait();  // the wait orders the body's write before the read
+    return started - submitted;
+  };
+  once();  // warm-up: the thread's first wake-up
+  std::vector<double> wakes;
+  for (int i = 0; i < samples; ++i) wakes.push_back(once());
+  std::nth_element(wakes.begin(), wakes.begin() + wakes.size() / 2, wakes.end());
+  return {wakes[wakes.size() / 2], "median of " + std::to_string(samples) +
+                                       " submissions to an idle device stream (the real backend's stream thread, "
+                                       "after 1 ms idle), submit to start"};
 }
 
 }  // namespace asteria::hw::calibrate

@@ -20,10 +20,11 @@ Measured measure_call_latency(int threads, int calls, int repeats);
 // Per-copy time of memcpy of `bytes` (a few): the best of `repeats` runs of `copies` copies.
 Measured measure_copy_latency(std::size_t bytes, int copies, int repeats);
 
-// Seconds per flop of an elementwise kernel's arithmetic beyond its traffic, on one thread: an
-// Adam update (12 flops and 28 bytes of fp32 traffic per element, as the optimizers' shape model
-// declares it) over `elements`, best of `repeats`, less its traffic at `memory_bandwidth`
-// bytes/s; 0 when the traffic alone explains the time.
-Measured measure_elementwise_seconds_per_flop(std::size_t elements, int repeats, double memory_bandwidth);
+// Median time from submitting a work to the real backend's device stream
+// (real::DeviceStreamExecutor, measured time), left idle for about 1 ms so that its thread sleeps
+// on its condition variable, until the work's body starts: what gpu.wake_latency charges a CPU
+// device. Throws InputError when samples < 1.
+Measured measure_wake_latency(int samples);
+
 
 }  // namespace asteria::hw::calibrate

@@ -73,6 +73,7 @@ void print_summary(const Measurements& m, const std::string& base_label, std::os
     table.measured("device memcpy", d.memory_bandwidth, "%.2f GB/s", 1e-9);
     table.measured("device per-call overhead", d.call_latency, "%.2f us", 1e6);
     table.measured("small copy", d.copy_latency, "%.3f us", 1e6);
+    table.measured("idle stream wake", d.wake_latency, "%.1f us", 1e6);
     table.fit("device eigh c", d.eigh);
     table.fit("device QR c", d.qr);
     return;

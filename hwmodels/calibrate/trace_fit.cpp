@@ -157,20 +157,25 @@ Group nvme_group(std::string name, bool write) {
 }
 
 // A device stream goes idle for a moment between two items it runs back to back while the
-// issuing thread works through the plan ops between them (bookkeeping, a launch's host side):
-// a gap shorter than kIssueGap is the issue time of the ops submitted between the two items (the
-// plan ops after the first item's last op up to the second's), one observation of
-// cpu.issue_latency. Longer gaps are waits (for a refresh, a state move) the simulator models
-// on its own.
+// issuing thread works through the plan ops between them (bookkeeping, a launch's host side),
+// and the stream, idle, then takes a moment to wake: a gap shorter than kIssueGap is
+//   gpu.wake_latency + cpu.issue_latency x (the ops issued between the two items)
+// (the plan ops after the first item's last op up to the second's). Gaps over varying op counts
+// tell the two apart. Longer gaps are waits (for a refresh, a state move) the simulator models
+// on its own. Gaps under kBacklogGap are a backlogged stream taking its next item (a dequeue):
+// the item was submitted before the stream freed up, so they say nothing of either term.
 constexpr double kIssueGap = 100e-6;
+constexpr double kBacklogGap = 1e-6;
+constexpr std::size_t kGapWake = 0, kGapIssue = 1;
 
-Group issuer_group() {
-  Group g{"issuer", {}, {}};
+Group stream_gap_group() {
+  Group g{"stream gap", {}, {}};
+  g.terms.push_back(seconds("gpu.wake_latency", [](HardwareProfile& p) -> Quantity& { return p.gpu.wake_latency; }));
   g.terms.push_back(seconds("cpu.issue_latency", [](HardwareProfile& p) -> Quantity& { return p.cpu.issue_latency; }));
   return g;
 }
 
-void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& issuer) {
+void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& gaps) {
   // Per step, each stream item (one interval) with the last plan op it serves.
   std::map<std::int64_t, std::map<std::pair<double, double>, std::int32_t>> by_step;
   for (const traces::TraceRecord& r : trace.records) {
@@ -183,8 +188,12 @@ void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& issuer) {
     std::int32_t previous_op = -1;
     for (const auto& [interval, op] : items) {
       const double gap = interval.first - previous_end;
-      if (previous_end >= 0.0 && gap > 0.0 && gap < kIssueGap && op > previous_op)
-        add_observation(issuer, {static_cast<double>(op - previous_op)}, gap);
+      if (previous_end >= 0.0 && gap >= kBacklogGap && gap < kIssueGap && op > previous_op) {
+        std::vector<double> features(2, 0.0);
+        features[kGapWake] = 1.0;
+        features[kGapIssue] = static_cast<double>(op - previous_op);
+        add_observation(gaps, std::move(features), gap);
+      }
       if (interval.second > previous_end) {
         previous_end = interval.second;
         previous_op = op;
@@ -209,8 +218,8 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   // (step, launch, resource): their rows share the launch's interval, each row with its op's pieces.
   std::map<std::int64_t, std::pair<std::vector<double>, double>> compute;
   std::map<std::tuple<std::int64_t, std::int32_t, std::string>, std::pair<std::vector<double>, double>> launches;
-  Group issuer = issuer_group();
-  add_issue_gaps(trace, unit, issuer);
+  Group gaps = stream_gap_group();
+  add_issue_gaps(trace, unit, gaps);
   for (const traces::TraceRecord& r : trace.records) {
     if (r.unit != unit || !r.ok) continue;
     const bool on_device = contains(r.resource, " stream");
@@ -250,7 +259,7 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   TraceCalibration out;
   out.profile = base;
   out.profile.origin = "asteria calibrate --from-trace " + source;
-  std::vector<Group*> groups = {&device, &host, &issuer};
+  std::vector<Group*> groups = {&device, &host, &gaps};
   for (Group& g : links) groups.push_back(&g);
   std::size_t fitted_observations = 0;
   HardwareProfile base_fields = base;  // the terms' quantities are read through mutable accessors

@@ -14,8 +14,9 @@
 //   host worker  each refresh job and host update launch        1/(gemm_flops_per_core · threads),
 //                                                               1/memory bandwidth, eigh and QR c,
 //                                                               task latency
-//   issuer       each short gap of the device stream between    cpu.issue_latency per plan op
-//                two items: the ops issued in between           issued
+//   stream gap   each short gap of the device stream between    gpu.wake_latency (the idle
+//                two items: the ops issued in between           stream waking), cpu.issue_latency
+//                                                               per plan op issued
 //   links        each copy host->device, device->host           latency, 1/bandwidth
 //   NVMe         each write (->nvme) and read (nvme->)          latency, 1/bandwidth
 //
@@ -32,7 +33,7 @@ namespace asteria::hw::calibrate {
 
 struct FittedCoefficient {
   std::string field;      // the profile field: "gpu.gemm_efficiency.below_256", "cpu.eigh_seconds_per_n3"
-  std::string group;      // "device", "host worker", "h2d", "d2h", "nvme write", "nvme read"
+  std::string group;      // "device", "host worker", "stream gap", "h2d", "d2h", "nvme write", "nvme read"
   double value = 0.0;     // in the profile's unit (efficiency, bytes/s, s, s per n³, FLOP/s)
   double relative_error = 0.0;  // standard error / value (NaN when not identified)
   bool identified = false;

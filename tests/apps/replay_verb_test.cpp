@@ -9,6 +9,7 @@
 #include "apps/asteria/replay.hpp"
 #include "core/common/error.hpp"
 #include "tests/apps/child_cli.hpp"
+#include "traces/native_trace.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -118,7 +119,7 @@ TEST(ReplayVerb, ARealTrainingRunIsReplayedWithItsOwnPlan) {
   const testing::TempDir dir;
   const std::string recorded = (dir.path() / "recorded").string();
   const auto t = run_cli({"train", "--model", "tiny", "--optimizer", "shampoo", "--steps", "3", "--host-workers", "1",
-                          "--trace", "--out", recorded, "--no-progress"});
+                          "--placement", "host", "--trace", "--out", recorded, "--no-progress"});
   ASSERT_EQ(t.code, 0) << t.err;
   const std::string replay = (dir.path() / "replay").string();
   const auto r = run_cli_in_child({"replay", recorded + "/trace.csv", "--hw", "h100-pcie-host", "--out", replay, "--no-progress"});
@@ -126,6 +127,21 @@ TEST(ReplayVerb, ARealTrainingRunIsReplayedWithItsOwnPlan) {
   const nlohmann::json e = json_of(std::filesystem::path(replay) / "replay.json");
   EXPECT_EQ(e.at("steps"), 3);
   EXPECT_NE(e.at("plan").get<std::string>().find("the same plan"), std::string::npos) << e.at("plan");
+  // Computing values, the real run computed its host-placed updates in the device launches of
+  // their hooks; the trace says so and the replay charges them there too.
+  const traces::NativeTrace real = traces::read_native_trace(std::filesystem::path(recorded) / "trace.csv");
+  const traces::NativeTrace predicted = traces::read_native_trace(std::filesystem::path(replay) / "trace.csv");
+  EXPECT_EQ(real.metadata.at("numerics_site"), "hook_launch");
+  EXPECT_EQ(predicted.metadata.at("numerics_site"), "hook_launch");
+  for (const traces::NativeTrace* trace : {&real, &predicted}) {
+    int updates = 0;
+    for (const traces::TraceRecord& rec : trace->records)
+      if (rec.kind == "update") {
+        ++updates;
+        EXPECT_NE(rec.resource.find(" stream"), std::string::npos) << rec.resource << " " << rec.label;
+      }
+    EXPECT_GT(updates, 0);
+  }
 }
 
 TEST(ReplayVerb, ATraceWithoutTheRunsMetadataIsRefusedByName) {

@@ -78,6 +78,42 @@ TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
   driver.finish();
 }
 
+// The same step when the hook's device launch computes the host-placed update (the real
+// backend computing values, NumericsSite::hook_launch): the moves are unchanged, the update is
+// charged to the device launch at device speed (AdamW on 16 values: 12 flops each = 192 flops,
+// 1.92e-7 s at 1 s per GFLOP) and no host worker runs anything:
+//   1 + 2 + 4 + 1.92e-7 + 4 = 11.000000192 s.
+TEST(HostUpdateTransfers, AtTheHookLaunchTheDeviceStreamComputesTheHostUpdate) {
+  using T = float;
+  asteria::test::RecordingSink sink;
+  platform::fake::FakeOptions f = fake_timing();
+  f.host_duration = [](const platform::Work&) { return 0.5; };
+  f.copy_bytes_per_second = 16.0;
+  f.activities = &sink;
+  platform::fake::FakePlatform platform(std::move(f));
+  SyntheticModelSpec spec;
+  spec.layers = {make_layer("layer0", 4, 4, 1e9, 4)};
+  SyntheticModel<T> model(spec);
+  DriverOptions o = host_placement();
+  o.numerics_site = plan::NumericsSite::hook_launch;
+  StepDriver<T> driver(platform, model, OptimizerKind::adamw, optim::default_hyperparameters(OptimizerKind::adamw), o);
+  const StepRecord r = driver.run_step();
+  EXPECT_DOUBLE_EQ(r.step_time_s, 11.0 + 1.92e-7);
+  EXPECT_DOUBLE_EQ(r.compute_s, 3.0);
+  EXPECT_TRUE(sink.on_track("cpu0 worker").empty()) << "the host launch has nothing left to run";
+  const std::vector<platform::fake::MoveRecord>& moved = platform.fake_memory().transfers();
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_DOUBLE_EQ(moved[0].end, 7.0);
+  EXPECT_DOUBLE_EQ(moved[1].start, 7.0 + 1.92e-7);
+  // The update's launch on the device stream carries the update's cost.
+  bool charged = false;
+  for (const platform::Activity& a : sink.on_track("gpu0 stream"))
+    if (a.tag.role == ActivityRole::launch)
+      for (const platform::Cost& piece : a.cost.pieces()) charged = charged || piece.flops == 192.0;
+  EXPECT_TRUE(charged);
+  driver.finish();
+}
+
 TEST(HostUpdateTransfers, DeviceUpdatesMoveNothing) {
   using T = float;
   platform::fake::FakeOptions f = fake_timing();

@@ -229,6 +229,7 @@ CpuDeviceMeasurements cpu_device() {
   d.memory_bandwidth = {40e9, "dev-memcpy"};
   d.call_latency = {1e-6, "tiny-call"};
   d.copy_latency = {5e-8, "small-copy"};
+  d.wake_latency = {9e-6, "idle-wake"};
   d.eigh = timings(3e-11, "dev-eigh");
   d.qr = timings(1e-11, "dev-qr");
   return d;
@@ -259,6 +260,7 @@ TEST(CalibrateAssemble, CpuDeviceProfileDescribesTheStreamOnHostCores) {
       << p.gpu.gemm_efficiency.from_4096.source;
   expect_measured(p.gpu.memory_bandwidth, 40e9, "dev-memcpy");
   expect_measured(p.gpu.launch_latency, 1e-6, "tiny-call");
+  expect_measured(p.gpu.wake_latency, 9e-6, "idle-wake");
   expect_measured(p.gpu.eigh_seconds_per_n3, 3e-11, "dev-eigh");
   expect_measured(p.gpu.qr_seconds_per_n3, 1e-11, "dev-qr");
   // Unified: the device's memory is the usable host memory, 64 GB x the base's usable fraction.

@@ -122,6 +122,16 @@ TEST(CalibrateBench, FixedCostsPerCallArePositiveAndSmall) {
   EXPECT_THROW(measure_copy_latency(0, 1, 1), InputError);
 }
 
+// Through the real backend's own device stream: a finite positive time, far below a second.
+TEST(CalibrateBench, WakeLatencyOfTheIdleDeviceStreamIsPositive) {
+  const Measured wake = measure_wake_latency(5);
+  EXPECT_TRUE(wake.valid()) << wake.value;
+  EXPECT_GT(wake.value, 0.0);
+  EXPECT_LT(wake.value, 1.0);
+  EXPECT_NE(wake.method.find("median of 5 submissions to an idle device stream"), std::string::npos) << wake.method;
+  EXPECT_THROW(measure_wake_latency(0), InputError);
+}
+
 TEST(CalibrateBench, CpuDeviceMeasuresEveryFigureOfItsStream) {
   CpuDevicePlan plan;
   plan.threads = 1;
@@ -133,6 +143,7 @@ TEST(CalibrateBench, CpuDeviceMeasuresEveryFigureOfItsStream) {
   plan.memcpy_bytes = std::size_t{4} << 20;
   plan.memcpy_repeats = 2;
   plan.calls = 50;
+  plan.wake_samples = 5;
   std::ostringstream progress;
   const CpuDeviceMeasurements d = measure_cpu_device(plan, progress);
   ASSERT_TRUE(d.measured());
@@ -146,6 +157,7 @@ TEST(CalibrateBench, CpuDeviceMeasuresEveryFigureOfItsStream) {
   EXPECT_TRUE(d.memory_bandwidth.valid());
   EXPECT_TRUE(d.call_latency.valid());
   EXPECT_TRUE(d.copy_latency.valid());
+  EXPECT_TRUE(d.wake_latency.valid());
   EXPECT_TRUE(d.eigh.valid());
   EXPECT_TRUE(d.qr.valid());
   EXPECT_NE(progress.str().find("CPU device"), std::string::npos) << progress.str();

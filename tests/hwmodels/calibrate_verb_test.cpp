@@ -138,6 +138,8 @@ TEST(CalibrateVerbCpuDevice, WritesACpuDeviceProfileOfThisMachine) {
   }
   expect_measured_positive(p.gpu.memory_bandwidth, "gpu.memory_bandwidth");
   expect_measured_positive(p.gpu.launch_latency, "gpu.launch_latency");
+  expect_measured_positive(p.gpu.wake_latency, "gpu.wake_latency");
+  EXPECT_TRUE(contains(p.gpu.wake_latency.source, "idle device stream")) << p.gpu.wake_latency.source;
   expect_measured_positive(p.gpu.eigh_seconds_per_n3, "gpu.eigh_seconds_per_n3");
   expect_measured_positive(p.gpu.qr_seconds_per_n3, "gpu.qr_seconds_per_n3");
   expect_measured_positive(p.host_to_device.bandwidth, "host_to_device.bandwidth");

@@ -235,6 +235,21 @@ TEST(ProfileLoader, TaskLatencyIsOptional) {
                "expected a time >= 0");
 }
 
+TEST(ProfileLoader, WakeLatencyIsOptional) {
+  const HardwareProfile without = parse_profile(tiny_profile_yaml(), "tiny.yaml");
+  EXPECT_EQ(without.gpu.wake_latency, GpuSpec{}.wake_latency);  // older profiles: an idle stream starts at once
+  EXPECT_EQ(without.gpu.wake_latency.value, 0.0);
+  const std::string with = replaced(tiny_profile_yaml(), "  model: Tiny GPU\n",
+                                    "  model: Tiny GPU\n  wake_latency: {value: 10 us, kind: measured, source: idle stream}\n");
+  const HardwareProfile p = parse_profile(with, "tiny.yaml");
+  EXPECT_EQ(p.gpu.wake_latency.value, 10e-6);
+  EXPECT_EQ(p.gpu.wake_latency.provenance, Provenance::measured);
+  EXPECT_EQ(p.gpu.wake_latency.source, "idle stream");
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+  expect_error(replaced(with, "{value: 10 us, kind: measured, source: idle", "{value: -1 us, kind: measured, source: idle"),
+               "gpu.wake_latency", "expected a time >= 0");
+}
+
 TEST(ProfileLoader, ReadsACpuDevice) {
   const HardwareProfile p = parse_profile(cpu_device_profile_yaml(), "cpu.yaml");
   EXPECT_EQ(p.device, DeviceKind::cpu);

@@ -22,7 +22,8 @@ class QuantityChecker {
   void optional_integer(std::string_view key, int& value, int) { EXPECT_GE(value, 1) << field(key); }
   void device_kind(std::string_view, DeviceKind&) {}
   void optional_quantity(std::string_view key, Quantity& q, schema::Measure measure) {
-    if (q != defaults_.gpu.device_threads) quantity(key, q, measure);  // a GPU's default is one thread
+    // A GPU's default is one thread; shipped profiles leave gpu.wake_latency out (0: not given).
+    if (q != defaults_.gpu.device_threads && q != defaults_.gpu.wake_latency) quantity(key, q, measure);
   }
   template <class F>
   void section(std::string_view key, F&& describe_fields) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "core/common/error.hpp"
 #include "hwmodels/cost_model.hpp"
 #include "hwmodels/profile_loader.hpp"
@@ -144,16 +147,17 @@ TEST(TraceFit, AMeasuredBaseHoldsWhatTheTraceBarelyDetermines) {
   EXPECT_LT(fitted(measured), free_fit - 10e-6);
 }
 
-// The device stream's short gaps are the issuing thread's time for the ops issued between two
-// items: 3 µs per op here; a gap of 1 ms is a wait and says nothing about it.
-TEST(TraceFit, IssueLatencyComesFromTheStreamsShortGaps) {
+// Device-stream items whose gaps are the idle stream's wake (`wake` s) plus the issuing
+// thread's time for the ops issued in between (`issue` s per op, 1 to 4 ops: the counts vary,
+// so the two terms are told apart); one gap per step is a wait of 1 ms, which says nothing.
+traces::NativeTrace stream_gap_trace(double wake, double issue) {
   traces::NativeTrace t;
   double clock = 0.0;
   std::int32_t op = 0;
   for (int step = 1; step <= 3; ++step)
     for (int item = 0; item < 8; ++item) {
       const int between = 1 + (item % 4);  // ops issued since the previous item
-      clock += item == 5 ? 1e-3 : 3e-6 * between;
+      clock += item == 5 ? 1e-3 : wake + issue * between;
       op += between;
       traces::TraceRecord r = record("update", "gpu0 stream", step, 0.0, Cost{WorkKind::elementwise, 0, 1e3, 8});
       r.op = op;
@@ -161,9 +165,36 @@ TEST(TraceFit, IssueLatencyComesFromTheStreamsShortGaps) {
       r.end_s = clock += 2e-5;
       t.records.push_back(r);
     }
-  const TraceCalibration fit = calibrate_from_trace(t, "gaps", unmeasured_base());
+  return t;
+}
+
+const FittedCoefficient& coefficient(const TraceCalibration& fit, const std::string& field) {
+  for (const FittedCoefficient& c : fit.coefficients)
+    if (c.field == field) return c;
+  throw std::logic_error("no coefficient " + field);
+}
+
+// A short gap of the device stream is gpu.wake_latency + cpu.issue_latency x ops issued between
+// the two items: 10 µs of wake and 3 µs per op here.
+TEST(TraceFit, WakeAndIssueLatencyComeFromTheStreamsShortGaps) {
+  const TraceCalibration fit = calibrate_from_trace(stream_gap_trace(10e-6, 3e-6), "gaps", unmeasured_base());
+  EXPECT_NEAR(fit.profile.gpu.wake_latency.value / 10e-6, 1.0, 0.05) << fit.profile.gpu.wake_latency.value;
+  EXPECT_NEAR(fit.profile.cpu.issue_latency.value / 3e-6, 1.0, 0.05) << fit.profile.cpu.issue_latency.value;
+  for (const char* field : {"gpu.wake_latency", "cpu.issue_latency"}) {
+    const FittedCoefficient& c = coefficient(fit, field);
+    EXPECT_TRUE(c.identified && c.applied) << field << ": " << c.note;
+    EXPECT_EQ(c.group, "stream gap");
+  }
+  EXPECT_EQ(fit.profile.gpu.wake_latency.provenance, Provenance::measured);
+  EXPECT_EQ(fit.profile.cpu.issue_latency.provenance, Provenance::measured);
+}
+
+// Gaps that are all issue time: 3 µs per op, and a wake of (rounding error above) 0.
+TEST(TraceFit, IssueLatencyComesFromTheStreamsShortGaps) {
+  const TraceCalibration fit = calibrate_from_trace(stream_gap_trace(0.0, 3e-6), "gaps", unmeasured_base());
   EXPECT_NEAR(fit.profile.cpu.issue_latency.value, 3e-6, 1e-12);
   EXPECT_EQ(fit.profile.cpu.issue_latency.provenance, Provenance::measured);
+  EXPECT_LT(fit.profile.gpu.wake_latency.value, 1e-10);
 }
 
 TEST(TraceFit, ATraceWithNothingTimedIsAnError) {

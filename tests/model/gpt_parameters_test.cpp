@@ -128,7 +128,9 @@ TEST(GptFlops, MatchTheWorkloadModelsStep) {
     // that step_flops leaves out like every other elementwise operation).
     double matmul_flops = 0.0;
     for (const workload::LayerWork& layer : workload::build_workload(c).layers)
-      if (layer.forward.kind == platform::WorkKind::gemm) matmul_flops += layer.forward.flops + layer.backward.flops;
+      for (const platform::Costs* pass : {&layer.forward, &layer.backward})
+        for (const platform::Cost& piece : pass->pieces())
+          if (piece.kind == platform::WorkKind::gemm) matmul_flops += piece.flops;
     EXPECT_DOUBLE_EQ(gpt.step_flops(3, 5), matmul_flops);
   }
 }

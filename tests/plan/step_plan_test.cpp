@@ -107,6 +107,37 @@ TEST(StepPlan, HostUpdatesAreHostLaunchesCarriedByTheLayersDeviceHook) {
   EXPECT_EQ(host_launches, 6);
 }
 
+TEST(StepPlan, AtTheHookLaunchAHostOpIsChargedToTheDeviceLaunchThatComputesIt) {
+  for (const Resource on : {Resource::device, Resource::host}) {
+    const StepPlan plan = small_plan(on);
+    const auto own = launch_charges(plan, NumericsSite::own_launch);
+    const auto hook = launch_charges(plan, NumericsSite::hook_launch);
+    ASSERT_EQ(own.size(), plan.launches.size());
+    ASSERT_EQ(hook.size(), plan.launches.size());
+    std::size_t charged_own = 0, charged_hook = 0;
+    for (std::size_t l = 0; l < plan.launches.size(); ++l) {
+      charged_own += own[l].size();
+      charged_hook += hook[l].size();
+      for (OpId i : own[l]) EXPECT_EQ(plan.ops[static_cast<std::size_t>(i)].launch, static_cast<int>(l));
+      if (plan.launches[l].on == Resource::host) {
+        EXPECT_TRUE(hook[l].empty()) << "host launch " << l << " keeps ops at the hook launch";
+        continue;
+      }
+      // A device launch: its own ops, then (in plan order) the host ops it is the hook of.
+      EXPECT_TRUE(std::is_sorted(hook[l].begin(), hook[l].end()));
+      for (OpId i : hook[l]) {
+        const Op& op = plan.ops[static_cast<std::size_t>(i)];
+        EXPECT_TRUE(op.launch == static_cast<int>(l) || op.hook == static_cast<int>(l));
+      }
+    }
+    EXPECT_EQ(charged_own, charged_hook) << "every launch op is charged exactly once at either site";
+    if (on == Resource::device) EXPECT_EQ(own, hook);
+  }
+  EXPECT_EQ(parse_numerics_site("hook_launch", "t", "f"), NumericsSite::hook_launch);
+  EXPECT_EQ(to_string(NumericsSite::own_launch), "own_launch");
+  EXPECT_THROW(parse_numerics_site("device", "t", "f"), InputError);
+}
+
 TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
   {
     StepPlan plan = small_plan();
@@ -205,8 +236,8 @@ TEST(StepPlan, HostUpdatesMoveTheGradientDownAndTheWeightsUp) {
     EXPECT_EQ(d.on, Resource::link);
     EXPECT_EQ(d.to, platform::Tier::host);
     EXPECT_EQ(u.to, platform::Tier::device);
-    EXPECT_EQ(d.cost.bytes, 100.0 + b);
-    EXPECT_EQ(u.cost.bytes, 200.0 + b);
+    EXPECT_EQ(d.cost.bytes(), 100.0 + b);
+    EXPECT_EQ(u.cost.bytes(), 200.0 + b);
     // The gradient leaves once its layer's backward is done; the host accumulate reads it.
     ASSERT_EQ(d.deps.size(), 1u);
     EXPECT_EQ(plan.ops[static_cast<std::size_t>(d.deps[0])].kind, OpKind::backward);

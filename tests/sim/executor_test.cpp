@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
+#include "core/common/error.hpp"
 #include "sim/simulation.hpp"
 #include "tests/common/recording_sink.hpp"
 #include "tests/sim/in_child.hpp"
@@ -349,6 +351,89 @@ TEST(SimExecutors, ACpuDeviceSharesItsCoresWithCopies) {
       EXPECT_NEAR(p.clock().now() - t0, 4e-3, 1e-9);
     });
   });
+}
+
+}  // namespace
+}  // namespace asteria::sim
+
+namespace asteria::sim {
+namespace {
+
+// gpu.wake_latency w: work submitted to the idle device stream starts w later (the stream thread
+// waking); work queued behind a busy stream starts at its predecessor's end. Tiny profile: a
+// 1 GFLOP bf16 GEMM takes c = 1e9 / 2e12 + 10 µs launch = 510 µs.
+TEST(SimExecutors, TheIdleDeviceStreamTakesItsWakeLatencyToStart) {
+  run_in_child([] {
+    constexpr double w = 4e-6, c = 5.1e-4, t1 = 2e-3, t2 = 5e-3;
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.profile.gpu.wake_latency = q(w);
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
+    sim.run([&](int, Platform& p) {
+      Work a = gemm(1e9);
+      a.label = "a";
+      p.device_stream().submit(std::move(a)).wait();  // at t = 0, to the idle stream
+      EXPECT_NEAR(p.clock().now(), w + c, 1e-12);
+      p.clock().sleep_until(t1);  // the stream has gone idle
+      Work b = gemm(1e9), second = gemm(1e9);
+      b.label = "b";
+      second.label = "c";
+      Pending pb = p.device_stream().submit(std::move(b));
+      Pending pc = p.device_stream().submit(std::move(second));  // queued while b runs
+      pb.wait();
+      pc.wait();
+      EXPECT_NEAR(p.clock().now(), t1 + w + 2 * c, 1e-12);
+      p.clock().sleep_until(t2);
+      Work d = gemm(1e9);
+      d.label = "d";
+      p.device_stream().submit(std::move(d)).wait();
+      EXPECT_NEAR(p.clock().now(), t2 + w + c, 1e-12);
+      // Host workers keep their own fixed cost (cpu.task_latency, 0 here): no wake.
+      const double t3 = p.clock().now();
+      p.host_workers().submit(refresh(100)).wait();
+      EXPECT_NEAR(p.clock().now() - t3, 2e-3, 1e-12);
+    });
+    // The recorded starts are after the wake, as a real trace records them.
+    const std::vector<platform::Activity> recorded = sink.on_track("gpu0 stream");
+    ASSERT_EQ(recorded.size(), 4u);
+    const std::vector<std::string> labels{"a", "b", "c", "d"};
+    const std::vector<double> starts{w, t1 + w, t1 + w + c, t2 + w};
+    for (std::size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(recorded[i].label, labels[i]);
+      EXPECT_NEAR(recorded[i].start, starts[i], 1e-12) << labels[i];
+      EXPECT_NEAR(recorded[i].end, starts[i] + c, 1e-12) << labels[i];
+    }
+  });
+}
+
+// A stream that has run nothing yet is idle: work submitted before the run wakes it too.
+TEST(SimExecutors, WorkSubmittedBeforeTheRunWakesTheStream) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.profile.gpu.wake_latency = q(4e-6);
+    Simulation sim(options);
+    const Pending early = sim.platform(0).device_stream().submit(gemm(1e9));
+    sim.run([&](int, Platform& p) {
+      early.wait();
+      EXPECT_NEAR(p.clock().now(), 4e-6 + 5.1e-4, 1e-12);
+    });
+  });
+}
+
+TEST(SimExecutors, ANegativeWakeLatencyIsRejectedNamingTheField) {
+  SimulationOptions options = tiny_options(Numerics::shapes);
+  options.profile.gpu.wake_latency = q(-1e-6);
+  try {
+    validate(options);
+    ADD_FAILURE() << "a negative wake latency was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "gpu.wake_latency");
+    EXPECT_EQ(e.source(), "tests/sim/tiny_profile.hpp");
+    EXPECT_NE(std::string(e.what()).find("expected a finite number >= 0"), std::string::npos) << e.what();
+  }
+  options.profile.gpu.wake_latency = q(0.0);
+  EXPECT_NO_THROW(validate(options));
 }
 
 }  // namespace

@@ -68,30 +68,49 @@ TEST(Workload, TinyLayerCostsByHand) {
   const LayerWork& layer = w.layers[1];
   // Matmuls 2·T·(4·64² + 3·256·64); causal attention 2·B·S²·d = 2·2·64²·64.
   const double forward = 2.0 * tokens * (4 * 64 * 64 + 3 * 256 * 64) + 2.0 * 2 * 64 * 64 * 64;
-  EXPECT_DOUBLE_EQ(layer.forward.flops, forward);
-  EXPECT_DOUBLE_EQ(layer.backward.flops, 2.0 * forward);
-  EXPECT_EQ(layer.forward.kind, platform::WorkKind::gemm);
-  EXPECT_EQ(layer.forward.dimension, 64);
+  // Two pieces: the matmuls (reading the weights) and the elementwise work (moving the saved
+  // activations). Elementwise flops per token: norms 8·64, rotary 3·(64 + 64), softmax over
+  // S/2 = 32 scores for each of 4 heads at 4 + an exp, SwiGLU 256·(4 + an exp), residuals 2·64.
+  ASSERT_EQ(layer.forward.pieces().size(), 2u);
+  ASSERT_EQ(layer.backward.pieces().size(), 2u);
+  const platform::Cost& gemm = layer.forward.pieces()[0];
+  const platform::Cost& elementwise = layer.forward.pieces()[1];
+  EXPECT_EQ(gemm.kind, platform::WorkKind::gemm);
+  EXPECT_EQ(gemm.dimension, 64);
+  EXPECT_DOUBLE_EQ(gemm.flops, forward);
+  EXPECT_DOUBLE_EQ(layer.backward.pieces()[0].flops, 2.0 * forward);
+  EXPECT_EQ(elementwise.kind, platform::WorkKind::elementwise);
+  const double exp = kTranscendentalFlops;
+  const double per_token = 8 * 64 + 3 * (64 + 64) + 4 * 32 * (4 + exp) + 256 * (4 + exp) + 2 * 64;
+  EXPECT_DOUBLE_EQ(elementwise.flops, tokens * per_token);
+  EXPECT_DOUBLE_EQ(layer.backward.pieces()[1].flops, 2.0 * tokens * per_token);
   // Saved: T·(6·64 + 2·64 + 3·256) bf16 values, plus an fp32 log-sum-exp per (sequence, head, query).
   const count saved = 128 * (6 * 64 + 2 * 64 + 3 * 256) * 2 + 2 * 4 * 64 * 4;
   EXPECT_EQ(layer.activation_bytes, saved);
   const double layer_weights = 4 * 64 * 64 + 3 * 256 * 64 + 2 * 64;
-  EXPECT_DOUBLE_EQ(layer.forward.bytes, layer_weights * 2 + 2.0 * saved);
-  EXPECT_DOUBLE_EQ(layer.backward.bytes, layer_weights * (2 + 4) + 2.0 * saved);
+  EXPECT_DOUBLE_EQ(gemm.bytes, layer_weights * 2);
+  EXPECT_DOUBLE_EQ(elementwise.bytes, 2.0 * saved);
+  EXPECT_DOUBLE_EQ(layer.forward.bytes(), layer_weights * 2 + 2.0 * saved);
+  EXPECT_DOUBLE_EQ(layer.backward.bytes(), layer_weights * (2 + 4) + 2.0 * saved);
   EXPECT_EQ(layer.weights.size(), 9u);
 
   const LayerWork& head = w.layers[3];
-  EXPECT_DOUBLE_EQ(head.forward.flops, 2.0 * tokens * 64 * 256);
-  EXPECT_DOUBLE_EQ(head.backward.flops, 4.0 * tokens * 64 * 256);
+  ASSERT_EQ(head.forward.pieces().size(), 2u);
+  EXPECT_DOUBLE_EQ(head.forward.pieces()[0].flops, 2.0 * tokens * 64 * 256);
+  EXPECT_DOUBLE_EQ(head.backward.pieces()[0].flops, 4.0 * tokens * 64 * 256);
+  // The final norm (4 per element) and the loss's softmax over 256 logits (4 + an exp each).
+  EXPECT_DOUBLE_EQ(head.forward.pieces()[1].flops, tokens * (4 * 64 + 256 * (4 + exp)));
   EXPECT_EQ(head.activation_bytes, 128 * (2 * 64 + 256) * 2);
 
   const LayerWork& embedding = w.layers[0];
-  EXPECT_EQ(embedding.forward.kind, platform::WorkKind::elementwise);
-  EXPECT_DOUBLE_EQ(embedding.forward.flops, 0.0);
-  EXPECT_DOUBLE_EQ(embedding.backward.flops, tokens * 64);  // scatter-add of T rows
+  ASSERT_EQ(embedding.forward.pieces().size(), 1u);
+  EXPECT_EQ(embedding.forward.pieces()[0].kind, platform::WorkKind::elementwise);
+  EXPECT_DOUBLE_EQ(embedding.forward.flops(), 0.0);
+  EXPECT_DOUBLE_EQ(embedding.backward.flops(), tokens * 64);  // scatter-add of T rows
   EXPECT_EQ(embedding.activation_bytes, 128 * 8);          // int64 token ids
 
-  const double total = 2 * 3 * forward + 3 * 2.0 * tokens * 64 * 256 + tokens * 64;
+  // Model flops are the matmuls' (elementwise work is not counted, as in MFU).
+  const double total = 2 * 3 * forward + 3 * 2.0 * tokens * 64 * 256;
   EXPECT_DOUBLE_EQ(w.totals.flops_per_step, total);
   EXPECT_DOUBLE_EQ(w.totals.forward_flops + w.totals.backward_flops, total);
   EXPECT_EQ(w.totals.activation_bytes, 128 * 8 + 2 * saved + 128 * (2 * 64 + 256) * 2);
@@ -119,7 +138,7 @@ TEST(Workload, GroupedQueryAttentionNarrowsKeysAndValues) {
   EXPECT_EQ(w.weights[w.weight_index("layer0.attn.v")].rows, 32);
   EXPECT_EQ(w.weights[w.weight_index("layer0.attn.q")].rows, 64);
   const double forward = 2.0 * 128 * (2 * 64 * 64 + 2 * 32 * 64 + 3 * 256 * 64) + 2.0 * 2 * 64 * 64 * 64;
-  EXPECT_DOUBLE_EQ(w.layers[1].forward.flops, forward);
+  EXPECT_DOUBLE_EQ(w.layers[1].forward.pieces()[0].flops, forward);
 }
 
 TEST(Workload, GeluMlpHasTwoMatrices) {
@@ -139,7 +158,7 @@ TEST(Workload, TiedEmbeddingsDropTheHeadWeightButNotItsWork) {
   const WorkloadModel untied = build_workload(tiny());
   EXPECT_THROW(tied.weight_index("head"), InputError);
   EXPECT_EQ(tied.totals.parameters, untied.totals.parameters - 256 * 64);
-  EXPECT_DOUBLE_EQ(tied.layers.back().forward.flops, untied.layers.back().forward.flops);
+  EXPECT_EQ(tied.layers.back().forward, untied.layers.back().forward);
 }
 
 TEST(Workload, QkNormAddsVectorWeights) {
@@ -178,7 +197,7 @@ TEST(Workload, Olmo1bParameterCountAndFlops) {
   EXPECT_LT(ratio, 1.15);
   // Attention: 3 passes x L x 2·B·S²·d (causal half), relative to 6·N·T.
   const double attention = 3 * layers * 2 * 8 * 1024.0 * 1024.0 * d;
-  EXPECT_NEAR(w.totals.flops_per_step, six_nt + attention + tokens * d, 1e-9 * six_nt);
+  EXPECT_NEAR(w.totals.flops_per_step, six_nt + attention, 1e-9 * six_nt);
 }
 
 // OLMo-2 7B: 32 layers of 4·4096² attention + 3·4096·11008 SwiGLU + four 4096-wide gains

@@ -37,6 +37,11 @@ struct DriverOptions {
   // host side), passed on the platform's clock when time is not measured (a measured run spends
   // its own). 0: issuing is free.
   platform::Seconds issue_seconds_per_op = 0.0;
+  // Which launch is charged for a host-placed optimizer op (plan::NumericsSite): its own host
+  // launch (the design), or its hook, the device launch whose body computes it when values are
+  // computed. A run on the real backend computing values sets hook_launch (where the time goes);
+  // a replay sets what the recorded run did.
+  plan::NumericsSite numerics_site = plan::NumericsSite::own_launch;
   // Micro-batches, data-parallel ranks, and the release delay of host-updated blocks (0: the
   // driver picks it, see StepDriver).
   plan::HorizontalOptions schedule;

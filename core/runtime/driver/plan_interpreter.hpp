@@ -26,6 +26,7 @@
 // op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
 // recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
 // ops that ran inside a launch body are recorded on the device stream's track.
+#include <array>
 #include <exception>
 #include <vector>
 
@@ -60,7 +61,8 @@ class PlanInterpreter {
   // Everything outlives the interpreter; `blocks` is indexed like plan.blocks. Validates the plan.
   PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
                   PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
-                  DeviceSeconds device_seconds, platform::Seconds issue_seconds_per_op = 0.0);
+                  DeviceSeconds device_seconds, platform::Seconds issue_seconds_per_op = 0.0,
+                  plan::NumericsSite numerics_site = plan::NumericsSite::own_launch);
   // Waits for work still in flight (its bodies use the service and the model).
   ~PlanInterpreter();
   PlanInterpreter(const PlanInterpreter&) = delete;
@@ -108,12 +110,16 @@ class PlanInterpreter {
   platform::ActivitySink* sink_;
   std::vector<plan::OpId> submit_points_;
   std::vector<std::vector<int>> launches_after_;  // per op: the launches submitted after it
-  std::vector<std::vector<plan::OpId>> members_of_;   // per launch: ops charged to it
+  // Per NumericsSite, per launch: the ops charged to it; and per op, the launch charged for it.
+  std::array<std::vector<std::vector<plan::OpId>>, 2> charges_;
+  std::array<std::vector<int>, 2> charged_launch_;
+  plan::NumericsSite site_option_;  // which launch is charged for a host-placed optimizer op
   std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
 
   // Per step.
   Step step_ = 0;
   bool body_ = false;    // optimizer ops run inside their hook launch
+  plan::NumericsSite site_ = plan::NumericsSite::own_launch;
   bool device_numerics_ = false;
   bool values_ = false;
   PlanTotals totals_;

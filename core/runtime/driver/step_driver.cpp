@@ -61,7 +61,8 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<PlanBlock> bound;
   for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region});
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
-                                                      options_.device_seconds, options_.issue_seconds_per_op);
+                                                      options_.device_seconds, options_.issue_seconds_per_op,
+                                                      options_.numerics_site);
 }
 
 template <linalg::Real T>

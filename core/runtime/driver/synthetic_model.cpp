@@ -45,8 +45,8 @@ LayerSpec make_layer(std::string name, index rows, index cols, double forward_fl
   layer.rows = rows;
   layer.cols = cols;
   const double weight_bytes = static_cast<double>(rows) * static_cast<double>(cols) * static_cast<double>(bytes_per_value);
-  layer.forward = {platform::WorkKind::gemm, forward_flops, weight_bytes, std::max(rows, cols)};
-  layer.backward = {platform::WorkKind::gemm, 2.0 * forward_flops, 2.0 * weight_bytes, std::max(rows, cols)};
+  layer.forward = platform::Cost{platform::WorkKind::gemm, forward_flops, weight_bytes, std::max(rows, cols)};
+  layer.backward = platform::Cost{platform::WorkKind::gemm, 2.0 * forward_flops, 2.0 * weight_bytes, std::max(rows, cols)};
   return layer;
 }
 
@@ -58,9 +58,10 @@ void validate(const SyntheticModelSpec& spec, const std::string& source) {
       throw InputError(layer_source(source, l), "shape",
                        "expected rows and cols >= 1, found " + std::to_string(layer.rows) + "x" +
                            std::to_string(layer.cols));
-    for (const platform::Cost* cost : {&layer.forward, &layer.backward})
-      if (!(cost->flops >= 0.0) || !(cost->bytes >= 0.0) || !std::isfinite(cost->flops) || !std::isfinite(cost->bytes))
-        throw InputError(layer_source(source, l), "cost", "expected finite flops and bytes >= 0");
+    for (const platform::Costs* costs : {&layer.forward, &layer.backward})
+      for (const platform::Cost& cost : costs->pieces())
+        if (!(cost.flops >= 0.0) || !(cost.bytes >= 0.0) || !std::isfinite(cost.flops) || !std::isfinite(cost.bytes))
+          throw InputError(layer_source(source, l), "cost", "expected finite flops and bytes >= 0");
   }
   if (spec.gradients.rank < 1) throw InputError(source, "gradient rank", "expected an integer >= 1");
   if (!(spec.gradients.noise >= 0.0) || !std::isfinite(spec.gradients.noise))

@@ -19,8 +19,8 @@ struct LayerSpec {
   std::string name;          // "layer3"
   index rows = 0;
   index cols = 0;
-  platform::Cost forward;    // device work of the layer's forward pass (no numerics: modelled)
-  platform::Cost backward;   // and of its backward pass
+  platform::Costs forward;   // device work of the layer's forward pass (no numerics: modelled)
+  platform::Costs backward;  // and of its backward pass
   // A 1-D parameter (a norm's scale, a bias) seen as 1 x cols: optimized by the AdamW fallback
   // of tensors of order <= 1, as a framework integration would.
   bool vector = false;
