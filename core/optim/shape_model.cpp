@@ -200,9 +200,14 @@ PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t e
   const index dim = std::max(rows, cols);
   PhaseCosts c;
   switch (kind) {
-    case OptimizerKind::adamw:
-      c.apply = {WorkKind::elementwise, 12.0 * mn, 7.0 * mn * v, dim};  // read w g m v, write w m v
+    case OptimizerKind::adamw: {
+      // adamw.cpp: the moments (7 flops), then the step m̂/(√v̂ + ε)·lr + decay·w (3 divisions,
+      // a square root and 4 flops) twice, once to check it is finite before any weight is
+      // written and once to write it, the check and the subtraction (3). Reads w g m v, writes w m v.
+      const double per_value = 7.0 + 2.0 * (4.0 * platform::kDivisionFlops + 4.0) + 3.0;
+      c.apply = {WorkKind::elementwise, per_value * mn, 7.0 * mn * v, dim};
       break;
+    }
     case OptimizerKind::shampoo:
       // L += G Gᵀ, R += Gᵀ G (syrk); P = L̂ Ḡ R̂ plus momentum and the Adam graft.
       c.accumulate = {WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};

@@ -22,6 +22,15 @@ enum class WorkKind {
 
 std::string_view to_string(WorkKind kind) noexcept;
 
+// Elementwise flops weigh an operation by what it costs beside a multiply or an add, so that one
+// rate (s/flop) prices every elementwise kernel: a division or a square root as kDivisionFlops
+// (x86 divps/sqrtps: a vector every 4-8 cycles against two FMAs per cycle; GPUs: several
+// cycles too), an exp, tanh or erf as kTranscendentalFlops (a scalar libm call: on a 2-core
+// AMD EPYC VM, 3.3 ns per expf and 7.3 ns per tanhf, 25-55 multiply-adds; a GPU's
+// special-function units make it cheap, and memory traffic dominates there either way).
+inline constexpr double kDivisionFlops = 8.0;
+inline constexpr double kTranscendentalFlops = 25.0;
+
 struct Cost {
   WorkKind kind = WorkKind::other;
   double flops = 0.0;

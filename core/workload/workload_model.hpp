@@ -40,11 +40,7 @@
 
 namespace asteria::workload {
 
-// An exp, tanh or erf as elementwise flops: a scalar libm call costs about as much as 20-60
-// multiply-adds on a CPU (on the 2-core validation VM, 3.3 ns per expf and 7.3 ns per tanhf
-// against 0.13 ns per flop of an Adam update); on a GPU the special-function units make it
-// cheap and memory traffic dominates either way.
-inline constexpr double kTranscendentalFlops = 25.0;
+using platform::kTranscendentalFlops;
 
 // Layer index of the token embedding; the decoder layers are 0 .. layers−1 and `layers` is the
 // final norm and output head.

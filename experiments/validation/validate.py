@@ -108,7 +108,7 @@ def main():
 
     base = os.path.join(a.work, "cpu-device.yaml")
     if not a.reuse_records:
-        run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--quick", "--out", base,
+        run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--out", base,
              "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
 
     runs = grid(a.quick)

@@ -80,9 +80,9 @@ TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
 
 // The same step when the hook's device launch computes the host-placed update (the real
 // backend computing values, NumericsSite::hook_launch): the moves are unchanged, the update is
-// charged to the device launch at device speed (AdamW on 16 values: 12 flops each = 192 flops,
-// 1.92e-7 s at 1 s per GFLOP) and no host worker runs anything:
-//   1 + 2 + 4 + 1.92e-7 + 4 = 11.000000192 s.
+// charged to the device launch at device speed (AdamW on 16 values at 7 + 2·(4·8 + 4) + 3 = 82
+// weighted flops each, 1312 flops: 1.312e-6 s at 1 s per GFLOP) and no host worker runs anything:
+//   1 + 2 + 4 + 1.312e-6 + 4 = 11.000001312 s.
 TEST(HostUpdateTransfers, AtTheHookLaunchTheDeviceStreamComputesTheHostUpdate) {
   using T = float;
   asteria::test::RecordingSink sink;
@@ -98,18 +98,18 @@ TEST(HostUpdateTransfers, AtTheHookLaunchTheDeviceStreamComputesTheHostUpdate) {
   o.numerics_site = plan::NumericsSite::hook_launch;
   StepDriver<T> driver(platform, model, OptimizerKind::adamw, optim::default_hyperparameters(OptimizerKind::adamw), o);
   const StepRecord r = driver.run_step();
-  EXPECT_DOUBLE_EQ(r.step_time_s, 11.0 + 1.92e-7);
+  EXPECT_DOUBLE_EQ(r.step_time_s, 11.0 + 1.312e-6);
   EXPECT_DOUBLE_EQ(r.compute_s, 3.0);
   EXPECT_TRUE(sink.on_track("cpu0 worker").empty()) << "the host launch has nothing left to run";
   const std::vector<platform::fake::MoveRecord>& moved = platform.fake_memory().transfers();
   ASSERT_EQ(moved.size(), 2u);
   EXPECT_DOUBLE_EQ(moved[0].end, 7.0);
-  EXPECT_DOUBLE_EQ(moved[1].start, 7.0 + 1.92e-7);
+  EXPECT_DOUBLE_EQ(moved[1].start, 7.0 + 1.312e-6);
   // The update's launch on the device stream carries the update's cost.
   bool charged = false;
   for (const platform::Activity& a : sink.on_track("gpu0 stream"))
     if (a.tag.role == ActivityRole::launch)
-      for (const platform::Cost& piece : a.cost.pieces()) charged = charged || piece.flops == 192.0;
+      for (const platform::Cost& piece : a.cost.pieces()) charged = charged || piece.flops == 1312.0;
   EXPECT_TRUE(charged);
   driver.finish();
 }
