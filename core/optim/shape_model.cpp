@@ -218,7 +218,11 @@ PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t e
       // Statistics as Shampoo; the update rotates G in, Adam in the basis, rotates back.
       c.accumulate = {WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};
       c.apply = {WorkKind::gemm, 4.0 * two_sided + 12.0 * mn, (squares + 9.0 * mn) * v, dim};
-      c.publish = {WorkKind::gemm, 2.0 * two_sided + 2.0 * (m * m * m + n * n * n), (2.0 * squares + 3.0 * mn) * v, dim};
+      // Publish rotates the momentum with the change of basis the job computed (soap.cpp); the
+      // second moment is permuted (the default soap_second_moment), O(mn). A job started from an
+      // older basis (published late, S > 0) forms the change itself, 2(m³ + n³) more: rare, not
+      // charged.
+      c.publish = {WorkKind::gemm, 2.0 * two_sided, (2.0 * squares + 3.0 * mn) * v, dim};
       break;
     case OptimizerKind::kl_shampoo:
       // Two-sided statistics through the other side's inverse (G Ŝ⁻¹ Gᵀ), eigenvalue estimates.

@@ -131,7 +131,9 @@ TEST(StepPlan, AtTheHookLaunchAHostOpIsChargedToTheDeviceLaunchThatComputesIt) {
       }
     }
     EXPECT_EQ(charged_own, charged_hook) << "every launch op is charged exactly once at either site";
-    if (on == Resource::device) EXPECT_EQ(own, hook);
+    if (on == Resource::device) {
+      EXPECT_EQ(own, hook);
+    }
   }
   EXPECT_EQ(parse_numerics_site("hook_launch", "t", "f"), NumericsSite::hook_launch);
   EXPECT_EQ(to_string(NumericsSite::own_launch), "own_launch");
