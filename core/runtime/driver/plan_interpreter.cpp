@@ -24,7 +24,7 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
       // A measured run's issuing thread spends its own time.
       issue_seconds_(platform.time_source() == platform::TimeSource::measured ? 0.0 : issue_seconds_per_op),
       sink_(platform.activities()),
-      site_option_(numerics_site) {
+      charges_(plan::launch_charges(plan_, numerics_site)) {
   plan::validate(plan_, "step plan (" + plan_.schedule + ")");
   if (blocks_.size() != plan_.blocks.size())
     throw std::invalid_argument("PlanInterpreter: " + std::to_string(blocks_.size()) + " bound blocks for a plan of " +
@@ -34,13 +34,9 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
                                 " layers, the model " + std::to_string(model_.layer_count()));
   submit_points_ = plan::launch_submit_points(plan_);
   launches_after_.resize(plan_.ops.size());
-  for (plan::NumericsSite site : {plan::NumericsSite::own_launch, plan::NumericsSite::hook_launch}) {
-    const auto s = static_cast<std::size_t>(site);
-    charges_[s] = plan::launch_charges(plan_, site);
-    charged_launch_[s].assign(plan_.ops.size(), -1);
-    for (std::size_t l = 0; l < charges_[s].size(); ++l)
-      for (OpId m : charges_[s][l]) charged_launch_[s][static_cast<std::size_t>(m)] = static_cast<int>(l);
-  }
+  charged_launch_.assign(plan_.ops.size(), -1);
+  for (std::size_t l = 0; l < charges_.size(); ++l)
+    for (OpId m : charges_[l]) charged_launch_[static_cast<std::size_t>(m)] = static_cast<int>(l);
   numerics_of_.resize(plan_.launches.size());
   for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
     const Op& op = plan_.ops[i];
@@ -75,7 +71,6 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   values_ = numerics != platform::Numerics::shapes;
   device_numerics_ = values_ && (numerics == platform::Numerics::values || warmup);
   body_ = numerics == platform::Numerics::values;
-  site_ = site_option_;
   totals_ = {};
   finished_.assign(plan_.ops.size(), {});
   launch_state_.assign(plan_.launches.size(), {});
@@ -240,7 +235,7 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       const std::int64_t before = service_.version(id).publications;
       service_.publication_point(id, step_);
       // Installing costs device (or host) work; known here only when the service runs now.
-      if (const int charged = charged_launch_[static_cast<std::size_t>(site_)][static_cast<std::size_t>(i)];
+      if (const int charged = charged_launch_[static_cast<std::size_t>(i)];
           !body && charged >= 0 && service_.version(id).publications > before)
         launch_state_[static_cast<std::size_t>(charged)].installs.add(op.cost);
       break;
@@ -264,7 +259,7 @@ template <linalg::Real T>
 platform::Costs PlanInterpreter<T>::launch_cost(int launch) const {
   // A multi-tensor launch: each op is a kernel of its own, charged by its own rule.
   platform::Costs total;
-  for (OpId m : charges_[static_cast<std::size_t>(site_)][static_cast<std::size_t>(launch)]) {
+  for (OpId m : charges_[static_cast<std::size_t>(launch)]) {
     const Op& op = plan_.ops[static_cast<std::size_t>(m)];
     if (op.kind != OpKind::publish) total.add(op.cost);
   }
@@ -282,7 +277,7 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   const plan::Launch& spec = plan_.launches[static_cast<std::size_t>(launch)];
   LaunchState& state = launch_state_[static_cast<std::size_t>(launch)];
   // What the launch's ops depend on outside it must have finished before it starts.
-  const auto& members = charges_[static_cast<std::size_t>(site_)][static_cast<std::size_t>(launch)];
+  const auto& members = charges_[static_cast<std::size_t>(launch)];
   const auto& carried = numerics_of_[static_cast<std::size_t>(launch)];
   for (const auto* ops : {&members, body_ ? &carried : nullptr}) {
     if (ops == nullptr) continue;

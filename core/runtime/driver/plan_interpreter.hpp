@@ -26,7 +26,6 @@
 // op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
 // recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
 // ops that ran inside a launch body are recorded on the device stream's track.
-#include <array>
 #include <exception>
 #include <vector>
 
@@ -59,6 +58,7 @@ template <linalg::Real T>
 class PlanInterpreter {
  public:
   // Everything outlives the interpreter; `blocks` is indexed like plan.blocks. Validates the plan.
+  // `numerics_site`: which launch is charged for a host-placed optimizer op (plan::NumericsSite).
   PlanInterpreter(const plan::StepPlan& plan, platform::Platform& platform, TrainingModel<T>& model,
                   PreconditionerService<T>& service, StateStore& store, std::vector<PlanBlock> blocks,
                   DeviceSeconds device_seconds, platform::Seconds issue_seconds_per_op = 0.0,
@@ -110,16 +110,15 @@ class PlanInterpreter {
   platform::ActivitySink* sink_;
   std::vector<plan::OpId> submit_points_;
   std::vector<std::vector<int>> launches_after_;  // per op: the launches submitted after it
-  // Per NumericsSite, per launch: the ops charged to it; and per op, the launch charged for it.
-  std::array<std::vector<std::vector<plan::OpId>>, 2> charges_;
-  std::array<std::vector<int>, 2> charged_launch_;
-  plan::NumericsSite site_option_;  // which launch is charged for a host-placed optimizer op
+  // Per launch, the ops charged to it (plan::launch_charges at the run's NumericsSite); per op,
+  // the launch charged for it (-1: none).
+  std::vector<std::vector<plan::OpId>> charges_;
+  std::vector<int> charged_launch_;
   std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
 
   // Per step.
   Step step_ = 0;
   bool body_ = false;    // optimizer ops run inside their hook launch
-  plan::NumericsSite site_ = plan::NumericsSite::own_launch;
   bool device_numerics_ = false;
   bool values_ = false;
   PlanTotals totals_;
