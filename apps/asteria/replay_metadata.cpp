@@ -93,7 +93,7 @@ std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, in
 
 std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
-                                                   bool state_budgets) {
+                                                   bool state_budgets, runtime::ModelPass model_pass) {
   std::map<std::string, std::string> m;
   m["model"] = spec.model.value_or("synthetic stack");
   m["optimizer"] = std::string(optim::to_string(spec.optimizer));
@@ -107,6 +107,7 @@ std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::spa
   m["run_arguments"] = arguments;
   m["model_device_bytes"] = std::to_string(model_device_bytes);
   m["state_budgets"] = state_budgets ? "run" : "profile";
+  m["model_pass"] = std::string(runtime::to_string(model_pass));
   m["layers"] = std::to_string(layers.size());
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const runtime::LayerSpec& s = layers[l];
@@ -131,6 +132,7 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
     throw InputError(source, "metadata state_budgets", "run or profile, found \"" + budgets + "\"");
   run.state_budgets = budgets == "run";
   run.numerics_site = plan::parse_numerics_site(required(trace, "numerics_site", source), source, "metadata numerics_site");
+  run.model_pass = runtime::parse_model_pass(required(trace, "model_pass", source), source, "metadata model_pass");
   const auto count = parse_integer<std::size_t>(required(trace, "layers", source), source, "metadata layers");
   for (std::size_t l = 0; l < count; ++l) {
     const std::string key = layer_key(l);

@@ -18,9 +18,11 @@ namespace asteria::cli {
 
 // `host_workers` and `warmup_steps` as the run resolved them. `state_budgets`: the spec's tier
 // budgets bounded the optimizer state (real and fake backends); false when a profile did (sim).
+// `model_pass`: how the model computed a step (where a replay charges the step's compute).
 std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
-                                                   bool state_budgets);
+                                                   bool state_budgets,
+                                                   runtime::ModelPass model_pass);
 
 // The run spec's options as command-line arguments ("--optimizer", "soap", "--lr", "0.003", ...):
 // every option whose value the run's timing or plan depends on.
@@ -34,6 +36,7 @@ struct RecordedRun {
   std::size_t model_device_bytes = 0;
   bool state_budgets = false;
   plan::NumericsSite numerics_site = plan::NumericsSite::own_launch;  // where it computed host-placed ops
+  runtime::ModelPass model_pass = runtime::ModelPass::layer_by_layer;  // where its model spent compute
 };
 
 // Reads the keys replay_metadata() wrote; InputError naming `source` and the key when one is

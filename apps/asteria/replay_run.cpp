@@ -81,6 +81,18 @@ SimWorkload recorded_workload(const RecordedRun& run, const RunSpec& spec, const
     w.parameters += static_cast<std::size_t>(layer.rows * layer.cols);
   }
   w.stack.layers = run.layers;
+  if (run.model_pass == runtime::ModelPass::whole_step && !w.stack.layers.empty()) {
+    // The recorded model ran the whole forward and backward in the step's first backward (the
+    // last layer's): its forward and the other backward ops were markers. Charge it there.
+    platform::Costs whole;
+    for (runtime::LayerSpec& layer : w.stack.layers) {
+      whole.merge(layer.forward);
+      whole.merge(layer.backward);
+      layer.forward = platform::Costs{};
+      layer.backward = platform::Costs{};
+    }
+    w.stack.layers.back().backward = std::move(whole);
+  }
   w.stack.gradients = runtime::GradientSpec{spec.seed};
   w.model_device_bytes = run.model_device_bytes;
   if (run.state_budgets) w.state_budgets = sim::TierBudgets{spec.device_budget, spec.host_budget, spec.nvme_budget, 0};

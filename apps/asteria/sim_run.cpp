@@ -189,7 +189,8 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   if (trace.enabled() && spec.out && out.fits) {
     std::map<std::string, std::string> metadata = workload.trace_metadata;
     metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});
-    metadata.merge(replay_metadata(spec, stack.layers, out.host_workers, warmup, model_device_bytes, false));
+    metadata.merge(replay_metadata(spec, stack.layers, out.host_workers, warmup, model_device_bytes, false,
+                                   runtime::ModelPass::layer_by_layer));
     out.trace = trace.write(*spec.out, std::move(metadata));
   }
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();

@@ -59,7 +59,7 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   out.refresh_failures = driver.service().totals().failures;
   if (trace.enabled() && spec.out) {
     std::map<std::string, std::string> metadata =
-        replay_metadata(spec, stack.layers, out.host_workers, warmup, 0, /*state_budgets=*/true);
+        replay_metadata(spec, stack.layers, out.host_workers, warmup, 0, /*state_budgets=*/true, model.pass());
     metadata["verb"] = "synth";
     metadata["model"] = out.model;
     out.trace = trace.write(*spec.out, std::move(metadata));

@@ -55,6 +55,7 @@ class TimedModel final : public runtime::TrainingModel<float> {
   const runtime::LayerSpec& layer(std::size_t l) const override { return inner_.layer(l); }
   linalg::MatrixView<float> weight_matrix(std::size_t l) override { return inner_.weight_matrix(l); }
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override { return inner_.gradient_matrix(l); }
+  runtime::ModelPass pass() const noexcept override { return inner_.pass(); }
   void compute_gradient(std::size_t l, runtime::Step t) override {
     const WallClock::time_point start = WallClock::now();
     inner_.compute_gradient(l, t);
@@ -203,7 +204,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     std::vector<runtime::LayerSpec> layers;
     for (std::size_t l = 0; l < timed.layer_count(); ++l) layers.push_back(timed.layer(l));
     std::map<std::string, std::string> metadata =
-        replay_metadata(spec, layers, out.host_workers, warmup, 0, /*state_budgets=*/true);
+        replay_metadata(spec, layers, out.host_workers, warmup, 0, /*state_budgets=*/true, timed.pass());
     metadata["verb"] = "train";
     metadata["model"] = out.model;
     metadata["device"] = settings.device;

@@ -33,6 +33,8 @@ class GptTrainingModel final : public runtime::TrainingModel<T> {
     return static_cast<const Gpt<T>&>(gpt_).gradient_matrix(l);
   }
   void compute_gradient(std::size_t l, runtime::Step t) override;
+  // forward_backward() computes every gradient at the step's first backward.
+  runtime::ModelPass pass() const noexcept override { return runtime::ModelPass::whole_step; }
 
  private:
   Gpt<T>& gpt_;

@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
+#include <numeric>
+#include <map>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -133,6 +137,19 @@ TEST(ReplayVerb, ARealTrainingRunIsReplayedWithItsOwnPlan) {
   const traces::NativeTrace predicted = traces::read_native_trace(std::filesystem::path(replay) / "trace.csv");
   EXPECT_EQ(real.metadata.at("numerics_site"), "hook_launch");
   EXPECT_EQ(predicted.metadata.at("numerics_site"), "hook_launch");
+  // The GPT model runs the whole forward and backward in the step's first backward op; the
+  // replay charges the step's compute there too, the other forward and backward ops are markers.
+  EXPECT_EQ(real.metadata.at("model_pass"), "whole_step");
+  std::map<std::int64_t, std::vector<double>> compute_of_step;  // per step: each forward/backward op's seconds
+  for (const traces::TraceRecord& rec : predicted.records)
+    if (rec.kind == "forward" || rec.kind == "backward") compute_of_step[rec.step].push_back(rec.end_s - rec.start_s);
+  ASSERT_FALSE(compute_of_step.empty());
+  for (const auto& [step, seconds] : compute_of_step) {
+    const double total = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+    EXPECT_GT(total, 0.0);
+    EXPECT_EQ(std::count_if(seconds.begin(), seconds.end(), [&](double s) { return s > 1e-3 * total; }), 1)
+        << "step " << step << ": one op carries the compute";
+  }
   for (const traces::NativeTrace* trace : {&real, &predicted}) {
     int updates = 0;
     for (const traces::TraceRecord& rec : trace->records)

@@ -5,6 +5,7 @@
 // model::GptTrainingModel (a real transformer) are the two here.
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
@@ -26,6 +27,15 @@ struct LayerSpec {
   bool vector = false;
 };
 
+// How a model computes a step's gradients: layer_by_layer (each layer's backward body computes
+// its own), or whole_step (the first backward body of a step runs the whole forward and backward
+// pass; the later ones find their gradients ready). A trace records it, so that a replay charges
+// the step's compute where the model spent it.
+enum class ModelPass { layer_by_layer, whole_step };
+std::string_view to_string(ModelPass pass) noexcept;
+// "layer_by_layer" or "whole_step"; InputError naming `source` and `field` otherwise.
+ModelPass parse_model_pass(std::string_view text, const std::string& source, const std::string& field);
+
 template <linalg::Real T>
 class TrainingModel {
  public:
@@ -42,6 +52,7 @@ class TrainingModel {
   // calling it for layer l - 1: a model whose backward is not layer by layer computes every
   // gradient at the first call of a step.
   virtual void compute_gradient(std::size_t l, Step t) = 0;
+  virtual ModelPass pass() const noexcept { return ModelPass::layer_by_layer; }
 };
 
 }  // namespace asteria::runtime
