@@ -28,19 +28,38 @@ DriverOptions host_placement(PlacementPolicy policy = PlacementPolicy::host) {
 //   host update 7 -> 7.5,
 //   new weights up (64 B: 4 s) 7.5 -> 11.5,
 // so 1 + 2 + 4 + 0.5 + 4 = 11.5 s, of which 3 s compute (without the moves: 3.5 s).
-TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
-  using T = float;
+// That layer on the fake backend, its driver charging host-placed ops at `site`.
+struct OneHostLayer {
+  explicit OneHostLayer(plan::NumericsSite site = plan::NumericsSite::own_launch)
+      : platform(options(sink)), model(one_layer()), driver(platform, model, OptimizerKind::adamw,
+                                                            optim::default_hyperparameters(OptimizerKind::adamw),
+                                                            with_site(site)) {}
+  static platform::fake::FakeOptions options(asteria::test::RecordingSink& sink) {
+    platform::fake::FakeOptions f = fake_timing();
+    f.host_duration = [](const platform::Work&) { return 0.5; };
+    f.copy_bytes_per_second = 16.0;
+    f.activities = &sink;
+    return f;
+  }
+  static SyntheticModelSpec one_layer() {
+    SyntheticModelSpec spec;
+    spec.layers = {make_layer("layer0", 4, 4, 1e9, 4)};
+    return spec;
+  }
+  static DriverOptions with_site(plan::NumericsSite site) {
+    DriverOptions o = host_placement();
+    o.numerics_site = site;
+    return o;
+  }
   asteria::test::RecordingSink sink;
-  platform::fake::FakeOptions f = fake_timing();
-  f.host_duration = [](const platform::Work&) { return 0.5; };
-  f.copy_bytes_per_second = 16.0;
-  f.activities = &sink;
-  platform::fake::FakePlatform platform(std::move(f));
-  SyntheticModelSpec spec;
-  spec.layers = {make_layer("layer0", 4, 4, 1e9, 4)};
-  SyntheticModel<T> model(spec);
-  StepDriver<T> driver(platform, model, OptimizerKind::adamw, optim::default_hyperparameters(OptimizerKind::adamw),
-                       host_placement());
+  platform::fake::FakePlatform platform;
+  SyntheticModel<float> model;
+  StepDriver<float> driver;
+};
+
+TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
+  OneHostLayer run;
+  auto& [sink, platform, model, driver] = run;
   ASSERT_EQ(driver.block_count(), 1u);
   const StepRecord r = driver.run_step();
   EXPECT_DOUBLE_EQ(r.step_time_s, 11.5);
@@ -84,19 +103,8 @@ TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
 // weighted flops each, 1312 flops: 1.312e-6 s at 1 s per GFLOP) and no host worker runs anything:
 //   1 + 2 + 4 + 1.312e-6 + 4 = 11.000001312 s.
 TEST(HostUpdateTransfers, AtTheHookLaunchTheDeviceStreamComputesTheHostUpdate) {
-  using T = float;
-  asteria::test::RecordingSink sink;
-  platform::fake::FakeOptions f = fake_timing();
-  f.host_duration = [](const platform::Work&) { return 0.5; };
-  f.copy_bytes_per_second = 16.0;
-  f.activities = &sink;
-  platform::fake::FakePlatform platform(std::move(f));
-  SyntheticModelSpec spec;
-  spec.layers = {make_layer("layer0", 4, 4, 1e9, 4)};
-  SyntheticModel<T> model(spec);
-  DriverOptions o = host_placement();
-  o.numerics_site = plan::NumericsSite::hook_launch;
-  StepDriver<T> driver(platform, model, OptimizerKind::adamw, optim::default_hyperparameters(OptimizerKind::adamw), o);
+  OneHostLayer run(plan::NumericsSite::hook_launch);
+  auto& [sink, platform, model, driver] = run;
   const StepRecord r = driver.run_step();
   EXPECT_DOUBLE_EQ(r.step_time_s, 11.0 + 1.312e-6);
   EXPECT_DOUBLE_EQ(r.compute_s, 3.0);
