@@ -1,5 +1,6 @@
 #include "core/real/real_memory.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -45,14 +46,15 @@ bool RealMemory::TierAccount::try_reserve(std::size_t bytes) noexcept {
 }
 
 RealMemory::Storage::~Storage() {
+  // The budget first: the cache's room depends on what is still live.
+  owner.accounts_[static_cast<std::size_t>(index_of(tier))].give_back(bytes);
   switch (kind) {
-    case Kind::host_heap: ::operator delete(pointer, std::align_val_t{alignment}); break;
-    case Kind::host_pinned: owner.gpu_->free_pinned(pointer); break;
-    case Kind::gpu: owner.gpu_->free_device(pointer); break;
+    case Kind::host_heap:
+    case Kind::host_pinned:
+    case Kind::gpu: owner.recycle(tier, pointer, buffer_bytes, bytes); break;
     case Kind::nvme: owner.nvme_->remove(id); break;
     case Kind::accounted: break;
   }
-  owner.accounts_[static_cast<std::size_t>(index_of(tier))].give_back(bytes);
 }
 
 RealMemory::RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
@@ -61,6 +63,9 @@ RealMemory::RealMemory(RealMemoryOptions options, platform::CompletionBoard& boa
   for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
     accounts_[static_cast<std::size_t>(index_of(tier))].capacity = options_.budgets.of(tier);
   if (nvme_ == nullptr) accounts_[static_cast<std::size_t>(index_of(Tier::nvme))].capacity = 0;
+  for (Tier tier : {Tier::device, Tier::host})
+    caches_[static_cast<std::size_t>(index_of(tier))] = std::make_unique<BufferCache>(
+        [this, tier](std::byte* buffer, std::size_t size) { free_buffer(tier, buffer, size); });
 }
 
 RealMemory::~RealMemory() = default;
@@ -70,23 +75,84 @@ platform::TierUsage RealMemory::usage(Tier tier) const {
   return {a.capacity, a.resident.load(), a.peak.load()};
 }
 
+namespace {
+// Host buffers: 64-byte aligned (SIMD), whole pages from a page up (O_DIRECT). The size alone
+// decides the alignment, so a kept buffer fits any region of its size.
+std::size_t host_buffer_size(std::size_t bytes) noexcept {
+  const std::size_t unit = bytes >= kPage ? kPage : kCacheLine;
+  return (std::max<std::size_t>(bytes, 1) + unit - 1) / unit * unit;
+}
+std::size_t host_alignment(std::size_t buffer_size) noexcept { return buffer_size >= kPage ? kPage : kCacheLine; }
+}  // namespace
+
+std::byte* RealMemory::new_buffer(Tier tier, std::size_t size) {
+  std::byte* p = nullptr;
+  if (gpu_ != nullptr) {
+    p = tier == Tier::device ? gpu_->allocate_device(size) : gpu_->allocate_pinned(size);
+  } else {
+    p = static_cast<std::byte*>(::operator new(size, std::align_val_t{host_alignment(size)}, std::nothrow));
+    if (p != nullptr) std::memset(p, 0, size);
+  }
+  return p;
+}
+
+void RealMemory::free_buffer(Tier tier, std::byte* buffer, std::size_t size) noexcept {
+  if (gpu_ == nullptr) ::operator delete(buffer, std::align_val_t{host_alignment(size)});
+  else if (tier == Tier::device) gpu_->free_device(buffer);
+  else gpu_->free_pinned(buffer);
+}
+
+std::size_t RealMemory::cache_room(Tier tier) const noexcept {
+  const TierAccount& a = accounts_[static_cast<std::size_t>(index_of(tier))];
+  const std::size_t live = a.resident.load();
+  const std::size_t ceiling = std::min(a.capacity, a.peak.load());
+  return ceiling > live ? ceiling - live : 0;
+}
+
+void RealMemory::recycle(Tier tier, std::byte* buffer, std::size_t size, std::size_t counted) noexcept {
+  BufferCache& cache = *caches_[static_cast<std::size_t>(index_of(tier))];
+  bool kept = false;
+  try {
+    kept = cache.keep(buffer, size, counted, cache_room(tier));
+  } catch (...) {  // no memory for the cache's bookkeeping: free the buffer instead
+  }
+  if (!kept) free_buffer(tier, buffer, size);
+}
+
 RealMemory::StoragePtr RealMemory::make_storage(Tier tier, std::size_t bytes, std::string label) {
   const std::uint64_t id = next_id_.fetch_add(1);
   if (tier == Tier::nvme)
     return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), Storage::Kind::nvme, nullptr, 0);
-  if (gpu_ != nullptr) {
-    const bool device = tier == Tier::device;
-    std::byte* p = device ? gpu_->allocate_device(bytes) : gpu_->allocate_pinned(bytes);
-    if (p == nullptr) return nullptr;
-    return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label),
-                                     device ? Storage::Kind::gpu : Storage::Kind::host_pinned, p, 0);
+  const std::size_t size = gpu_ != nullptr ? std::max<std::size_t>(bytes, 1) : host_buffer_size(bytes);
+  BufferCache& cache = *caches_[static_cast<std::size_t>(index_of(tier))];
+  std::byte* p = cache.take(size);
+  if (p != nullptr) {
+    bool zeroed = true;  // regions start zero-filled, reused or not
+    if (gpu_ != nullptr && tier == Tier::device) zeroed = gpu_->zero_device(p, size);
+    else std::memset(p, 0, size);
+    if (!zeroed) {
+      free_buffer(tier, p, size);
+      p = nullptr;
+    }
   }
-  const std::size_t alignment = bytes >= kPage ? kPage : kCacheLine;
-  const std::size_t padded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
-  auto* p = static_cast<std::byte*>(::operator new(padded, std::align_val_t{alignment}, std::nothrow));
+  if (p == nullptr) {
+    cache.trim(cache_room(tier));  // this region is live now: kept buffers make room for it
+    p = new_buffer(tier, size);
+    if (p == nullptr && cache.bytes() > 0) {  // the machine is short: give back every kept buffer
+      cache.trim(0);
+      p = new_buffer(tier, size);
+    }
+  }
   if (p == nullptr) return nullptr;
-  std::memset(p, 0, padded);
-  return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), Storage::Kind::host_heap, p, alignment);
+  const auto kind = gpu_ == nullptr ? Storage::Kind::host_heap
+                    : tier == Tier::device ? Storage::Kind::gpu
+                                           : Storage::Kind::host_pinned;
+  try {
+    return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), kind, p, size);
+  } catch (...) {
+    free_buffer(tier, p, size);
+    throw;
+  }
 }
 
 std::optional<Region> RealMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
@@ -157,6 +223,16 @@ std::byte* RealMemory::host_address(const Region& region) {
 std::vector<MoveRecord> RealMemory::moves() const {
   std::lock_guard lock(moves_mutex_);
   return moves_;
+}
+
+std::size_t RealMemory::cached_bytes(Tier tier) const {
+  const auto& cache = caches_[static_cast<std::size_t>(index_of(tier))];
+  return cache ? cache->bytes() : 0;
+}
+
+std::size_t RealMemory::reused_buffers(Tier tier) const {
+  const auto& cache = caches_[static_cast<std::size_t>(index_of(tier))];
+  return cache ? cache->reused() : 0;
 }
 
 MoveTotals RealMemory::totals(Tier from, Tier to) const {

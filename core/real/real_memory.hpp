@@ -5,7 +5,10 @@
 // keep their bytes in an NvmeTier provider. Copies run on copy-engine threads, one per ordered
 // tier pair: copies between the same pair of tiers finish in submission order, copies between
 // different pairs are unordered (wait for a copy before issuing one that reads its destination).
-// A region stays allocated (and counted) until copies in flight on it have finished.
+// A region stays allocated (and counted) until copies in flight on it have finished. A released
+// region's buffer is kept for the next region of its size (BufferCache) as long as the tier's
+// live regions and kept buffers together stay within both its budget and its peak of live bytes,
+// so reuse never makes the process hold more memory than its regions once needed.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "core/platform/clock.hpp"
+#include "core/real/buffer_cache.hpp"
 #include "core/platform/memory.hpp"
 #include "core/real/device_model.hpp"
 #include "core/real/tier_backend.hpp"
@@ -93,6 +97,9 @@ class RealMemory final : public platform::Memory {
   bool device_is_gpu() const noexcept { return gpu_ != nullptr; }
   std::vector<MoveRecord> moves() const;  // the first max_move_records, in finishing order
   MoveTotals totals(platform::Tier from, platform::Tier to) const;
+  // Buffers of released regions kept for reuse on `tier`, and how many were reused so far.
+  std::size_t cached_bytes(platform::Tier tier) const;
+  std::size_t reused_buffers(platform::Tier tier) const;
 
   static constexpr std::size_t max_move_records = 1'000'000;
 
@@ -109,6 +116,11 @@ class RealMemory final : public platform::Memory {
 
   StoragePtr find(std::uint64_t id) const;
   StoragePtr make_storage(platform::Tier tier, std::size_t bytes, std::string label);
+  std::byte* new_buffer(platform::Tier tier, std::size_t size);
+  void free_buffer(platform::Tier tier, std::byte* buffer, std::size_t size) noexcept;
+  // Bytes the tier's cache may hold now: min(budget, peak) - live bytes.
+  std::size_t cache_room(platform::Tier tier) const noexcept;
+  void recycle(platform::Tier tier, std::byte* buffer, std::size_t size, std::size_t counted) noexcept;
   std::string track_of(platform::Tier from, platform::Tier to) const;
   WorkQueue& engine(platform::Tier from, platform::Tier to);
   Status run_move(platform::Work& work, platform::Tier from, platform::Tier to);
@@ -125,6 +137,8 @@ class RealMemory final : public platform::Memory {
   NvmeTier* nvme_;
   std::unique_ptr<GpuTier> gpu_;
   std::array<TierAccount, platform::kTierCount> accounts_;
+  // Before the region table: outlives every Storage, which hands its buffer back here.
+  std::array<std::unique_ptr<BufferCache>, platform::kTierCount> caches_;  // none for nvme
   std::atomic<std::uint64_t> next_id_{1};
 
   mutable std::mutex regions_mutex_;

@@ -13,9 +13,9 @@ struct RealMemory::Storage {
   enum class Kind { host_heap, host_pinned, gpu, nvme, accounted };  // accounted: bytes counted, none held
 
   Storage(RealMemory& memory, platform::Tier region_tier, std::uint64_t region_id, std::size_t region_bytes,
-          std::string region_label, Kind storage_kind, std::byte* bytes_at, std::size_t block_alignment)
+          std::string region_label, Kind storage_kind, std::byte* bytes_at, std::size_t buffer_size)
       : owner(memory), tier(region_tier), id(region_id), bytes(region_bytes), label(std::move(region_label)),
-        kind(storage_kind), pointer(bytes_at), alignment(block_alignment) {}
+        kind(storage_kind), pointer(bytes_at), buffer_bytes(buffer_size) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -30,7 +30,7 @@ struct RealMemory::Storage {
   const std::string label;
   const Kind kind;
   std::byte* const pointer;     // host or device bytes; null for nvme and accounted
-  const std::size_t alignment;  // of a host_heap block
+  const std::size_t buffer_bytes;  // what `pointer` holds: `bytes` rounded up (see RealMemory)
   std::atomic<std::size_t> stored{0};  // nvme: bytes the last write stored (the rest reads as zeros)
 };
 

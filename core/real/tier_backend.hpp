@@ -54,6 +54,8 @@ class GpuTier {
   // Zero-filled device memory; nullptr when the device has no room.
   virtual std::byte* allocate_device(std::size_t bytes) = 0;
   virtual void free_device(std::byte* pointer) noexcept = 0;
+  // Zero-fills device bytes (a reused buffer); false when the device failed.
+  virtual bool zero_device(std::byte* pointer, std::size_t bytes) noexcept = 0;
   // Zero-filled page-locked host memory (fast, asynchronous transfers); nullptr on failure.
   virtual std::byte* allocate_pinned(std::size_t bytes) = 0;
   virtual void free_pinned(std::byte* pointer) noexcept = 0;

@@ -145,14 +145,45 @@ TEST_P(NvmeRoundTrip, RemoveDeletesTheFileAndItsAccounting) {
   ASSERT_TRUE(std::filesystem::exists(store.path_of(5)));
   store.remove(5);
   store.remove(12345);  // never written: nothing happens
-  EXPECT_FALSE(std::filesystem::exists(store.path_of(5)));
-  EXPECT_EQ(store.used_bytes(), 0U);
+  EXPECT_EQ(store.used_bytes(), 0U) << "removal is logical at once";
+  EXPECT_EQ(store.block_count(), 0U);
   std::vector<std::byte> out(data.size());
-  const auto status = store.read(5, out, "gone block");
+  const auto status = store.read(5, out, "gone block");  // whether or not the file is deleted yet
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.reason().find("gone block"), std::string::npos) << status.reason();
   EXPECT_NE(status.reason().find(store.path_of(5).string()), std::string::npos) << status.reason();
   EXPECT_NE(status.reason().find("No such file"), std::string::npos) << status.reason();
+  store.flush_removals();
+  EXPECT_FALSE(std::filesystem::exists(store.path_of(5)));
+}
+
+TEST_P(NvmeRoundTrip, AWriteAfterARemoveKeepsItsFileAndTheStoreDeletesTheRestBeforeItCloses) {
+  const auto first = pattern(8192, 4);
+  const auto second = pattern(5000, 6);
+  std::filesystem::path kept_path;
+  std::filesystem::path removed_path;
+  {
+    NvmeStore store(dir_.path(), options());
+    for (std::uint64_t id : {5u, 6u}) ASSERT_TRUE(store.write(id, first, "r").ok());
+    store.remove(5);
+    ASSERT_TRUE(store.write(5, second, "rewritten").ok());  // cancels the pending deletion
+    store.remove(6);
+    store.flush_removals();
+    std::vector<std::byte> out(second.size());
+    ASSERT_TRUE(store.read(5, out, "rewritten").ok());
+    EXPECT_EQ(out, second);
+    EXPECT_EQ(store.block_count(), 1U);
+    kept_path = store.path_of(5);
+    removed_path = store.path_of(6);
+    for (std::uint64_t id = 100; id < 140; ++id) ASSERT_TRUE(store.write(id, first, "many").ok());
+    for (std::uint64_t id = 100; id < 140; ++id) store.remove(id);
+  }  // closing deletes every removed file
+  EXPECT_TRUE(std::filesystem::exists(kept_path));
+  EXPECT_FALSE(std::filesystem::exists(removed_path));
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path()))
+    files += entry.path().extension() == ".blk" ? 1 : 0;
+  EXPECT_EQ(files, 1U);
 }
 
 TEST_P(NvmeRoundTrip, ReopenedStoreAdoptsBlocksAndDropsInterruptedWrites) {

@@ -53,6 +53,50 @@ TEST(RealMemory, HostAddressableRegionsAreAlignedForSimdAndODirect) {
   }
 }
 
+TEST(RealMemory, AReleasedBufferIsReusedZeroFilledByTheNextRegionOfItsSize) {
+  RealPlatform p(small_platform());
+  RealMemory& m = p.real_memory();
+  for (Tier tier : {Tier::host, Tier::device}) {
+    Region other_size = must(m.allocate(tier, 4096, "other size"));
+    Region first = must(m.allocate(tier, 8192 + 3, "first"));
+    std::byte* const address = m.host_address(first);
+    std::memset(address, 0xAB, first.bytes);
+    m.release(first);
+    EXPECT_EQ(m.cached_bytes(tier), 8192u + 3u);
+    Region second = must(m.allocate(tier, 8192 + 3, "second"));
+    EXPECT_EQ(m.host_address(second), address);
+    EXPECT_EQ(m.reused_buffers(tier), 1u);
+    EXPECT_EQ(m.cached_bytes(tier), 0u);
+    for (std::size_t i = 0; i < second.bytes; ++i) ASSERT_EQ(address[i], std::byte{0}) << "reused regions start zeroed";
+    m.release(other_size);
+    m.release(second);
+  }
+}
+
+TEST(RealMemory, KeptBuffersNeverTakeTheTierPastThePeakOfItsLiveBytes) {
+  RealPlatform p(small_platform());
+  RealMemory& m = p.real_memory();
+  constexpr std::size_t kSmall = 100 * 4096;
+  std::vector<Region> held;
+  for (int i = 0; i < 2; ++i) held.push_back(must(m.allocate(Tier::host, kSmall, "small")));
+  for (Region& r : held) m.release(r);
+  const std::size_t peak = m.usage(Tier::host).peak_resident;
+  EXPECT_EQ(peak, 2 * kSmall);
+  EXPECT_EQ(m.cached_bytes(Tier::host), 2 * kSmall) << "both fit under the peak";
+  // A new size misses the cache: kept buffers give way so live + kept stay within the peak.
+  Region big = must(m.allocate(Tier::host, 150 * 4096, "big"));
+  EXPECT_LE(m.cached_bytes(Tier::host) + m.usage(Tier::host).resident, peak);
+  EXPECT_EQ(m.cached_bytes(Tier::host), 0u);
+  m.release(big);
+  EXPECT_EQ(m.cached_bytes(Tier::host), 150u * 4096u);
+  // The budget bounds the cache too: a full budget's worth of live regions leaves no room.
+  const std::size_t budget = m.usage(Tier::host).capacity;
+  Region all = must(m.allocate(Tier::host, budget, "all"));
+  EXPECT_EQ(m.cached_bytes(Tier::host), 0u);
+  m.release(all);
+  EXPECT_EQ(m.usage(Tier::host).resident, 0u);
+}
+
 TEST(RealMemory, WithoutAnNvmeProviderTheNvmeTierHasNoRoom) {
   RealPlatform p(small_platform());
   EXPECT_EQ(p.memory().usage(Tier::nvme).capacity, 0u);

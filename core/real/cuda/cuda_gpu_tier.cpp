@@ -37,7 +37,7 @@ class CudaGpuTier final : public GpuTier {
     if (cudaSetDevice(device_) != cudaSuccess) return failed();
     void* p = nullptr;
     if (cudaMalloc(&p, bytes == 0 ? 1 : bytes) != cudaSuccess) return failed();
-    if (cudaMemset(p, 0, bytes) != cudaSuccess) {
+    if (!zero_device(static_cast<std::byte*>(p), bytes)) {
       cudaFree(p);
       return failed();
     }
@@ -46,6 +46,12 @@ class CudaGpuTier final : public GpuTier {
   void free_device(std::byte* pointer) noexcept override {
     cudaSetDevice(device_);
     cudaFree(pointer);
+  }
+
+  bool zero_device(std::byte* pointer, std::size_t bytes) noexcept override {
+    // On the legacy stream and waited for: the copy streams do not order after it.
+    return cudaSetDevice(device_) == cudaSuccess && cudaMemset(pointer, 0, bytes) == cudaSuccess &&
+           cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess;
   }
 
   std::byte* allocate_pinned(std::size_t bytes) override {

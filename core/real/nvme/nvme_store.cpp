@@ -141,9 +141,17 @@ NvmeStore::NvmeStore(std::filesystem::path dir, NvmeOptions options) : dir_(std:
   else mechanism_ += ", buffered (O_DIRECT unsupported here: " + direct_problem + ")";
 
   adopt_existing_files();
+  remover_ = std::thread([this] { run_removals(); });
 }
 
-NvmeStore::~NvmeStore() = default;
+NvmeStore::~NvmeStore() {
+  {
+    std::lock_guard lock(removal_mutex_);
+    removal_stopping_ = true;
+  }
+  removal_wake_.notify_all();
+  remover_.join();  // after deleting every file still queued
+}
 
 std::filesystem::path NvmeStore::path_of(std::uint64_t id) const { return dir_ / (hex16(id) + kBlockSuffix); }
 
@@ -176,7 +184,7 @@ void NvmeStore::adopt_existing_files() {
 
 std::uint64_t NvmeStore::used_bytes() const {
   std::lock_guard lock(accounting_mutex_);
-  return committed_bytes_;
+  return committed_bytes_ + orphaned_bytes_;
 }
 
 std::size_t NvmeStore::block_count() const {
@@ -189,13 +197,15 @@ Status NvmeStore::write(std::uint64_t id, std::span<const std::byte> data, const
   const std::string what = "write " + block_name(id, label) + " to " + staging.string();
   const std::uint64_t file_bytes = kBlockHeaderBytes + data.size();
   const auto id_guard = id_locks_.lock(id);
+  cancel_removal(id);  // this write's file replaces the removed one: it must stay
 
   {
     std::lock_guard lock(accounting_mutex_);
-    const std::uint64_t in_use = committed_bytes_ + reserved_bytes_;
+    const std::uint64_t in_use = committed_bytes_ + reserved_bytes_ + orphaned_bytes_;
     if (in_use > options_.capacity_bytes || file_bytes > options_.capacity_bytes - in_use)
       return Status(StatusCode::resource_exhausted,
-                    what + ": capacity budget exceeded: the store holds " + std::to_string(committed_bytes_) +
+                    what + ": capacity budget exceeded: the store holds " +
+                        std::to_string(committed_bytes_ + orphaned_bytes_) +
                         " bytes (+" + std::to_string(reserved_bytes_) + " being written) of its " +
                         std::to_string(options_.capacity_bytes) + "-byte budget and this file needs " +
                         std::to_string(file_bytes));
@@ -261,6 +271,7 @@ Status NvmeStore::write_staging(std::uint64_t id, std::span<const std::byte> dat
 Status NvmeStore::read(std::uint64_t id, std::span<std::byte> out, const std::string& label) {
   const std::filesystem::path path = path_of(id);
   const std::string what = "read " + block_name(id, label) + " from " + path.string();
+  if (removal_pending(id)) return errno_status(what, "open", ENOENT);  // removed; the file goes soon
   return read_file(id, out, what, path);
 }
 
@@ -318,17 +329,6 @@ Status NvmeStore::read_file(std::uint64_t id, std::span<std::byte> out, const st
     return Status(StatusCode::io_error, what + ": payload checksum mismatch (stored " + hex16(header.payload_checksum) +
                                             ", computed " + hex16(computed) + "): the file is corrupt");
   return Status::success();
-}
-
-void NvmeStore::remove(std::uint64_t id) {
-  const auto id_guard = id_locks_.lock(id);
-  const std::filesystem::path path = path_of(id);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return;  // still there: still counted
-  std::lock_guard lock(accounting_mutex_);
-  if (auto it = file_bytes_.find(id); it != file_bytes_.end()) {
-    committed_bytes_ -= it->second;
-    file_bytes_.erase(it);
-  }
 }
 
 }  // namespace asteria::real

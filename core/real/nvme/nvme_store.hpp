@@ -18,6 +18,9 @@
 //
 // Thread-safe: concurrent calls each lease their own I/O context (ring + bounce buffers) from a
 // pool; writes and removes of the same id are serialized, everything else runs in parallel.
+// Removal is logical at once and physical in the background: unlink() of a file just written can
+// wait for the filesystem's journal, and the caller (the runtime's issuing thread, freeing a
+// region) must not.
 // One store per directory at a time: the directory is flock()ed while the store lives.
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +31,9 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <thread>
+#include <condition_variable>
+#include <deque>
 
 #include "core/common/status.hpp"
 #include "core/real/nvme/id_locks.hpp"
@@ -83,8 +89,12 @@ class NvmeStore {
   // Status naming label, id, file and operation; `out` then holds unspecified bytes.
   Status read(std::uint64_t id, std::span<std::byte> out, const std::string& label);
 
-  // Deletes block `id`'s file; a no-op for an id never written.
+  // Forgets block `id` at once (reads fail as for a missing file; its bytes stop counting) and
+  // deletes its file on a background thread; a no-op for an id never written. A later write of
+  // the id cancels the pending deletion. Waits only for a write of the same id in progress.
   void remove(std::uint64_t id);
+  // Returns once every file removed so far is deleted (the destructor does the same).
+  void flush_removals();
 
   std::filesystem::path path_of(std::uint64_t id) const;         // <dir>/<16 hex digits>.blk
   std::filesystem::path staging_path_of(std::uint64_t id) const; // path_of(id) + ".tmp"
@@ -97,7 +107,7 @@ class NvmeStore {
   bool uses_io_uring() const noexcept { return uses_uring_; }
   bool uses_direct_io() const noexcept { return uses_direct_; }
 
-  std::uint64_t used_bytes() const;          // committed block files
+  std::uint64_t used_bytes() const;          // committed block files, and files that could not be deleted
   std::size_t block_count() const;
   std::size_t io_contexts() const { return pool_->size(); }  // peak concurrent calls so far
   // Contexts that fell back to pread/pwrite because a later io_uring setup failed (0 normally).
@@ -109,6 +119,9 @@ class NvmeStore {
   Status read_file(std::uint64_t id, std::span<std::byte> out, const std::string& what,
                    const std::filesystem::path& path);
   void adopt_existing_files();
+  bool removal_pending(std::uint64_t id);
+  void cancel_removal(std::uint64_t id);  // with the id's lock held
+  void run_removals();                    // the remover thread
 
   std::filesystem::path dir_;
   NvmeOptions options_;
@@ -123,6 +136,16 @@ class NvmeStore {
   std::unordered_map<std::uint64_t, std::uint64_t> file_bytes_;  // committed files by id
   std::uint64_t committed_bytes_ = 0;
   std::uint64_t reserved_bytes_ = 0;  // staging files of writes in progress
+  std::uint64_t orphaned_bytes_ = 0;  // removed blocks whose file unlink() refused to delete
+
+  std::mutex removal_mutex_;
+  std::condition_variable removal_wake_;  // work queued or stopping
+  std::condition_variable removal_done_;  // the queue ran empty
+  std::deque<std::uint64_t> removal_queue_;
+  std::unordered_map<std::uint64_t, std::uint64_t> removal_pending_;  // id -> file bytes
+  bool removal_busy_ = false;
+  bool removal_stopping_ = false;
+  std::thread remover_;  // last: started once everything above exists
 };
 
 }  // namespace asteria::real
