@@ -9,9 +9,11 @@
 3. Calibrates the profile from the trace of ONE run (`asteria calibrate --from-trace`).
 4. Replays every other run (held out) on the calibrated profile (`asteria replay`) and reports per
    configuration the median and p99 |step time error|, the visible optimizer time error, and the
-   geometric mean over configurations.
+   geometric mean over configurations, overall and per model.
+5. Records one configuration per model again (--repeats times) and reports how far identical runs
+   differ step by step: the machine's run-to-run noise, the floor under any prediction's error.
 
-Usage: validate.py [--asteria PATH] [--work DIR] [--out DIR] [--steps N] [--quick]
+Usage: validate.py [--asteria PATH] [--work DIR] [--out DIR] [--steps N] [--repeats N] [--quick]
 Writes OUT/table.csv, OUT/table.md, OUT/summary.json, OUT/errors.png (matplotlib, if present), the
 base and the calibrated profiles and the calibration's report (OUT/calibrate-from-trace.txt).
 """
@@ -86,6 +88,12 @@ def train_args(r, steps, nvme_dir, budgets):
     return a
 
 
+def step_times(steps_csv):
+    """Measured step times by step number, warm-up steps left out."""
+    with open(steps_csv) as f:
+        return {int(r["step"]): float(r["step_time_s"]) for r in csv.DictReader(f) if r["warmup"] == "0"}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--asteria", default=os.path.join(ROOT, "build", "release", "apps", "asteria", "asteria"))
@@ -94,6 +102,8 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--calibrate-on", default="gpt-mini-soap-S1-tiered",
                    help="the one run whose trace calibrates the profile (default: %(default)s)")
+    p.add_argument("--repeats", type=int, default=2,
+                   help="extra recordings of one configuration per model, for the run-to-run noise (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="one model (tiny): a smoke test")
     p.add_argument("--reuse-records", action="store_true",
                    help="keep the recorded runs and the base profile of an earlier run in --work: calibrate and "
@@ -124,6 +134,25 @@ def main():
         run([asteria, "train", *train_args(r, a.steps, nvme, budgets), "--trace", "--out", d, "--overwrite",
              "--no-progress"],
             os.path.join(a.work, f"record-{name_of(r)}.log"))
+
+    # Run-to-run noise: one configuration per model recorded again, compared step by step with the
+    # grid's recording of it exactly as a replay's prediction is (median |b/a - 1| over steps).
+    noise = {}
+    for model in sorted({r["model"] for r in runs}):
+        r = next(x for x in runs if x["model"] == model and x["optimizer"] == "adamw" and x["placement"] == "device")
+        first = step_times(os.path.join(a.work, "record", name_of(r), "steps.csv"))
+        differences = []
+        for k in range(1, a.repeats + 1):
+            d = os.path.join(a.work, "repeat", f"{name_of(r)}-{k}")
+            if not a.reuse_records or not os.path.exists(os.path.join(d, "steps.csv")):
+                run([asteria, "train", *train_args(r, a.steps, None, None), "--trace", "--out", d, "--overwrite", "--no-progress"],
+                    os.path.join(a.work, f"repeat-{name_of(r)}-{k}.log"))
+            again = step_times(os.path.join(d, "steps.csv"))
+            common = sorted(set(first) & set(again))
+            differences.append(statistics.median(abs(again[s] / first[s] - 1.0) for s in common))
+        if differences:
+            noise[model] = {"config": name_of(r), "recordings": 1 + len(differences),
+                            "median_abs_step_difference": differences}
 
     calibrated = os.path.join(a.work, "calibrated.yaml")
     run([asteria, "calibrate", "--from-trace", os.path.join(a.work, "record", a.calibrate_on, "trace.csv"),
@@ -158,8 +187,8 @@ def main():
 
     held = [x for x in rows if x["held_out"]]
 
-    def geomean(key):
-        values = [max(x[key], 1e-6) for x in held]
+    def geomean(key, among=None):
+        values = [max(x[key], 1e-6) for x in (held if among is None else among)]
         return math.exp(sum(math.log(v) for v in values) / len(values))
 
     summary = {
@@ -172,7 +201,17 @@ def main():
         "median_p99_abs_step_error": statistics.median(x["p99_abs_step_error"] for x in held),
         "geomean_abs_visible_optimizer_error_of_step": geomean("visible_optimizer_error_of_step"),
         "held_out_within_3pct": sum(1 for x in held if x["median_abs_step_error"] <= 0.03),
+        "per_model": {},
+        "run_to_run": noise,
     }
+    for model in sorted({x["model"] for x in held}):
+        mine = [x for x in held if x["model"] == model]
+        summary["per_model"][model] = {
+            "held_out_configurations": len(mine),
+            "geomean_median_abs_step_error": geomean("median_abs_step_error", mine),
+            "geomean_p99_abs_step_error": geomean("p99_abs_step_error", mine),
+            "held_out_within_3pct": sum(1 for x in mine if x["median_abs_step_error"] <= 0.03),
+        }
     columns = list(rows[0].keys())
     with open(os.path.join(a.out, "table.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=columns)
@@ -190,6 +229,14 @@ def main():
     lines.append(f"Held out: {len(held)} configurations; geomean of median |step error| "
                  f"{pct(summary['geomean_median_abs_step_error'])}, of p99 {pct(summary['geomean_p99_abs_step_error'])}; "
                  f"{summary['held_out_within_3pct']} of {len(held)} within 3%.")
+    for model, m in summary["per_model"].items():
+        lines.append(f"- {model}: {m['held_out_configurations']} held out; geomean of median |step error| "
+                     f"{pct(m['geomean_median_abs_step_error'])}, of p99 {pct(m['geomean_p99_abs_step_error'])}; "
+                     f"{m['held_out_within_3pct']} within 3%.")
+    for model, n in noise.items():
+        lines.append(f"- run-to-run noise, {n['config']} recorded {n['recordings']} times: median |step time "
+                     f"difference| to the first recording " + ", ".join(pct(v) for v in n["median_abs_step_difference"]) +
+                     " (a floor under the prediction error).")
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, "summary.json"), "w") as f:

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -99,7 +100,8 @@ void add_host_piece(const Cost& c, std::vector<double>& f) {
 }
 
 constexpr double kPriorWeight = 1e-6;
-constexpr double kMeasuredPriorWeight = 1.0;
+// A measured base value weighs as this share of the group's intervals (at least one).
+constexpr double kMeasuredPriorShare = 0.01;
 
 Term seconds(std::string field, std::function<Quantity&(HardwareProfile&)> quantity) {
   return {std::move(field), std::move(quantity), false};
@@ -202,6 +204,44 @@ void add_issue_gaps(const traces::NativeTrace& trace, int unit, Group& gaps) {
   }
 }
 
+// A GEMM size class the trace has no work of moves as the nearest class that was fitted moved:
+// what made the model's GEMMs slower (or faster) than the microbenchmark (layouts, caches, the
+// kernels around them) is the best guess for the sizes the trace did not run.
+void follow_nearest_gemm_class(TraceCalibration& out, const HardwareProfile& base, const std::string& source) {
+  constexpr std::string_view kPrefix = "gpu.gemm_efficiency.";
+  std::array<FittedCoefficient*, GemmEfficiency::kClasses> by_class{};
+  for (FittedCoefficient& f : out.coefficients)
+    if (f.field.rfind(kPrefix, 0) == 0)
+      for (std::size_t i = 0; i < GemmEfficiency::kClasses; ++i)
+        if (f.field.substr(kPrefix.size()) == GemmEfficiency::kNames[i]) by_class[i] = &f;
+  for (std::size_t i = 0; i < GemmEfficiency::kClasses; ++i) {
+    FittedCoefficient* f = by_class[i];
+    if (f == nullptr || f->applied) continue;
+    std::size_t nearest = GemmEfficiency::kClasses;
+    for (std::size_t d = 1; d < GemmEfficiency::kClasses && nearest == GemmEfficiency::kClasses; ++d)
+      for (std::size_t j : {i - d, i + d})  // the smaller class first on a tie (i - d wraps when d > i)
+        if (j < GemmEfficiency::kClasses && by_class[j] != nullptr && by_class[j]->applied) {
+          nearest = j;
+          break;
+        }
+    if (nearest == GemmEfficiency::kClasses) continue;
+    const double fitted = out.profile.gpu.gemm_efficiency.by_class(nearest).value;
+    const double was = base.gpu.gemm_efficiency.by_class(nearest).value;
+    const double own = base.gpu.gemm_efficiency.by_class(i).value;
+    if (!(was > 0.0) || !(own > 0.0) || !std::isfinite(fitted / was)) continue;
+    const double ratio = fitted / was;
+    f->value = std::min(1.0, own * ratio);
+    f->applied = true;
+    f->note = "no work of this size class in the trace: the base value scaled as " +
+              std::string(GemmEfficiency::kNames[nearest]) + " moved (x" + significant(ratio, 3) + ")";
+    out.profile.gpu.gemm_efficiency.by_class(i) =
+        Quantity{f->value, Provenance::measured,
+                 "the base value " + significant(own, 4) + " scaled as the fitted " +
+                     std::string(GemmEfficiency::kNames[nearest]) + " moved from the base (x" + significant(ratio, 3) +
+                     "): no GEMM of this size class in the trace " + source};
+  }
+}
+
 }  // namespace
 
 TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
@@ -270,11 +310,13 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
     // profile as a prior: one pseudo-observation per coefficient pulling it towards the base's
     // value. Identified coefficients move to the data; a combination the trace cannot split (a
     // power-step GEMM and a QR of the same n both grow as n³) is split as the base splits it,
-    // instead of arbitrarily. A base value that was
-    // measured (microbenchmarks) weighs as one interval at 100% error: hundreds of intervals
-    // outweigh it where they determine the coefficient, and it holds where they barely do (a
-    // launch latency the trace's launches confound with their size). Other base values weigh a
-    // millionth of an interval: they decide only where the trace cannot.
+    // instead of arbitrarily. A base value that was measured (microbenchmarks) weighs as 1% of
+    // the group's intervals at 100% error (at least one interval): the intervals outweigh it where
+    // they determine the coefficient, and it holds where they barely do. Without that share, a
+    // step's compute (the same mix of GEMM and elementwise pieces every step, one equation however
+    // many steps) let a handful of short launches trade the elementwise rate against GEMM
+    // efficiency by a factor of four between two recordings of one run. Other base values weigh
+    // a millionth of an interval: they decide only where the trace cannot.
     // Each interval's squared relative error weighs by its length over the mean length: intervals
     // of microseconds and of seconds both count (relative error), and the long ones that make up
     // most of a step (a step's forward and backward) count for more than a launch of 10 µs.
@@ -290,7 +332,8 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       if (!(prior > 0.0) || !std::isfinite(prior)) continue;
       std::vector<double> direction(g->terms.size(), 0.0);
       direction[k] = 1.0;
-      const double weight = known.provenance == Provenance::measured ? kMeasuredPriorWeight : kPriorWeight;
+      const double measured = std::max(1.0, kMeasuredPriorShare * static_cast<double>(g->observations.size()));
+      const double weight = known.provenance == Provenance::measured ? measured : kPriorWeight;
       with_prior.push_back({std::move(direction), prior, weight / (prior * prior)});
     }
     const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
@@ -329,6 +372,7 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       out.coefficients.push_back(std::move(f));
     }
   }
+  follow_nearest_gemm_class(out, base, source);
   if (fitted_observations == 0)
     throw InputError(source, "records of unit " + std::to_string(unit),
                      "timed work to fit (forward/backward steps, launches, refresh jobs, copies)");

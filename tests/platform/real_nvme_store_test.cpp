@@ -60,6 +60,8 @@ TEST(RealMemoryOnNvmeStore, BytesRoundTripAndCorruptionIsReported) {
 
   const std::filesystem::path file = store.path_of(disk.id);
   m.release(disk);
+  EXPECT_EQ(store.block_count(), 0u) << "released at once";
+  store.flush_removals();  // the file itself goes on the store's background thread
   EXPECT_FALSE(std::filesystem::exists(file));
 }
 
