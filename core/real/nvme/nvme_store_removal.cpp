@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include "core/real/nvme/nvme_store.hpp"
 
@@ -53,19 +54,19 @@ void NvmeStore::run_removals() {
     {
       // Under the id's lock, so a write of the id either cancelled this already or comes after.
       const auto id_guard = id_locks_.lock(id);
-      std::uint64_t bytes = 0;
-      bool pending = false;
+      std::optional<std::uint64_t> bytes;
       {
         std::lock_guard pending_lock(removal_mutex_);
-        if (auto it = removal_pending_.find(id); it != removal_pending_.end()) {
-          bytes = it->second;
-          pending = true;
-          removal_pending_.erase(it);
-        }
+        if (auto it = removal_pending_.find(id); it != removal_pending_.end()) bytes = it->second;
       }
-      if (pending && ::unlink(path_of(id).c_str()) != 0 && errno != ENOENT) {
-        std::lock_guard accounting(accounting_mutex_);
-        orphaned_bytes_ += bytes;  // still on disk: still counted against the capacity
+      if (bytes) {
+        if (::unlink(path_of(id).c_str()) != 0 && errno != ENOENT) {
+          std::lock_guard accounting(accounting_mutex_);
+          orphaned_bytes_ += *bytes;  // still on disk: still counted against the capacity
+        }
+        // Pending until the file is gone, so a read in between fails as for a missing file.
+        std::lock_guard pending_lock(removal_mutex_);
+        removal_pending_.erase(id);
       }
     }
     lock.lock();
