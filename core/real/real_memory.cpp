@@ -110,7 +110,7 @@ std::size_t RealMemory::cache_room(Tier tier) const noexcept {
 }
 
 void RealMemory::recycle(Tier tier, std::byte* buffer, std::size_t size, std::size_t counted) noexcept {
-  BufferCache& cache = *caches_[static_cast<std::size_t>(index_of(tier))];
+  BufferCache& cache = cache_of(tier);
   bool kept = false;
   try {
     kept = cache.keep(buffer, size, counted, cache_room(tier));
@@ -124,7 +124,7 @@ RealMemory::StoragePtr RealMemory::make_storage(Tier tier, std::size_t bytes, st
   if (tier == Tier::nvme)
     return std::make_shared<Storage>(*this, tier, id, bytes, std::move(label), Storage::Kind::nvme, nullptr, 0);
   const std::size_t size = gpu_ != nullptr ? std::max<std::size_t>(bytes, 1) : host_buffer_size(bytes);
-  BufferCache& cache = *caches_[static_cast<std::size_t>(index_of(tier))];
+  BufferCache& cache = cache_of(tier);
   std::byte* p = cache.take(size);
   if (p != nullptr) {
     bool zeroed = true;  // regions start zero-filled, reused or not
@@ -225,15 +225,15 @@ std::vector<MoveRecord> RealMemory::moves() const {
   return moves_;
 }
 
-std::size_t RealMemory::cached_bytes(Tier tier) const {
+BufferCache& RealMemory::cache_of(Tier tier) const {
   const auto& cache = caches_[static_cast<std::size_t>(index_of(tier))];
-  return cache ? cache->bytes() : 0;
+  if (!cache) throw std::logic_error("RealMemory: the nvme tier keeps no buffers");
+  return *cache;
 }
 
-std::size_t RealMemory::reused_buffers(Tier tier) const {
-  const auto& cache = caches_[static_cast<std::size_t>(index_of(tier))];
-  return cache ? cache->reused() : 0;
-}
+std::size_t RealMemory::cached_bytes(Tier tier) const { return tier == Tier::nvme ? 0 : cache_of(tier).bytes(); }
+
+std::size_t RealMemory::reused_buffers(Tier tier) const { return tier == Tier::nvme ? 0 : cache_of(tier).reused(); }
 
 MoveTotals RealMemory::totals(Tier from, Tier to) const {
   std::lock_guard lock(moves_mutex_);

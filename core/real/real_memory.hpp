@@ -120,6 +120,7 @@ class RealMemory final : public platform::Memory {
   void free_buffer(platform::Tier tier, std::byte* buffer, std::size_t size) noexcept;
   // Bytes the tier's cache may hold now: min(budget, peak) - live bytes.
   std::size_t cache_room(platform::Tier tier) const noexcept;
+  BufferCache& cache_of(platform::Tier tier) const;  // device or host
   void recycle(platform::Tier tier, std::byte* buffer, std::size_t size, std::size_t counted) noexcept;
   std::string track_of(platform::Tier from, platform::Tier to) const;
   WorkQueue& engine(platform::Tier from, platform::Tier to);
