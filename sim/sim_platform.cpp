@@ -51,7 +51,7 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
 }  // namespace
 
 SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& resources,
-                         const hw::CostModel& costs, Recorder& recorder)
+                         const hw::CostModel& costs, Recorder& recorder, CommHub* hub)
     : unit_(resources.unit), board_(sync_), activities_(options.activities ? options.activities(resources.unit) : nullptr) {
   MemorySpec memory;
   memory.resources = resources;
@@ -65,6 +65,8 @@ SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& 
                                               recorder);
   device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs, activities_), board_,
                                                 recorder);
+  if (hub != nullptr)
+    comm_ = std::make_unique<SimComm>(*hub, RankContext{unit_, resources.cpu, &board_, activities_}, options.units);
 }
 
 SimPlatform::~SimPlatform() = default;

@@ -8,13 +8,15 @@
 //   memory (a CPU device's: its DRAM, shared with the host workers).
 // Host workers: N actors on the CPU host; every work is the compute of its pieces
 //   (CostModel::host_worker_charge) on cpu.threads_per_worker cores, then their traffic on DRAM.
+// Comm (several units): collectives as flows between the units' GPUs (comm/comm_hub.hpp).
 // Activity tracks (platform::ActivitySink): "gpu<u> stream", "cpu<u> worker <k>", "link <name>",
-// "disk nvme<u>"; counters "gpu<u> resident <tier> bytes".
+// "disk nvme<u>", "gpu<u> comm"; counters "gpu<u> resident <tier> bytes".
 #include <memory>
 
 #include "core/platform/platform.hpp"
 #include "hwmodels/cost_model.hpp"
 #include "sim/actor_pool_executor.hpp"
+#include "sim/comm/sim_comm.hpp"
 #include "sim/sim_memory.hpp"
 #include "sim/sim_sync.hpp"
 
@@ -22,8 +24,9 @@ namespace asteria::sim {
 
 class SimPlatform final : public platform::Platform {
  public:
+  // `hub`: where the ranks' collectives meet; null (one unit): the platform has no Comm.
   SimPlatform(const SimulationOptions& options, const UnitResources& resources, const hw::CostModel& costs,
-              Recorder& recorder);
+              Recorder& recorder, CommHub* hub = nullptr);
   ~SimPlatform() override;
   SimPlatform(const SimPlatform&) = delete;
   SimPlatform& operator=(const SimPlatform&) = delete;
@@ -36,6 +39,7 @@ class SimPlatform final : public platform::Platform {
   platform::Executor& host_workers() override { return *host_; }
   platform::Memory& memory() override { return *memory_; }
   platform::ActivitySink* activities() override { return activities_; }
+  platform::Comm* comm() override { return comm_.get(); }
   platform::TimeSource time_source() const noexcept override { return platform::TimeSource::simulated; }
 
   int unit() const noexcept { return unit_; }
@@ -50,6 +54,7 @@ class SimPlatform final : public platform::Platform {
   std::unique_ptr<SimMemory> memory_;
   std::unique_ptr<ActorPoolExecutor> host_;
   std::unique_ptr<ActorPoolExecutor> device_;
+  std::unique_ptr<SimComm> comm_;
 };
 
 }  // namespace asteria::sim

@@ -66,6 +66,7 @@ struct Simulation::Impl {
   Recorder recorder;
   std::unique_ptr<sg4::Engine> engine;  // destroyed after the platforms (declared before them)
   Topology topology;
+  std::unique_ptr<CommHub> hub;  // several units: where their collectives meet
   std::vector<std::unique_ptr<SimPlatform>> platforms;
   bool ran = false;
   std::exception_ptr first_error;
@@ -94,13 +95,17 @@ Simulation::Simulation(SimulationOptions options) {
   impl_ = std::make_unique<Impl>(std::move(options));
   impl_->engine = make_engine();
   impl_->topology = build_topology(impl_->options);
+  if (impl_->options.units > 1)
+    impl_->hub = std::make_unique<CommHub>(impl_->topology, impl_->options.collective_algorithm, impl_->recorder);
   for (const UnitResources& r : impl_->topology.units)
-    impl_->platforms.push_back(std::make_unique<SimPlatform>(impl_->options, r, impl_->costs, impl_->recorder));
+    impl_->platforms.push_back(
+        std::make_unique<SimPlatform>(impl_->options, r, impl_->costs, impl_->recorder, impl_->hub.get()));
 }
 
 Simulation::~Simulation() {
   if (!impl_) return;
   impl_->platforms.clear();  // before the engine: they hold s4u mutexes and semaphores
+  impl_->hub.reset();
   impl_->engine.reset();
 }
 

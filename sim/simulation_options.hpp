@@ -8,6 +8,7 @@
 #include "core/platform/execution.hpp"
 #include "hwmodels/cost_model.hpp"
 #include "hwmodels/profile.hpp"
+#include "sim/collective/flow_schedule.hpp"
 #include "sim/recorder.hpp"
 
 namespace asteria::sim {
@@ -45,6 +46,8 @@ struct SimulationOptions {
   std::optional<TierBudgets> budgets;  // per unit; empty: budgets_from(profile)
   hw::Precision gemm_precision = hw::Precision::bf16;  // the training step's GEMM peak
   SinkForUnit activities;  // where each unit's activities are recorded (empty: nowhere)
+  // How the ranks' collectives move their bytes (sim/collective/flow_schedule.hpp).
+  collective::Algorithm collective_algorithm = collective::Algorithm::hierarchical;
 };
 
 // Throws asteria::InputError (naming the profile, the field and what was expected) for options

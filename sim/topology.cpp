@@ -1,6 +1,7 @@
 #include "sim/topology.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace asteria::sim {
@@ -20,6 +21,9 @@ void one_way(sg4::NetZone* zone, simgrid::kernel::routing::NetPoint* from, simgr
   zone->add_route(from, to, nullptr, nullptr, Route{sg4::LinkInRoute(link)}, false);
 }
 
+std::string nic_up_name(int node, int nic) { return "nic-up" + std::to_string(node) + "." + std::to_string(nic); }
+std::string nic_down_name(int node, int nic) { return "nic-down" + std::to_string(node) + "." + std::to_string(nic); }
+
 struct Node {
   sg4::NetZone* zone = nullptr;
   simgrid::kernel::routing::NetPoint* gateway = nullptr;
@@ -32,11 +36,16 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
   n.zone = sg4::create_full_zone("node" + k);
   n.zone->set_parent(root);
   n.gateway = n.zone->create_router("gateway" + k);
-  const double nic_bandwidth = p.node.nic.bandwidth.value * p.node.nics_per_node.value;
   const bool several_nodes = options.units > p.units_per_node();
-  sg4::Link* nic_up = several_nodes ? make_link(n.zone, "nic-up" + k, nic_bandwidth, p.node.nic.latency.value) : nullptr;
-  sg4::Link* nic_down =
-      several_nodes ? make_link(n.zone, "nic-down" + k, nic_bandwidth, p.node.nic.latency.value) : nullptr;
+  std::vector<sg4::Link*> nic_up;  // [j]: NIC j of the node (several nodes only)
+  std::vector<sg4::Link*> nic_down;
+  if (several_nodes) {
+    for (int j = 0; j < static_cast<int>(p.node.nics_per_node.value); ++j) {
+      nic_up.push_back(make_link(n.zone, nic_up_name(node, j), p.node.nic.bandwidth.value, p.node.nic.latency.value));
+      nic_down.push_back(
+          make_link(n.zone, nic_down_name(node, j), p.node.nic.bandwidth.value, p.node.nic.latency.value));
+    }
+  }
 
   const auto cores = static_cast<int>(p.cpu.cores.value);
   for (int u = first_unit; u < last_unit; ++u) {
@@ -59,9 +68,12 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
     one_way(n.zone, r.gpu->get_netpoint(), r.gpu->get_netpoint(), r.device_memory);
     one_way(n.zone, r.cpu->get_netpoint(), r.cpu->get_netpoint(), r.host_memory);
     if (several_nodes) {
+      const auto nic = static_cast<std::size_t>(nic_of_unit(p, u));
+      r.nic_up = nic_up[nic];
+      r.nic_down = nic_down[nic];
       for (sg4::Host* h : {r.gpu, r.cpu}) {
-        one_way(n.zone, h->get_netpoint(), n.gateway, nic_up);
-        one_way(n.zone, n.gateway, h->get_netpoint(), nic_down);
+        one_way(n.zone, h->get_netpoint(), n.gateway, r.nic_up);
+        one_way(n.zone, n.gateway, h->get_netpoint(), r.nic_down);
       }
     }
     topology.units.push_back(r);
@@ -79,7 +91,55 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
   return n;
 }
 
+template <class Resource>
+Resource* must_find(Resource* found, const std::string& name) {
+  if (found == nullptr)
+    throw std::logic_error("find_topology: the running engine has no '" + name +
+                           "'; expected a platform built by build_topology from the same options");
+  return found;
+}
+
 }  // namespace
+
+int nic_of_unit(const hw::HardwareProfile& profile, int unit) {
+  const int local = unit % std::max(profile.units_per_node(), 1);
+  return local % std::max(static_cast<int>(profile.node.nics_per_node.value), 1);
+}
+
+Topology find_topology(const SimulationOptions& options) {
+  if (!sg4::Engine::has_instance()) throw std::logic_error("find_topology: no SimGrid engine is running");
+  const sg4::Engine& engine = *sg4::Engine::get_instance();
+  const hw::HardwareProfile& p = options.profile;
+  const int per_node = p.units_per_node();
+  const bool several_nodes = options.units > per_node;
+  Topology topology;
+  topology.nodes = (options.units + per_node - 1) / per_node;
+  for (int u = 0; u < options.units; ++u) {
+    const std::string s = std::to_string(u);
+    const auto host = [&](const std::string& name) { return must_find(engine.host_by_name_or_null(name), name); };
+    const auto link = [&](const std::string& name) { return must_find(engine.link_by_name_or_null(name), name); };
+    UnitResources r;
+    r.unit = u;
+    r.node = u / per_node;
+    r.gpu = host("gpu" + s);
+    r.cpu = host("cpu" + s);
+    r.gpu_memory = host("hbm-traffic" + s);
+    r.cpu_memory = host("dram-traffic" + s);
+    for (sg4::Disk* disk : r.cpu->get_disks())
+      if (disk->get_name() == "nvme" + s) r.nvme = disk;
+    must_find(r.nvme, "nvme" + s);
+    r.h2d = link("h2d" + s);
+    r.d2h = link("d2h" + s);
+    r.device_memory = link("hbm" + s);
+    r.host_memory = link("dram" + s);
+    if (several_nodes) {
+      r.nic_up = link(nic_up_name(r.node, nic_of_unit(p, u)));
+      r.nic_down = link(nic_down_name(r.node, nic_of_unit(p, u)));
+    }
+    topology.units.push_back(r);
+  }
+  return topology;
+}
 
 Topology build_topology(const SimulationOptions& options) {
   sg4::NetZone* root = sg4::create_full_zone("cluster");

@@ -15,8 +15,13 @@
 //                  there, so concurrent traffic shares the bandwidth (copies use the links)
 // Per node k (units k·upn ... k·upn + upn - 1, in a zone "node<k>" with a gateway router):
 //   link  nvlink<i>-<j>  gpu<i> -> gpu<j> for units i != j of the node (one per ordered pair)
-//   link  nic-up<k>, nic-down<k>  the node's NICs (nics_per_node · nic bandwidth) towards and
-//                  from the backbone; every host of the node reaches other nodes through them
+//   link  nic-up<k>.<j>, nic-down<k>.<j>  NIC j of the node (j < nics_per_node; node.nic
+//                  bandwidth and latency each) towards and from the backbone. The unit with local
+//                  index l (its place in the node, u - k·upn) uses NIC l % nics_per_node for both
+//                  its gpu and cpu hosts, as each GH200 of an Alps node has its own Slingshot-11
+//                  NIC (HARDWARE.md, CSCS Alps documentation: 4 NICs per node). A flow
+//                  between nodes goes gpu<u> -> nic-up<k>.<j> -> backbone -> nic-down<k'>.<j'> ->
+//                  gpu<u'>. (Only when the simulation spans several nodes.)
 //   link  backbone  between node gateways, non-blocking (a fat pipe that never limits a flow)
 // Every host runs at kSpeed "flops" per second per core, so an execution of `seconds` of
 // modelled time has the amount seconds · kSpeed.
@@ -43,6 +48,9 @@ struct UnitResources {
   // The memories as shared resources for kernels' traffic: one core each, speed = bandwidth.
   simgrid::s4u::Host* gpu_memory = nullptr;     // host hbm-traffic<u>
   simgrid::s4u::Host* cpu_memory = nullptr;     // host dram-traffic<u>
+  // The unit's NIC towards and from the backbone; null when the simulation has one node.
+  simgrid::s4u::Link* nic_up = nullptr;         // nic-up<k>.<j>
+  simgrid::s4u::Link* nic_down = nullptr;       // nic-down<k>.<j>
 };
 
 struct Topology {
@@ -52,5 +60,13 @@ struct Topology {
 
 // Builds the platform into the (already created and configured) engine and seals it.
 Topology build_topology(const SimulationOptions& options);
+
+// The topology build_topology built from `options` into the running engine, found again by its
+// names: for code that runs inside a Simulation (which keeps its own copy), e.g. a collective's
+// flows. Throws std::logic_error when the engine holds no such platform.
+Topology find_topology(const SimulationOptions& options);
+
+// The NIC (j in nic-up<k>.<j>) that `unit` uses: its local index modulo the node's NICs.
+int nic_of_unit(const hw::HardwareProfile& profile, int unit);
 
 }  // namespace asteria::sim

@@ -17,13 +17,15 @@ constexpr std::array kVerbs = {
     Verb{"calibrate", "measure this machine and write a hardware profile", &calibrate_main},
     Verb{"sim", "the runtime on a simulated machine (SimGrid, hardware profile, model config)", &sim_main},
     Verb{"replay", "a recorded run rebuilt from its trace and predicted on a simulated machine", &replay_main},
+    Verb{"collective", "one collective's time and bus bandwidth by size on a simulated machine (nccl-tests)",
+         &collective_main},
     Verb{"study", "a what-if grid of sim runs (hardware x model x optimizer x placement x staleness)", &study_main},
     Verb{"train", "a GPT-style language model trained through the runtime on a text corpus", &train_main},
 };
 
 void usage(std::ostream& out) {
   out << "usage: asteria <verb> [options]   (asteria <verb> --help for a verb's options)\n\nverbs:\n";
-  for (const Verb& v : kVerbs) out << "  " << v.name << std::string(10 - v.name.size(), ' ') << v.summary << '\n';
+  for (const Verb& v : kVerbs) out << "  " << v.name << std::string(12 - v.name.size(), ' ') << v.summary << '\n';
 }
 
 }  // namespace

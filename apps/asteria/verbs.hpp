@@ -31,6 +31,7 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err);
 int calibrate_main(const Args& args, std::ostream& out, std::ostream& err);
 int sim_main(const Args& args, std::ostream& out, std::ostream& err);
 int replay_main(const Args& args, std::ostream& out, std::ostream& err);
+int collective_main(const Args& args, std::ostream& out, std::ostream& err);
 int study_main(const Args& args, std::ostream& out, std::ostream& err);
 int train_main(const Args& args, std::ostream& out, std::ostream& err);
 

@@ -21,5 +21,6 @@ std::string host_worker_track(int unit, int lane) {
 }
 std::string issuer_track(int unit) { return "cpu" + std::to_string(unit) + " main"; }
 std::string disk_track(int unit) { return "disk nvme" + std::to_string(unit); }
+std::string comm_track(int unit) { return "gpu" + std::to_string(unit) + " comm"; }
 
 }  // namespace asteria::platform

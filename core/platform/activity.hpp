@@ -62,5 +62,6 @@ std::string device_stream_track(int unit);          // "gpu<u> stream"
 std::string host_worker_track(int unit, int lane);  // "cpu<u> worker <lane>"
 std::string issuer_track(int unit);                 // "cpu<u> main": the thread that runs the plan
 std::string disk_track(int unit);                   // "disk nvme<u>"
+std::string comm_track(int unit);                   // "gpu<u> comm": the rank's collectives
 
 }  // namespace asteria::platform

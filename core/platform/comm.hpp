@@ -1,26 +1,101 @@
 #pragma once
-// Collective communication among data-parallel ranks, hierarchical by node. Declared here so
-// the runtime can be written against it; backends implement it with the data-parallel work.
+// Collective communication among data-parallel ranks. A CommGroup is an ordered set of ranks
+// (the world, the ranks of one node, the node leaders, any split by colour); its collectives
+// carry a dtype and may be bytes only (data-free runs). A collective is ordered after the work
+// that produces its input (`after`) and never blocks the caller: it returns a Pending.
+//
+// Every rank of a group must call the group's collectives in the same order with the same
+// sizes (as MPI and NCCL require); the i-th call on each rank is one collective.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/platform/activity.hpp"
 #include "core/platform/pending.hpp"
 
 namespace asteria::platform {
 
+enum class DType { fp32, bf16 };
+std::size_t bytes_per_element(DType dtype) noexcept;
+std::string_view to_string(DType dtype) noexcept;
+
 enum class ReduceOp { sum, average };
 
+enum class Collective { all_reduce, reduce_scatter, all_gather, broadcast };
+std::string_view to_string(Collective collective) noexcept;
+
+// `count` elements of `dtype` at `data`; data null: bytes only (a data-free run moves the bytes
+// in time, and there are no values). bf16 values are stored as their 16 upper fp32 bits.
+struct CommBuffer {
+  void* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::fp32;
+
+  std::size_t bytes() const noexcept { return count * bytes_per_element(dtype); }
+  bool bytes_only() const noexcept { return data == nullptr; }
+
+  static CommBuffer of(std::span<float> values) noexcept { return {values.data(), values.size(), DType::fp32}; }
+  static CommBuffer of_bf16(std::span<std::uint16_t> values) noexcept {
+    return {values.data(), values.size(), DType::bf16};
+  }
+  static CommBuffer sized(std::size_t count, DType dtype) noexcept { return {nullptr, count, dtype}; }
+};
+
+// What orders a collective and names it in traces.
+struct CollectiveOptions {
+  std::vector<Pending> after;  // started once every one has finished (their failure fails it)
+  std::string label;
+  OpTag tag{};
+};
+
+class CommGroup {
+ public:
+  virtual ~CommGroup() = default;
+  virtual int rank() const noexcept = 0;  // this rank's index in the group
+  virtual int size() const noexcept = 0;
+  virtual int world_rank(int group_rank) const = 0;
+
+  // In place: every rank ends with the reduction of all ranks' `data`.
+  virtual Pending all_reduce(CommBuffer data, ReduceOp op, CollectiveOptions options = {}) = 0;
+  // `all` holds size() equal shards; rank r ends with the reduction of shard r in `mine`.
+  virtual Pending reduce_scatter(CommBuffer all, CommBuffer mine, ReduceOp op, CollectiveOptions options = {}) = 0;
+  // Rank r's `mine` lands in shard r of every rank's `all`.
+  virtual Pending all_gather(CommBuffer mine, CommBuffer all, CollectiveOptions options = {}) = 0;
+  // `root`'s data (a group rank) lands in every rank's `data`.
+  virtual Pending broadcast(CommBuffer data, int root, CollectiveOptions options = {}) = 0;
+
+  // Collective over this group: ranks passing the same colour form a new group, ordered by
+  // (key, rank); a negative colour joins none (null is returned).
+  virtual std::unique_ptr<CommGroup> split(int colour, int key) = 0;
+};
+
+// This rank's view of the world: its groups and where ranks live.
 class Comm {
  public:
   virtual ~Comm() = default;
-  virtual int rank() const noexcept = 0;
-  virtual int size() const noexcept = 0;
-  virtual int node_of(int rank) const noexcept = 0;  // topology: ranks on one node talk fastest
+  virtual CommGroup& world() = 0;
+  virtual int node_of(int world_rank) const = 0;  // ranks on one node talk fastest
+  int rank();
+  int size();
+  int nodes();  // ranks fill nodes in order: the last rank's node + 1
+  // The ranks of this rank's node, and the node leaders (the first rank of each node; null on
+  // the other ranks). Both are collective calls over the world, made once and kept.
+  CommGroup& node();
+  CommGroup* leaders();
 
-  virtual Pending all_reduce(std::span<float> data, ReduceOp op) = 0;
-  virtual Pending broadcast(std::span<float> data, int root) = 0;
-  virtual Pending all_gather(std::span<const float> mine, std::span<float> all) = 0;
-  virtual Pending reduce_scatter(std::span<const float> all, std::span<float> mine, ReduceOp op) = 0;
+ private:
+  std::unique_ptr<CommGroup> node_;
+  std::unique_ptr<CommGroup> leaders_;
+  bool split_ = false;
+  void split_once();
 };
+
+// Checks a collective's buffers against each other and the group (the same on every backend):
+// throws std::invalid_argument naming the collective and what is wrong.
+void check_collective(Collective collective, const CommGroup& group, const CommBuffer& in, const CommBuffer& out);
 
 }  // namespace asteria::platform

@@ -1,0 +1,85 @@
+// `asteria collective`: the simulator's nccl-tests. Its table (console and table.csv) has one row
+// per size, doubling from --min-bytes to --max-bytes, with busbw = algbw · nccl-tests' factor,
+// and its bad options are errors naming the option.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/apps/child_cli.hpp"
+#include "tests/common/cli_harness.hpp"
+#include "tests/io/temp_dir.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using testing::CliOutcome;
+using testing::lines_of;
+using testing::split_csv_line;
+using testing::TempDir;
+
+CliOutcome run_cli(const Args& args) { return testing::run_cli_in_child(args); }
+
+TEST(CollectiveVerb, AllReduceOnTwoAlpsNodesReportsBusBandwidthAsNcclTestsDoes) {
+  const TempDir dir;
+  const CliOutcome run = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "2", "--collective", "all_reduce",
+                                  "--algorithm", "hierarchical", "--min-bytes", "1MiB", "--max-bytes", "5MiB",
+                                  "--out", dir.path().string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("8 ranks"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("busbw_GBps"), std::string::npos) << run.out;
+
+  const std::vector<std::string> lines = lines_of(dir.file("table.csv"));
+  ASSERT_EQ(lines.size(), 4u);  // header, 1 MiB, 2 MiB, 4 MiB (8 MiB passes --max-bytes)
+  EXPECT_EQ(lines[0], "bytes,time_us,algbw_GBps,busbw_GBps");
+  const double factor = 2.0 * (8 - 1) / 8;  // all_reduce over n = 8 ranks
+  double previous_algbw = 0.0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    SCOPED_TRACE(lines[i]);
+    const std::vector<std::string> cells = split_csv_line(lines[i]);
+    ASSERT_EQ(cells.size(), 4u);
+    const double bytes = std::stod(cells[0]);
+    const double time_us = std::stod(cells[1]);
+    const double algbw = std::stod(cells[2]);
+    const double busbw = std::stod(cells[3]);
+    EXPECT_EQ(bytes, static_cast<double>(1u << 20) * static_cast<double>(1u << (i - 1)));
+    EXPECT_GT(time_us, 0.0);
+    EXPECT_NEAR(algbw, bytes / (time_us * 1e-6) / 1e9, 1e-3 * algbw);  // printed digits
+    EXPECT_NEAR(busbw, algbw * factor, 2e-4 + 1e-6 * busbw);           // 4 decimals each
+    EXPECT_GT(algbw, previous_algbw);  // latency weighs less as sizes grow
+    previous_algbw = algbw;
+  }
+}
+
+TEST(CollectiveVerb, OneGpuPerNodeRingPrintsOneRowPerSize) {
+  const CliOutcome run = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "2", "--gpus-per-node", "1",
+                                  "--min-bytes", "1024", "--max-bytes", "4096"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("2 ranks"), std::string::npos) << run.out;
+  for (const char* size : {"1024", "2048", "4096"}) EXPECT_NE(run.out.find(size), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("8192"), std::string::npos) << run.out;
+}
+
+TEST(CollectiveVerb, BadOptionsAreErrorsNamingTheOption) {
+  const std::vector<std::pair<Args, std::string>> cases = {
+      {{"--gpus-per-node", "5"}, "--gpus-per-node"},
+      {{"--nodes", "0"}, "--nodes"},
+      {{"--algorithm", "butterfly"}, "--algorithm"},
+      {{"--collective", "all_to_all"}, "--collective"},
+      {{"--min-bytes", "1MiB", "--max-bytes", "1KiB"}, "--max-bytes"},
+      {{"--min-bytes", "lots"}, "--min-bytes"},
+      {{"--root", "8", "--nodes", "2"}, "--root"},
+  };
+  for (const auto& [extra, option] : cases) {
+    SCOPED_TRACE(option);
+    Args args = {"collective", "--hw", "gh200-alps"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliOutcome run = run_cli(args);
+    EXPECT_EQ(run.code, 1) << run.out << run.err;
+    EXPECT_NE(run.err.find(option), std::string::npos) << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace asteria::cli

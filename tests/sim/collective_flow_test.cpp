@@ -1,0 +1,186 @@
+// Collectives run as flows over the simulated topology (sim/collective/run_flows.hpp) take the
+// time worked out by hand. The profile is the tests' tiny unit with uniform links:
+//   NVLink (gpu_link)  B = 1e10 B/s, L = 1 µs per direction per pair;
+//   NIC                1e9 B/s, 5 µs each way; a flow between nodes crosses nic-up (5 µs),
+//                      the backbone (a fat pipe, no latency) and nic-down (5 µs): 10 µs, 1e9 B/s.
+// A flow alone on its links takes latency + bytes / bandwidth (CM02, no cross traffic); flows
+// that share a link with the same latency share its bandwidth equally. A phase lasts as long as
+// its slowest flow. Every test runs its simulation in a child process (one engine per process).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/collective/flow_schedule.hpp"
+#include "sim/collective/run_flows.hpp"
+#include "sim/simulation.hpp"
+#include "sim/topology.hpp"
+#include "tests/sim/in_child.hpp"
+#include "tests/sim/tiny_profile.hpp"
+
+namespace asteria::sim::collective {
+namespace {
+
+using platform::Collective;
+using platform::Platform;
+using testing::q;
+using testing::run_in_child;
+using testing::tolerance;
+
+constexpr double kLinkBandwidth = 1e10;
+constexpr double kLinkLatency = 1e-6;
+constexpr double kNicBandwidth = 1e9;
+constexpr double kNicLatency = 5e-6;
+
+SimulationOptions uniform_options(int units, int units_per_node, int nics_per_node) {
+  SimulationOptions o = testing::tiny_options(platform::Numerics::shapes);
+  o.profile.node.units_per_node = q(units_per_node);
+  o.profile.node.nics_per_node = q(nics_per_node);
+  o.profile.node.gpu_link = {q(kLinkBandwidth), q(kLinkLatency)};
+  o.profile.node.nic = {q(kNicBandwidth), q(kNicLatency)};
+  o.units = units;
+  o.host_workers_per_unit = 1;
+  return o;
+}
+
+// Ranks 0..units-1 on units 0..units-1, nodes as the topology fills them.
+Members all_units(int units, int units_per_node) {
+  Members m;
+  for (int u = 0; u < units; ++u) {
+    m.units.push_back(u);
+    m.nodes.push_back(u / units_per_node);
+  }
+  return m;
+}
+
+// Simulated seconds `schedule` takes, run by unit 0's main (the other mains return at once).
+double simulated_seconds(const SimulationOptions& options, const FlowSchedule& schedule) {
+  Simulation sim(options);
+  double seconds = -1.0;
+  sim.run([&](int unit, Platform& p) {
+    if (unit != 0) return;
+    const Topology topology = find_topology(sim.options());
+    const double start = p.clock().now();
+    run_flows(schedule, topology);
+    seconds = p.clock().now() - start;
+  });
+  return seconds;
+}
+
+TEST(CollectiveFlows, RingAllReduceInsideANodeTakesTheAnalyticTime) {
+  run_in_child([] {
+    // n = 4 GPUs of one node, S = 4e6 bytes: 2(n-1) = 6 phases of flows of S/n = 1e6 bytes, each
+    // on its own NVLink: 6 · (1e-6 + 1e6 / 1e10) = 6 · 1.01e-4 = 6.06e-4 s.
+    const int n = 4;
+    const double S = 4e6;
+    const FlowSchedule schedule = flow_schedule(Algorithm::ring, Collective::all_reduce, all_units(n, 4), S);
+    const double expected = 2.0 * (n - 1) * (kLinkLatency + S / (n * kLinkBandwidth));
+    EXPECT_DOUBLE_EQ(expected, 6.06e-4);
+    const double seconds = simulated_seconds(uniform_options(n, 4, 1), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, RingAllReduceAcrossTwoNodesIsPacedByTheNics) {
+  run_in_child([] {
+    // 2 nodes x 2 GPUs, one NIC per node, ring 0 -> 1 -> 2 -> 3 -> 0: flows 1 -> 2 and 3 -> 0
+    // cross the NICs (each on its own nic-up and nic-down), the others stay on NVLink. S = 4e6:
+    // flows of 1e6 bytes; over the NICs 2·5e-6 + 1e6/1e9 = 1.01e-3 s (over NVLink 1.01e-4 s, done
+    // before), so each of the 6 phases takes 1.01e-3 s: 2(n-1)·(L + S/(n·B)) with L = 1e-5 s,
+    // B = 1e9 B/s, = 6.06e-3 s.
+    const int n = 4;
+    const double S = 4e6;
+    const FlowSchedule schedule = flow_schedule(Algorithm::ring, Collective::all_reduce, all_units(n, 2), S);
+    const double path_latency = 2.0 * kNicLatency;
+    const double expected = 2.0 * (n - 1) * (path_latency + S / (n * kNicBandwidth));
+    EXPECT_DOUBLE_EQ(expected, 6.06e-3);
+    const double seconds = simulated_seconds(uniform_options(n, 2, 1), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, HierarchicalAllReduceOnTwoNodesOfFourIsTheSumOfItsPhases) {
+  run_in_child([] {
+    // 2 nodes x 4 GPUs, 4 NICs per node (GPU l on NIC l), S = 8e6 bytes:
+    //   intra-node reduce-scatter: every GPU sends S/4 = 2e6 bytes to each of its 3 node peers
+    //     at once, each flow on its own NVLink:            1e-6 + 2e6/1e10      = 2.01e-4 s
+    //   inter-node ring all-reduce of each shard, 4 rings of 2 (one per local index, each on
+    //     its own NIC): 2 phases of S/8 = 1e6 bytes:   2 · (1e-5 + 1e6/1e9)     = 2.02e-3 s
+    //   intra-node all-gather, as the reduce-scatter:                             2.01e-4 s
+    //   total                                                                     2.422e-3 s
+    const double S = 8e6;
+    const FlowSchedule schedule = flow_schedule(Algorithm::hierarchical, Collective::all_reduce, all_units(8, 4), S);
+    const double intra = kLinkLatency + S / 4 / kLinkBandwidth;
+    const double inter = 2.0 * (2.0 * kNicLatency + S / 8 / kNicBandwidth);
+    const double expected = intra + inter + intra;
+    EXPECT_NEAR(expected, 2.422e-3, 1e-15);
+    const double seconds = simulated_seconds(uniform_options(8, 4, 4), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, GpusThatShareANicShareItsBandwidth) {
+  run_in_child([] {
+    // As above with 2 NICs per node: GPUs 0 and 2 of a node use NIC 0, GPUs 1 and 3 NIC 1, so
+    // two rings' flows (1e6 bytes each, same latency) share each NIC: 2e6 bytes at 1e9 B/s
+    // after 1e-5 s, 2.01e-3 s per inter-node phase. Total 2 · 2.01e-4 + 2 · 2.01e-3 = 4.422e-3 s.
+    const double S = 8e6;
+    const FlowSchedule schedule = flow_schedule(Algorithm::hierarchical, Collective::all_reduce, all_units(8, 4), S);
+    const double intra = kLinkLatency + S / 4 / kLinkBandwidth;
+    const double inter = 2.0 * (2.0 * kNicLatency + 2.0 * (S / 8) / kNicBandwidth);
+    const double expected = intra + inter + intra;
+    EXPECT_NEAR(expected, 4.422e-3, 1e-15);
+    const double seconds = simulated_seconds(uniform_options(8, 4, 2), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, PipelinedTreeAllReduceOfTwoGpusTakesChunksPlusOnePhases) {
+  run_in_child([] {
+    // 2 GPUs of one node: the tree is one edge; C = 8 chunks of S/8 = 1e6 bytes go up while
+    // earlier chunks come down (opposite NVLinks), C + 1 = 9 phases of 1e-6 + 1e6/1e10 s each
+    // = 9.09e-4 s.
+    const double S = 8e6;
+    const FlowSchedule schedule = flow_schedule(Algorithm::tree, Collective::all_reduce, all_units(2, 4), S);
+    const double expected = (kPipelineChunks + 1) * (kLinkLatency + S / kPipelineChunks / kLinkBandwidth);
+    EXPECT_NEAR(expected, 9.09e-4, 1e-15);
+    const double seconds = simulated_seconds(uniform_options(2, 4, 1), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, EachUnitUsesTheNicOfItsLocalIndexAndOneNodeHasNone) {
+  run_in_child([] {
+    Simulation sim(uniform_options(8, 4, 2));
+    sim.run([&](int unit, Platform&) {
+      if (unit != 0) return;
+      const Topology topology = find_topology(sim.options());
+      ASSERT_EQ(topology.units.size(), 8u);
+      EXPECT_EQ(topology.nodes, 2);
+      const char* expected_up[] = {"nic-up0.0", "nic-up0.1", "nic-up0.0", "nic-up0.1",
+                                   "nic-up1.0", "nic-up1.1", "nic-up1.0", "nic-up1.1"};
+      for (std::size_t u = 0; u < 8; ++u) {
+        const UnitResources& r = topology.units[u];
+        ASSERT_NE(r.nic_up, nullptr) << u;
+        ASSERT_NE(r.nic_down, nullptr) << u;
+        EXPECT_EQ(r.nic_up->get_name(), expected_up[u]) << u;
+        EXPECT_EQ(r.nic_down->get_name(), "nic-down" + std::string(expected_up[u]).substr(6)) << u;
+        EXPECT_DOUBLE_EQ(r.nic_up->get_bandwidth(), kNicBandwidth) << u;  // one NIC, not the node's sum
+        EXPECT_DOUBLE_EQ(r.nic_down->get_latency(), kNicLatency) << u;
+        EXPECT_EQ(r.node, static_cast<int>(u / 4)) << u;
+      }
+    });
+  });
+  run_in_child([] {
+    Simulation sim(uniform_options(4, 4, 2));
+    sim.run([&](int unit, Platform&) {
+      if (unit != 0) return;
+      for (const UnitResources& r : find_topology(sim.options()).units) {
+        EXPECT_EQ(r.nic_up, nullptr);
+        EXPECT_EQ(r.nic_down, nullptr);
+      }
+    });
+  });
+}
+
+}  // namespace
+}  // namespace asteria::sim::collective
