@@ -199,69 +199,43 @@ PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t e
   const double two_sided = m * m * n + m * n * n;  // one product on each side
   const index dim = std::max(rows, cols);
   PhaseCosts c;
-  // Elementwise flops are weighted (platform::kDivisionFlops); each count follows the loops of
-  // the optimizer's source file named in the comment.
-  constexpr double kDivision = platform::kDivisionFlops;
-  // write_update_then_decay (eigenbasis_refresh.cpp): (w − s·d)·keep, 3 flops, once to check it
-  // is finite before any weight is written and once to write it, plus the check.
-  constexpr double kCheckedWrite = 2.0 * 3.0 + 1.0;
-  auto elementwise = [&](double per_value, double values_moved) {
-    return platform::Cost{WorkKind::elementwise, per_value * mn, values_moved * mn * v, dim};
-  };
   switch (kind) {
     case OptimizerKind::adamw: {
       // adamw.cpp: the moments (7 flops), then the step m̂/(√v̂ + ε)·lr + decay·w (3 divisions,
       // a square root and 4 flops) twice, once to check it is finite before any weight is
       // written and once to write it, the check and the subtraction (3). Reads w g m v, writes w m v.
-      const double per_value = 7.0 + 2.0 * (4.0 * kDivision + 4.0) + 3.0;
-      c.apply = elementwise(per_value, 7.0);
+      const double per_value = 7.0 + 2.0 * (4.0 * platform::kDivisionFlops + 4.0) + 3.0;
+      c.apply = {WorkKind::elementwise, per_value * mn, 7.0 * mn * v, dim};
       break;
     }
-    case OptimizerKind::shampoo: {
+    case OptimizerKind::shampoo:
       // L += G Gᵀ, R += Gᵀ G (syrk); P = L̂ Ḡ R̂ plus momentum and the Adam graft.
-      c.accumulate = platform::Cost{WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};
-      // shampoo.cpp: Ḡ (4), the graft's second moment (4) and direction Ḡ/(√(v·c) + ε) (2 flops,
-      // a square root, a division), the two Frobenius norms and the rescale (5), the step
-      // lr·(P + wd·W), its check and the subtraction (5). Before the first root is published the
-      // products are skipped (the graft alone); the model charges every step as a later one.
-      const double per_value = 4.0 + 4.0 + (2.0 + 2.0 * kDivision) + 5.0 + 5.0;
-      c.apply = {{WorkKind::gemm, 2.0 * two_sided, (squares + 2.0 * mn) * v, dim}, elementwise(per_value, 7.0)};
-      c.publish = platform::Cost{WorkKind::elementwise, 0.0, 2.0 * squares * v, dim};
+      c.accumulate = {WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};
+      c.apply = {WorkKind::gemm, 2.0 * two_sided + 20.0 * mn, (squares + 9.0 * mn) * v, dim};
+      c.publish = {WorkKind::elementwise, 0.0, 2.0 * squares * v, dim};
       break;
-    }
-    case OptimizerKind::soap: {
+    case OptimizerKind::soap:
       // Statistics as Shampoo; the update rotates G in, Adam in the basis, rotates back.
-      c.accumulate = platform::Cost{WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};
-      // soap.cpp: the new moments (3 + 4) and m/(√v + ε) (1 flop, a square root, a division),
-      // the checked write, the moments recomputed and committed (7).
-      const double per_value = 7.0 + (1.0 + 2.0 * kDivision) + kCheckedWrite + 7.0;
-      c.apply = {{WorkKind::gemm, 4.0 * two_sided, (squares + 2.0 * mn) * v, dim}, elementwise(per_value, 7.0)};
+      c.accumulate = {WorkKind::gemm, two_sided, (mn + 2.0 * squares) * v, dim};
+      c.apply = {WorkKind::gemm, 4.0 * two_sided + 12.0 * mn, (squares + 9.0 * mn) * v, dim};
       // Publish rotates the momentum with the change of basis the job computed (soap.cpp); the
       // second moment is permuted (the default soap_second_moment), O(mn). A job started from an
       // older basis (published late, S > 0) forms the change itself, 2(m³ + n³) more: rare, not
       // charged.
-      c.publish = platform::Cost{WorkKind::gemm, 2.0 * two_sided, (2.0 * squares + 3.0 * mn) * v, dim};
+      c.publish = {WorkKind::gemm, 2.0 * two_sided, (2.0 * squares + 3.0 * mn) * v, dim};
       break;
-    }
-    case OptimizerKind::kl_shampoo: {
+    case OptimizerKind::kl_shampoo:
       // Two-sided statistics through the other side's inverse (G Ŝ⁻¹ Gᵀ), eigenvalue estimates.
-      c.accumulate = platform::Cost{WorkKind::gemm, 4.0 * two_sided + 2.0 * (m * m * m + n * n * n), (mn + 4.0 * squares) * v, dim};
-      // kl_shampoo.cpp: the momentum (3), the scale s/(1 + ε·s) applied (4 flops, a division),
-      // the checked write.
-      const double per_value = 3.0 + (4.0 + kDivision) + kCheckedWrite;
-      c.apply = {{WorkKind::gemm, 4.0 * two_sided, (squares + 2.0 * mn) * v, dim}, elementwise(per_value, 3.0)};
-      c.publish = platform::Cost{WorkKind::elementwise, 0.0, 2.0 * squares * v, dim};
+      c.accumulate = {WorkKind::gemm, 4.0 * two_sided + 2.0 * (m * m * m + n * n * n), (mn + 4.0 * squares) * v, dim};
+      c.apply = {WorkKind::gemm, 4.0 * two_sided + 8.0 * mn, (squares + 5.0 * mn) * v, dim};
+      c.publish = {WorkKind::elementwise, 0.0, 2.0 * squares * v, dim};
       break;
-    }
     case OptimizerKind::muon: {
       // Five Newton-Schulz iterations on the smaller side: A = X Xᵀ, B = bA + cA², X = aX + BX.
       const double k = std::min(m, n);
       const double l = std::max(m, n);
-      // muon.cpp: the momentum and its Nesterov mix (6), the Frobenius norm and the rescale (3),
-      // the checked write (3 flops twice and the check).
-      const double per_value = 6.0 + 3.0 + 7.0;
-      c.apply = {{WorkKind::gemm, 5.0 * (2.0 * k * k * l + 2.0 * k * k * k + 2.0 * k * k * l), 15.0 * mn * v, dim},
-                 elementwise(per_value, 4.0)};
+      c.apply = {WorkKind::gemm, 5.0 * (2.0 * k * k * l + 2.0 * k * k * k + 2.0 * k * k * l) + 10.0 * mn,
+                 (5.0 * 3.0 * mn + 4.0 * mn) * v, dim};
       break;
     }
   }

@@ -60,13 +60,11 @@ std::size_t refresh_job_bytes(OptimizerKind kind, const Hyperparameters& hp, ind
 // What the cheap, every-step phases cost on the device per rows x cols block, so a device model
 // (or a simulator) can charge time for them when their numerics are not run. The counts follow
 // ALGORITHMS.md; they are models (dominant terms, symmetric products at half the cost of a
-// general one), not measurements. A phase that runs matrix products and elementwise loops
-// declares them as separate pieces, so each is charged at its own rate (a GEMM's flops at the
-// GEMM rate, a loop's weighted flops at the elementwise rate).
+// general one), not measurements.
 struct PhaseCosts {
-  platform::Costs accumulate{platform::Cost{}};  // statistics update (AdamW: none, its moments move in apply)
-  platform::Costs apply{platform::Cost{}};       // the update with the active preconditioner
-  platform::Costs publish{platform::Cost{}};     // installing a finished refresh (copy; SOAP also rotates m)
+  platform::Cost accumulate;  // statistics update (AdamW: none, its moments move in apply)
+  platform::Cost apply;       // the update with the active preconditioner
+  platform::Cost publish;     // installing a finished refresh (copy; SOAP also rotates m)
 };
 
 PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t element_bytes);

@@ -146,7 +146,7 @@ class Builder {
     std::vector<int> launch_of(members.size());
     std::vector<OpId> last(members.size(), -1);
     // One optimizer op of block members[i], after the block's previous one (the reference order).
-    auto chain = [&](std::size_t i, OpKind kind, Resource where, const platform::Costs& cost, int own_launch) {
+    auto chain = [&](std::size_t i, OpKind kind, Resource where, platform::Cost cost, int own_launch) {
       Op op = block_op(kind, where, members[i]);
       op.cost = cost;
       op.launch = own_launch;
@@ -164,7 +164,7 @@ class Builder {
       launch_of[i] = w.update_on == Resource::device ? device_launch : add_launch(w.update_on, "host optimizer " + w.label);
       if (w.activation_delay == 1) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
       chain(i, OpKind::accumulate, w.update_on, w.accumulate, launch_of[i]);
-      chain(i, OpKind::refresh, Resource::issuer, platform::Cost{}, -1);
+      chain(i, OpKind::refresh, Resource::issuer, {}, -1);
       if (w.activation_delay == 0) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
     }
     for (std::size_t i = 0; i < members.size(); ++i) {

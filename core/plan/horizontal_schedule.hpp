@@ -55,9 +55,9 @@ struct BlockWork {
   std::string label;
   int activation_delay = 0;          // 0: a refresh serves the update of its own step; 1: the next step's
   Resource update_on = Resource::device;  // device or host
-  platform::Costs accumulate{platform::Cost{}};        // every-step costs of the block's optimizer phases
-  platform::Costs apply{platform::Cost{}};
-  platform::Costs publish{platform::Cost{}};           // installing a finished refresh
+  platform::Cost accumulate;         // every-step costs of the block's optimizer phases
+  platform::Cost apply;
+  platform::Cost publish;            // installing a finished refresh
   // Bytes of the block's gradient and of its weights: what an update on the host moves over the
   // link (the gradient down before it, the new weights up after it).
   double gradient_bytes = 0.0;

@@ -37,9 +37,9 @@ struct BlockSpec {
   std::vector<platform::Cost> first_refresh;
   std::vector<platform::Cost> warm_refresh;
   // Every-step device work (optim::phase_costs): statistics, update, installing a refresh.
-  platform::Costs accumulate{platform::Cost{}};
-  platform::Costs apply{platform::Cost{}};
-  platform::Costs publish{platform::Cost{}};
+  platform::Cost accumulate;
+  platform::Cost apply;
+  platform::Cost publish;
 };
 
 struct OptimizerTotals {

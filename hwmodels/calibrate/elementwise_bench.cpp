@@ -29,15 +29,15 @@ Measured measure_elementwise_seconds_per_flop(std::size_t elements, int repeats,
   const double seconds = best_seconds(repeats, [&] { applied = block.apply(weights, grad, ++t) && applied; });
   if (!applied) throw InputError("elementwise measurement", "AdamW update", "finite updates of the test block");
   const optim::PhaseCosts costs = optim::phase_costs(optim::OptimizerKind::adamw, rows, cols, sizeof(float));
-  const double arithmetic = std::max(0.0, seconds - costs.apply.bytes() / memory_bandwidth);
+  const double arithmetic = std::max(0.0, seconds - costs.apply.bytes / memory_bandwidth);
   Measured out;
-  out.value = costs.apply.flops() > 0.0 ? arithmetic / costs.apply.flops() : 0.0;
+  out.value = costs.apply.flops > 0.0 ? arithmetic / costs.apply.flops : 0.0;
   out.method = "the runtime's AdamW update (AdamWBlock<float>::apply) of a " + std::to_string(rows) + " x " +
                std::to_string(cols) + " fp32 block on 1 thread, best of " + std::to_string(repeats) + ": " +
                std::to_string(seconds * 1e3) + " ms less its " +
-               std::to_string(static_cast<long long>(costs.apply.bytes() / static_cast<double>(n))) +
+               std::to_string(static_cast<long long>(costs.apply.bytes / static_cast<double>(n))) +
                " B/element at the memcpy bandwidth, over its " +
-               std::to_string(static_cast<long long>(costs.apply.flops() / static_cast<double>(n))) + " flops/element";
+               std::to_string(static_cast<long long>(costs.apply.flops / static_cast<double>(n))) + " flops/element";
   return out;
 }
 

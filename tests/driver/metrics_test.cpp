@@ -20,8 +20,7 @@ double optimizer_device_seconds(OptimizerKind kind) {
     const optim::TensorOptimizer<float> tensor(kind, small_blocks(kind, 1), {layer.rows, layer.cols}, layer.name);
     for (const auto& block : tensor.blocks()) {
       const optim::PhaseCosts c = optim::phase_costs(kind, block.region.rows, block.region.cols, sizeof(float));
-      sum += platform::total_seconds(c.accumulate, one_second_per_gflop) +
-             platform::total_seconds(c.apply, one_second_per_gflop);
+      sum += one_second_per_gflop(c.accumulate) + one_second_per_gflop(c.apply);
     }
   }
   return sum;

@@ -45,9 +45,9 @@ std::vector<LayerWork> two_layers() {
   return {{"a", gemm(1), gemm(2), 4096.0}, {"b", gemm(3), gemm(6), 1024.0}};
 }
 std::vector<BlockWork> three_blocks() {
-  return {{0, "a block 0", 1, Resource::device, gemm(0.5), gemm(0.25), platform::Cost{platform::WorkKind::elementwise, 0, 800, 16}},
-          {0, "a block 1", 0, Resource::host, platform::Cost{}, platform::Cost{platform::WorkKind::elementwise, 64, 448, 8}, platform::Cost{}, 2048.0, 2048.0},
-          {1, "b block 0", 0, Resource::device, gemm(0.125), gemm(0.5), platform::Cost{platform::WorkKind::elementwise, 0, 128, 16}}};
+  return {{0, "a block 0", 1, Resource::device, gemm(0.5), gemm(0.25), {platform::WorkKind::elementwise, 0, 800, 16}},
+          {0, "a block 1", 0, Resource::host, {}, {platform::WorkKind::elementwise, 64, 448, 8}, {}, 2048.0, 2048.0},
+          {1, "b block 0", 0, Resource::device, gemm(0.125), gemm(0.5), {platform::WorkKind::elementwise, 0, 128, 16}}};
 }
 
 TEST(GoldenPlan, HorizontalTwoLayers) {
@@ -62,7 +62,7 @@ TEST(GoldenPlan, HorizontalHostReleaseDelayTwo) {
   std::vector<LayerWork> layers = two_layers();
   layers.push_back({"c", gemm(1), gemm(2), 1024.0});
   std::vector<BlockWork> blocks = three_blocks();
-  blocks.push_back({2, "c block 0", 0, Resource::host, platform::Cost{}, platform::Cost{platform::WorkKind::elementwise, 32, 224, 8}, platform::Cost{}, 1024.0,
+  blocks.push_back({2, "c block 0", 0, Resource::host, {}, {platform::WorkKind::elementwise, 32, 224, 8}, {}, 1024.0,
                     1024.0});
   const StepPlan plan = horizontal_plan(layers, blocks, {.host_release_delay = 2});
   expect_golden(to_text(plan), "horizontal_host_release_delay_two.txt");
