@@ -143,5 +143,6 @@ double Simulation::now() const { return sg4::Engine::get_clock(); }
 ActivityCounts Simulation::activity_counts() const noexcept { return impl_->recorder.counts(); }
 const SimulationOptions& Simulation::options() const noexcept { return impl_->options; }
 const hw::CostModel& Simulation::cost_model() const noexcept { return impl_->costs; }
+const Topology& Simulation::topology() const noexcept { return impl_->topology; }
 
 }  // namespace asteria::sim

@@ -23,6 +23,7 @@
 #include "hwmodels/cost_model.hpp"
 #include "sim/recorder.hpp"
 #include "sim/simulation_options.hpp"
+#include "sim/topology.hpp"
 
 namespace asteria::sim {
 
@@ -52,6 +53,8 @@ class Simulation {
   ActivityCounts activity_counts() const noexcept;
   const SimulationOptions& options() const noexcept;
   const hw::CostModel& cost_model() const noexcept;
+  // The simulated machine's hosts, links and disks (valid as long as the simulation).
+  const Topology& topology() const noexcept;
 
  private:
   struct Impl;

@@ -91,54 +91,11 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
   return n;
 }
 
-template <class Resource>
-Resource* must_find(Resource* found, const std::string& name) {
-  if (found == nullptr)
-    throw std::logic_error("find_topology: the running engine has no '" + name +
-                           "'; expected a platform built by build_topology from the same options");
-  return found;
-}
-
 }  // namespace
 
 int nic_of_unit(const hw::HardwareProfile& profile, int unit) {
   const int local = unit % std::max(profile.units_per_node(), 1);
   return local % std::max(static_cast<int>(profile.node.nics_per_node.value), 1);
-}
-
-Topology find_topology(const SimulationOptions& options) {
-  if (!sg4::Engine::has_instance()) throw std::logic_error("find_topology: no SimGrid engine is running");
-  const sg4::Engine& engine = *sg4::Engine::get_instance();
-  const hw::HardwareProfile& p = options.profile;
-  const int per_node = p.units_per_node();
-  const bool several_nodes = options.units > per_node;
-  Topology topology;
-  topology.nodes = (options.units + per_node - 1) / per_node;
-  for (int u = 0; u < options.units; ++u) {
-    const std::string s = std::to_string(u);
-    const auto host = [&](const std::string& name) { return must_find(engine.host_by_name_or_null(name), name); };
-    const auto link = [&](const std::string& name) { return must_find(engine.link_by_name_or_null(name), name); };
-    UnitResources r;
-    r.unit = u;
-    r.node = u / per_node;
-    r.gpu = host("gpu" + s);
-    r.cpu = host("cpu" + s);
-    r.gpu_memory = host("hbm-traffic" + s);
-    r.cpu_memory = host("dram-traffic" + s);
-    for (sg4::Disk* disk : r.cpu->get_disks())
-      if (disk->get_name() == "nvme" + s) r.nvme = disk;
-    must_find(r.nvme, "nvme" + s);
-    r.h2d = link("h2d" + s);
-    r.d2h = link("d2h" + s);
-    r.device_memory = link("hbm" + s);
-    r.host_memory = link("dram" + s);
-    if (several_nodes) {
-      r.nic_up = link(nic_up_name(r.node, nic_of_unit(p, u)));
-      r.nic_down = link(nic_down_name(r.node, nic_of_unit(p, u)));
-    }
-    topology.units.push_back(r);
-  }
-  return topology;
 }
 
 Topology build_topology(const SimulationOptions& options) {

@@ -61,11 +61,6 @@ struct Topology {
 // Builds the platform into the (already created and configured) engine and seals it.
 Topology build_topology(const SimulationOptions& options);
 
-// The topology build_topology built from `options` into the running engine, found again by its
-// names: for code that runs inside a Simulation (which keeps its own copy), e.g. a collective's
-// flows. Throws std::logic_error when the engine holds no such platform.
-Topology find_topology(const SimulationOptions& options);
-
 // The NIC (j in nic-up<k>.<j>) that `unit` uses: its local index modulo the node's NICs.
 int nic_of_unit(const hw::HardwareProfile& profile, int unit);
 

@@ -57,7 +57,8 @@ po::options_description collective_options() {
        "ranks per node: the first G units of each node (default: the profile's units per node)")
       ("collective", po::value<std::string>()->default_value("all_reduce")->value_name("NAME"),
        "all_reduce, reduce_scatter, all_gather or broadcast")
-      ("algorithm", po::value<std::string>()->default_value("ring")->value_name("NAME"), "ring, tree or hierarchical")
+      ("algorithm", po::value<std::string>()->default_value("hierarchical")->value_name("NAME"),
+       "ring, tree or hierarchical (the simulator's default for training runs)")
       ("min-bytes", po::value<std::string>()->default_value("8")->value_name("SIZE"), "smallest size")
       ("max-bytes", po::value<std::string>()->default_value("128MiB")->value_name("SIZE"),
        "largest size (sizes double from --min-bytes while they do not exceed it)")
@@ -144,7 +145,7 @@ std::vector<double> simulate(const Settings& s, const collective::Members& membe
   std::vector<double> seconds;
   simulation.run([&](int unit, platform::Platform&) {
     if (unit != 0) return;
-    const sim::Topology topology = sim::find_topology(simulation.options());
+    const sim::Topology& topology = simulation.topology();
     for (const collective::FlowSchedule& schedule : schedules) {
       const double start = simgrid::s4u::Engine::get_clock();
       simgrid::s4u::Actor::create("collective", topology.units.front().cpu,

@@ -58,7 +58,7 @@ double simulated_seconds(const SimulationOptions& options, const FlowSchedule& s
   double seconds = -1.0;
   sim.run([&](int unit, Platform& p) {
     if (unit != 0) return;
-    const Topology topology = find_topology(sim.options());
+    const Topology& topology = sim.topology();
     const double start = p.clock().now();
     run_flows(schedule, topology);
     seconds = p.clock().now() - start;
@@ -153,7 +153,7 @@ TEST(CollectiveFlows, EachUnitUsesTheNicOfItsLocalIndexAndOneNodeHasNone) {
     Simulation sim(uniform_options(8, 4, 2));
     sim.run([&](int unit, Platform&) {
       if (unit != 0) return;
-      const Topology topology = find_topology(sim.options());
+      const Topology& topology = sim.topology();
       ASSERT_EQ(topology.units.size(), 8u);
       EXPECT_EQ(topology.nodes, 2);
       const char* expected_up[] = {"nic-up0.0", "nic-up0.1", "nic-up0.0", "nic-up0.1",
@@ -174,7 +174,7 @@ TEST(CollectiveFlows, EachUnitUsesTheNicOfItsLocalIndexAndOneNodeHasNone) {
     Simulation sim(uniform_options(4, 4, 2));
     sim.run([&](int unit, Platform&) {
       if (unit != 0) return;
-      for (const UnitResources& r : find_topology(sim.options()).units) {
+      for (const UnitResources& r : sim.topology().units) {
         EXPECT_EQ(r.nic_up, nullptr);
         EXPECT_EQ(r.nic_down, nullptr);
       }
