@@ -49,36 +49,35 @@ platform::Pending SimGroup::start(CollectiveCall call, platform::CollectiveOptio
   return std::move(pending);
 }
 
+namespace {
+CollectiveCall call_of(platform::Collective collective, platform::ReduceOp op, int root, platform::CommBuffer in,
+                       platform::CommBuffer out) {
+  CollectiveCall call;
+  call.collective = collective;
+  call.op = op;
+  call.root = root;
+  call.in = in;
+  call.out = out;
+  return call;
+}
+}  // namespace
+
 platform::Pending SimGroup::all_reduce(platform::CommBuffer data, platform::ReduceOp op,
                                        platform::CollectiveOptions options) {
   platform::check_collective(platform::Collective::all_reduce, *this, data, data);
-  CollectiveCall call;
-  call.collective = platform::Collective::all_reduce;
-  call.op = op;
-  call.in = data;
-  call.out = data;
-  return start(std::move(call), std::move(options));
+  return start(call_of(platform::Collective::all_reduce, op, 0, data, data), std::move(options));
 }
 
 platform::Pending SimGroup::reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
                                            platform::CollectiveOptions options) {
   platform::check_collective(platform::Collective::reduce_scatter, *this, all, mine);
-  CollectiveCall call;
-  call.collective = platform::Collective::reduce_scatter;
-  call.op = op;
-  call.in = all;
-  call.out = mine;
-  return start(std::move(call), std::move(options));
+  return start(call_of(platform::Collective::reduce_scatter, op, 0, all, mine), std::move(options));
 }
 
 platform::Pending SimGroup::all_gather(platform::CommBuffer mine, platform::CommBuffer all,
                                        platform::CollectiveOptions options) {
   platform::check_collective(platform::Collective::all_gather, *this, mine, all);
-  CollectiveCall call;
-  call.collective = platform::Collective::all_gather;
-  call.in = mine;
-  call.out = all;
-  return start(std::move(call), std::move(options));
+  return start(call_of(platform::Collective::all_gather, platform::ReduceOp::sum, 0, mine, all), std::move(options));
 }
 
 platform::Pending SimGroup::broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options) {
@@ -86,12 +85,7 @@ platform::Pending SimGroup::broadcast(platform::CommBuffer data, int root, platf
   if (root < 0 || root >= size())
     throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
                                 std::to_string(size()));
-  CollectiveCall call;
-  call.collective = platform::Collective::broadcast;
-  call.root = root;
-  call.in = data;
-  call.out = data;
-  return start(std::move(call), std::move(options));
+  return start(call_of(platform::Collective::broadcast, platform::ReduceOp::sum, root, data, data), std::move(options));
 }
 
 std::unique_ptr<platform::CommGroup> SimGroup::split(int colour, int key) {
