@@ -9,6 +9,7 @@ packages=(
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev libjemalloc-dev
+  libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-matplotlib python3-yaml
   fio
 )

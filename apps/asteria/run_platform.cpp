@@ -1,5 +1,6 @@
 #include "apps/asteria/run_platform.hpp"
 
+#include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "core/platform/fake/fake_platform.hpp"
 #include "core/real/real_platform.hpp"
@@ -24,9 +25,12 @@ struct RunPlatform::Nvme {
 #endif
 };
 
-RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities) {
+RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
+                         platform::Comm* comm) {
   const auto& seconds = device.seconds;
   if (spec.time == platform::TimeSource::simulated) {
+    if (comm != nullptr)
+      throw InputError("command line", "--time", "measured or modelled for data-parallel ranks (the fake backend is one process)");
     platform::fake::FakeOptions o;
     o.device_capacity = spec.device_budget;
     o.host_capacity = spec.host_budget;
@@ -53,6 +57,7 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
   o.device_seconds = seconds;
   o.gpu = real::GpuUse::never;
   o.activities = activities;
+  o.comm = comm;
   std::string nvme = "no NVMe tier";
 #if ASTERIA_HAVE_NVME_STORE
   if (spec.nvme_dir) {

@@ -21,8 +21,10 @@ struct DeviceTime {
 
 class RunPlatform {
  public:
-  // From the spec: time, tier budgets, host workers, NVMe directory. `activities` may be null.
-  RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities);
+  // From the spec: time, tier budgets, host workers, NVMe directory. `activities` may be null;
+  // `comm` (not owned, outlives the platform): the data-parallel ranks of a real run (null: one).
+  RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
+              platform::Comm* comm = nullptr);
   ~RunPlatform();
   RunPlatform(const RunPlatform&) = delete;
   RunPlatform& operator=(const RunPlatform&) = delete;

@@ -1,5 +1,6 @@
-// asteria sim: builds the workload, the simulated platform and one step driver per unit, runs
-// them, and keeps unit 0's per-step records (every unit runs the same single-GPU step).
+// asteria sim: builds the workload, the simulated platform and one step driver per unit (the
+// data-parallel ranks: every step's gradients are all-reduced among the units), runs them, and
+// keeps unit 0's per-step records.
 #include <chrono>
 #include <limits>
 #include <ostream>
@@ -148,6 +149,8 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
         });
         o.issue_seconds_per_op = profile.cpu.issue_latency.value;
         o.numerics_site = workload.numerics_site;
+        // Every unit is a data-parallel rank: each step's gradients are averaged over all of them.
+        o.schedule.data_parallel_ranks = out.units;
         return o;
       }();
 
@@ -155,7 +158,10 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   std::int64_t failures = 0;
   Progress progress(progress_out, "sim", spec.progress, total_steps);
   simulation.run([&](int unit, platform::Platform& platform) {
-    runtime::SyntheticModel<float> model(stack, spec.numerics);
+    // Each rank's own data: its gradients differ until the reduce averages them.
+    runtime::SyntheticModelSpec rank_stack = stack;
+    rank_stack.gradients.data_rank = unit;
+    runtime::SyntheticModel<float> model(rank_stack, spec.numerics);
     std::optional<runtime::StepDriver<float>> driver;
     try {
       driver.emplace(platform, model, spec.optimizer, spec.hp, options_per_unit);

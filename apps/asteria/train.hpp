@@ -12,6 +12,8 @@
 
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/train_ranks.hpp"
+#include "core/platform/comm.hpp"
 
 namespace asteria::cli {
 
@@ -34,16 +36,24 @@ struct TrainOutcome {
   std::vector<std::string> tensor_names;
   std::vector<std::vector<std::int64_t>> tensor_shapes;
   std::vector<std::vector<float>> tensors;
+  // Data-parallel runs: this process's rank and every rank's figures (one entry: a plain run).
+  RankPlace place;
+  std::vector<RankFigures> ranks;
 };
 
 // Throws InputError naming the option for settings out of their domain or unusable inputs
 // (a corpus that cannot be read, a model the CPU transformer does not implement). --out must have
 // been prepared (the trace goes there).
-TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress);
+// With a communicator of several ranks (mpirun), every rank calls it: each trains on its slice of
+// the global batch (--batch, split evenly), gradients are averaged over the ranks in every step's
+// plan (reduce ops), and the reported loss is the global batch's. Only rank 0 prints progress.
+TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress, platform::Comm* comm = nullptr);
 
 // The report's lines, then the loss.
 void print_train(const TrainOutcome& outcome, std::ostream& out);
-// steps.csv, summary.json and checkpoint/<tensor>.npy (+ checkpoint/manifest.json).
+// steps.csv, summary.json and checkpoint/<tensor>.npy (+ checkpoint/manifest.json). A
+// data-parallel run: each rank's steps.csv, summary.json and plan.txt in rank<r>/, and from rank 0
+// the aggregate summary.json (aggregate_summary) and the checkpoint.
 void write_train(const TrainOutcome& outcome, const std::filesystem::path& dir);
 
 }  // namespace asteria::cli

@@ -24,7 +24,10 @@ void print_train(const TrainOutcome& o, std::ostream& out) {
 }
 
 void write_train(const TrainOutcome& o, const std::filesystem::path& dir) {
-  write_report(o.report, dir);
+  write_report(o.report, rank_directory(dir, o.place));
+  if (!o.place.leads()) return;
+  if (o.place.ranks > 1)
+    io::write_file_atomically(dir / "summary.json", aggregate_summary(o.ranks, summary_json(o.report)).dump(2) + '\n');
   const std::filesystem::path checkpoint = dir / "checkpoint";
   std::filesystem::create_directories(checkpoint);
   nlohmann::ordered_json manifest;

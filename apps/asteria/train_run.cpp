@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ostream>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -55,6 +56,7 @@ class TimedModel final : public runtime::TrainingModel<float> {
   const runtime::LayerSpec& layer(std::size_t l) const override { return inner_.layer(l); }
   linalg::MatrixView<float> weight_matrix(std::size_t l) override { return inner_.weight_matrix(l); }
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override { return inner_.gradient_matrix(l); }
+  linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override { return inner_.mutable_gradient_matrix(l); }
   runtime::ModelPass pass() const noexcept override { return inner_.pass(); }
   void compute_gradient(std::size_t l, runtime::Step t) override {
     const WallClock::time_point start = WallClock::now();
@@ -91,11 +93,13 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
 
 }  // namespace
 
-TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out) {
+TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm) {
   validate(settings);
   const RunSpec& spec = settings.spec;
+  const RankPlace place = rank_place(comm);
   const WallClock::time_point start = WallClock::now();
   TrainOutcome outcome;
+  outcome.place = place;
   RunReport& out = outcome.report;
   out.spec = spec;
 
@@ -106,8 +110,12 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                      "expected " + std::to_string(data::kByteVocabulary) + " (byte-level tokens), found " +
                          std::to_string(config.vocab));
   out.model = config.name;
-  const int batch = static_cast<int>(config.micro_batch);
+  const int batch = static_cast<int>(config.micro_batch);  // the global batch
   const int length = static_cast<int>(config.sequence_length);
+  // Each rank's model holds its slice of the batch.
+  const int rank_batch = local_batch(batch, place.ranks);
+  workload::ModelConfig rank_config = config;
+  rank_config.micro_batch = rank_batch;
 
   data::CorpusOptions corpus_options;
   corpus_options.validation_fraction = settings.validation_fraction;
@@ -127,22 +135,24 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(settings.blas_threads > 0 ? settings.blas_threads : cores);
 
-  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, config, spec.seed);
+  // The same seed on every rank: replicas start from the same weights.
+  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());
   out.parameters = model->parameter_count();
-  const double step_flops = model->step_flops(batch, length);
+  const double step_flops = model->step_flops(rank_batch, length);  // this rank's
 
   const int warmup = spec.warmup_steps.value_or(0);
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  RunPlatform platform(spec, DeviceTime{}, trace.sink(0));  // measured time: no device model
+  RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? comm : nullptr);  // measured time
   out.platform = model->device_description() + "; optimizer on the " + platform.description();
   out.host_workers = platform.host_workers();
   platform::Clock& clock = platform.get().clock();
 
   // Measured time: compute_s is the model's own timing (TimedModel), not a modelled duration.
-  const runtime::DriverOptions options = driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; });
+  runtime::DriverOptions options = driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; });
+  options.schedule.data_parallel_ranks = place.ranks;
   runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, options);
   trace.set_plan(0, driver.plan(), options.numerics_site);
   out.plan = plan::to_text(driver.plan());
@@ -151,16 +161,18 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
   out.extra_columns = {"loss", "validation_loss", "tokens_per_s"};
 
-  Progress progress(progress_out, "train", spec.progress, total);
+  std::ostringstream quiet;  // ranks other than 0 report nothing while they run
+  Progress progress(place.leads() ? progress_out : quiet, "train", spec.progress, total);
   std::vector<data::TokenId> tokens;
+  const std::size_t per_sequence = static_cast<std::size_t>(length) + 1;
   double first_loss = 0.0, last_loss = 0.0;
   for (int t = 1; t <= total; ++t) {
     train_loader.next(tokens);
-    model->set_batch(tokens, batch);
+    model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch);
     runtime::StepRecord record = driver.run_step();
     record.compute_s = timed.take_seconds();  // the model's forward + backward, measured
     record.visible_optimizer_s = std::max(0.0, record.step_time_s - record.compute_s);
-    const double loss = model->last_loss();
+    const double loss = mean_over_ranks(place, model->last_loss(), "loss of step " + std::to_string(t));
     if (!std::isfinite(loss))
       throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
@@ -174,7 +186,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
         sink->record({platform::issuer_track(0), "validation after step " + std::to_string(t),
                       {t, -1, -1, platform::ActivityRole::other}, {}, eval_start, clock.now(), true});
     }
-    const double tokens_per_s = record.step_time_s > 0.0 ? static_cast<double>(batch) * length / record.step_time_s : 0.0;
+    const double tokens_per_s = record.step_time_s > 0.0 ? static_cast<double>(rank_batch) * length / record.step_time_s : 0.0;
     out.records.push_back(record);
     out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
     progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
@@ -188,12 +200,15 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                {"validation_bytes", corpus.validation().size()},
                {"device", settings.device},
                {"batch", batch},
+               {"rank_batch", rank_batch},
+               {"rank", place.rank},
+               {"ranks", place.ranks},
                {"sequence_length", length},
                {"first_loss", first_loss},
                {"final_loss", last_loss},
                {"final_validation_loss", outcome.final_validation_loss},
                {"step_flops", step_flops},
-               {"tokens_per_s", out.summary.mean_step_s > 0.0 ? batch * length / out.summary.mean_step_s : 0.0},
+               {"tokens_per_s", out.summary.mean_step_s > 0.0 ? rank_batch * length / out.summary.mean_step_s : 0.0},
                {"model_flops_per_s", out.summary.mean_compute_s > 0.0 ? step_flops / out.summary.mean_compute_s : 0.0}};
   if (spec.optimizer == optim::OptimizerKind::soap) {
     out.extra.emplace_back("soap_second_moment",
@@ -209,7 +224,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     metadata["model"] = out.model;
     metadata["device"] = settings.device;
     metadata["blas_threads"] = std::to_string(settings.blas_threads > 0 ? settings.blas_threads : cores);
-    out.trace = trace.write(*spec.out, std::move(metadata));
+    out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));
   }
   for (std::size_t i = 0; i < model->tensor_count(); ++i) {
     const workload::WeightSpec& w = model->tensor(i);
@@ -218,6 +233,22 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                                                  : std::vector<std::int64_t>{w.rows, w.cols});
     outcome.tensors.push_back(model->parameters(i));
   }
+  // Replicas are equal when these agree on every rank (bitwise: weights and every block's state).
+  RankFigures figures;
+  figures.weights_digest = fnv1a({});
+  for (const std::vector<float>& t : outcome.tensors) figures.weights_digest = fnv1a(std::as_bytes(std::span(t)), figures.weights_digest);
+  figures.optimizer_state_digest = fnv1a({});
+  for (std::size_t b = 0; b < driver.block_count(); ++b) {
+    const std::vector<std::byte> image = driver.block_state(b).serialize();
+    figures.optimizer_state_digest = fnv1a(image, figures.optimizer_state_digest);
+  }
+  figures.p50_step_s = out.summary.p50_step_s;
+  figures.p99_step_s = out.summary.p99_step_s;
+  figures.mean_step_s = out.summary.mean_step_s;
+  figures.mean_visible_optimizer_s = out.summary.mean_visible_optimizer_s;
+  out.extra.emplace_back("weights_digest", hex(figures.weights_digest));
+  out.extra.emplace_back("optimizer_state_digest", hex(figures.optimizer_state_digest));
+  outcome.ranks = gather_figures(place, figures);
   out.wall_seconds = seconds_between(start, WallClock::now());
   return outcome;
 }

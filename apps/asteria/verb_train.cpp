@@ -1,4 +1,6 @@
 // asteria train: a GPT-style language model trained through the runtime on a text corpus.
+#include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -9,6 +11,9 @@
 #include "apps/asteria/train.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
+#if ASTERIA_HAVE_MPI
+#include "core/real/mpi/mpi_comm.hpp"
+#endif
 
 namespace asteria::cli {
 namespace {
@@ -20,7 +25,12 @@ constexpr std::string_view kAbout =
     "--device cpu, multithreaded OpenBLAS GEMMs; the GPU with --device cuda, the optimizer then on the\n"
     "host); the refreshes on --host-workers threads.\n"
     "\n"
-    "Without --data, the corpus is the Python standard library sources of this machine (/usr/lib/python3.*).";
+    "Without --data, the corpus is the Python standard library sources of this machine (/usr/lib/python3.*).\n"
+    "\n"
+    "Data-parallel: `mpirun -np N asteria train ...` runs N ranks (Open MPI). Each trains on its slice of\n"
+    "the global --batch (a multiple of N) from the same weights; every step's plan averages the gradients\n"
+    "over the ranks (a reduce op per layer, overlapping the next layer's backward), so replicas stay\n"
+    "bitwise equal (summary.json: replicas_identical, with each rank's weight and optimizer-state digests).";
 
 constexpr std::string_view kDetails =
     "Models: experiments/models/*.yaml (gpt-mini, tiny, ...) or a path; vocab must be 256, kv_heads = heads.\n"
@@ -30,6 +40,8 @@ constexpr std::string_view kDetails =
     "  summary.json   the shared flat object, then corpus, first/final loss, final validation loss, throughput\n"
     "  plan.txt       the step plan every step ran, one typed op per line\n"
     "  checkpoint/    the final parameters: one .npy per tensor and manifest.json\n"
+    "  rank<r>/       data-parallel runs: each rank's steps.csv, summary.json, plan.txt (and trace); the\n"
+    "                 summary.json above is then the aggregate (per-rank figures, replicas_identical)\n"
     "  trace.csv, trace.json   with --trace: the executed plan (native) and its Chrome trace (Perfetto)\n";
 
 po::options_description train_options() {
@@ -74,14 +86,31 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   const TrainSettings settings = settings_from(*values);
   validate(settings.spec);
   const RunSpec& spec = settings.spec;
+  // Started by mpirun: this process is one data-parallel rank of several.
+  platform::Comm* comm = nullptr;
+#if ASTERIA_HAVE_MPI
+  std::optional<real::MpiSession> mpi;
+  std::optional<real::MpiComm> mpi_comm;
+  if (real::MpiSession::launched_by_mpirun()) {
+    mpi.emplace();
+    mpi_comm.emplace(*mpi);
+    comm = &*mpi_comm;
+  }
+#endif
+  const RankPlace place = rank_place(comm);
   // Checked before the corpus is read and a single step is run: a typo must not cost the run.
-  if (spec.out) prepare_output(*spec.out, spec.overwrite, "train");
-  const TrainOutcome outcome = run_train(settings, err);
-  print_train(outcome, out);
+  if (spec.out) {
+    if (place.leads()) prepare_output(*spec.out, spec.overwrite, "train");
+    barrier(place, "--out prepared");
+    std::filesystem::create_directories(rank_directory(*spec.out, place));
+  }
+  const TrainOutcome outcome = run_train(settings, err, comm);
+  if (place.leads()) print_train(outcome, out);
   if (spec.out) {
     write_train(outcome, *spec.out);
-    out << "wrote steps.csv, plan.txt, summary.json, " << (outcome.report.trace.written ? "trace.csv, trace.json, " : "")
-        << "checkpoint/ to " << spec.out->string() << '\n';
+    if (place.leads())
+      out << "wrote steps.csv, plan.txt, summary.json, " << (outcome.report.trace.written ? "trace.csv, trace.json, " : "")
+          << "checkpoint/ to " << spec.out->string() << (place.ranks > 1 ? " (each rank's in rank<r>/)" : "") << '\n';
   }
   return 0;
 }

@@ -90,6 +90,12 @@ linalg::ConstMatrixView<T> Gpt<T>::gradient_matrix(std::size_t i) const {
 }
 
 template <linalg::Real T>
+linalg::MatrixView<T> Gpt<T>::gradient_matrix(std::size_t i) {
+  GptState<T>& s = impl_->state;
+  return {s.gradients.data() + s.offsets.at(i), s.specs[i].rows, s.specs[i].cols};
+}
+
+template <linalg::Real T>
 std::size_t Gpt<T>::parameter_count() const noexcept {
   return impl_->state.values.size();
 }

@@ -53,6 +53,7 @@ class Gpt {
   std::span<const T> gradient(std::size_t i) const;
   linalg::MatrixView<T> parameter_matrix(std::size_t i);          // rows x cols of tensor(i)
   linalg::ConstMatrixView<T> gradient_matrix(std::size_t i) const;
+  linalg::MatrixView<T> gradient_matrix(std::size_t i);
   std::size_t parameter_count() const noexcept;
 
   // `tokens` holds `batch` sequences of sequence_length + 1 ids each (row-major): inputs are

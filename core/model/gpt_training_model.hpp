@@ -32,6 +32,7 @@ class GptTrainingModel final : public runtime::TrainingModel<T> {
   linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const override {
     return static_cast<const Gpt<T>&>(gpt_).gradient_matrix(l);
   }
+  linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) override { return gpt_.gradient_matrix(l); }
   void compute_gradient(std::size_t l, runtime::Step t) override;
   // forward_backward() computes every gradient at the step's first backward.
   runtime::ModelPass pass() const noexcept override { return runtime::ModelPass::whole_step; }

@@ -50,14 +50,32 @@ class Builder {
         // Forward hooks: start moving the state of the blocks updated first (backward order).
         for (int b : by_layer_[static_cast<std::size_t>(n - 1 - l)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
       }
+    // With data-parallel ranks a layer's hook is issued after the next layer's backward (and its
+    // reduce), so the issuing thread's wait for the reduce overlaps that backward.
+    struct Hook {
+      int layer = -1;
+      OpId gradient = -1;
+      OpId gate = -1;
+    } deferred;
     for (int m = 0; m < m_count; ++m)
       for (int l = n - 1; l >= 0; --l) {
         Op op = make_op(OpKind::backward, Resource::device, l);
         op.micro_batch = m;
         op.cost = per_micro_batch(layers_[static_cast<std::size_t>(l)].backward, m_count);
         previous = add(std::move(op), previous);
-        if (m == m_count - 1) hook(l, previous);
+        if (m != m_count - 1) continue;
+        if (options_.data_parallel_ranks == 1) {
+          hook(l, previous, previous);
+          continue;
+        }
+        Op reduce = make_op(OpKind::reduce, Resource::network, l);
+        reduce.bucket = l;
+        reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layers_[static_cast<std::size_t>(l)].gradient_bytes, 0};
+        const OpId reduced = add(std::move(reduce), previous);
+        if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
+        deferred = {l, previous, reduced};
       }
+    if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     release_device_blocks(0, -1);
     for (int l = delay_ - 1; l >= 0; --l) finish_host_blocks(l, -1);
     validate(plan_, kSource);
@@ -119,16 +137,10 @@ class Builder {
     release_blocks(l, true, gate);
   }
 
-  // What runs once layer l's gradient exists (`gradient` is its last backward).
-  void hook(int l, OpId gradient) {
+  // What runs once layer l's gradient exists (`gradient` is its last backward) and is the one
+  // the optimizer reads (`gate`: that backward, or the gradient's reduce).
+  void hook(int l, OpId gradient, OpId gate) {
     const LayerWork& layer = layers_[static_cast<std::size_t>(l)];
-    OpId gate = gradient;
-    if (options_.data_parallel_ranks > 1) {
-      Op reduce = make_op(OpKind::reduce, Resource::network, l);
-      reduce.bucket = l;
-      reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer.gradient_bytes, 0};
-      gate = add(std::move(reduce), gradient);
-    }
     const int n = static_cast<int>(layers_.size());
     if (l + 1 < n) release_device_blocks(l + 1, gradient);
     if (l + delay_ < n) finish_host_blocks(l + delay_, gradient);

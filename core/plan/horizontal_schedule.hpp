@@ -7,8 +7,9 @@
 //          the state of the blocks updated first (backward order: the blocks of layer L-1-l
 //          after forward(l));
 //   for m: backward(L-1, m) .. backward(0, m); after the last micro-batch's backward of layer l,
-//          the layer's hook:
-//            reduce(l) among data-parallel ranks (only when there are several);
+//          with data-parallel ranks reduce(l) (its gradient averaged over the ranks), and then
+//          the layer's hook (with data-parallel ranks after backward(l-1) and reduce(l-1), so
+//          that waiting for the reduce overlaps the next backward):
 //            release the device-updated blocks of layer l+1 (once that layer's device updates
 //            are done);
 //            finish the host-updated blocks of layer l+D: transfer each one's new weights up to

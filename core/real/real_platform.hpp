@@ -30,6 +30,7 @@ struct RealPlatformOptions {
   GpuUse gpu = GpuUse::never;           // device memory only; device-stream work runs as `time` says
   NvmeTier* nvme = nullptr;             // not owned, must outlive the platform; null: no nvme tier
   platform::ActivitySink* activities = nullptr;  // not owned; where every executor and copy records
+  platform::Comm* comm = nullptr;  // not owned, must outlive the platform; null: a single rank
 };
 
 class RealPlatform final : public platform::Platform {
@@ -48,6 +49,7 @@ class RealPlatform final : public platform::Platform {
   platform::Memory& memory() override { return *memory_; }
   platform::ActivitySink* activities() override { return options_.activities; }
   platform::TimeSource time_source() const noexcept override { return options_.time; }
+  platform::Comm* comm() override { return options_.comm; }
 
   RealMemory& real_memory() noexcept { return *memory_; }
   DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }

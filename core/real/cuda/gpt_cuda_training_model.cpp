@@ -45,6 +45,11 @@ linalg::ConstMatrixView<float> GptCudaTrainingModel::gradient_matrix(std::size_t
   return {gradients_.at(l).data(), s.rows, s.cols};
 }
 
+linalg::MatrixView<float> GptCudaTrainingModel::mutable_gradient_matrix(std::size_t l) {
+  const runtime::LayerSpec& s = layers_.at(l);
+  return {gradients_.at(l).data(), s.rows, s.cols};
+}
+
 void GptCudaTrainingModel::sync_parameters_to_device() {
   if (!device_stale_) return;
   for (std::size_t i = 0; i < parameters_.size(); ++i) gpt_.copy_parameter_from_host(i, parameters_[i]);

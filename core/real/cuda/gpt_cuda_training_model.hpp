@@ -30,6 +30,7 @@ class GptCudaTrainingModel final : public runtime::TrainingModel<float> {
   const runtime::LayerSpec& layer(std::size_t l) const override { return layers_.at(l); }
   linalg::MatrixView<float> weight_matrix(std::size_t l) override;
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override;
+  linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override;
   void compute_gradient(std::size_t l, runtime::Step t) override;
   // forward_backward() computes every gradient at the step's first backward.
   runtime::ModelPass pass() const noexcept override { return runtime::ModelPass::whole_step; }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/common/error.hpp"
@@ -172,10 +174,7 @@ void PlanInterpreter<T>::execute(OpId i) {
       finished_[static_cast<std::size_t>(i)].push_back(submit(platform_.device_stream(), std::move(work)));
       return;
     }
-    case OpKind::reduce:
-      throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
-                       "a data-parallel backend with a communicator for its reduce op; this platform (" +
-                           std::string(platform_.backend()) + ") has none");
+    case OpKind::reduce: run_reduce(i); return;
     case OpKind::prefetch:
     case OpKind::acquire:
     case OpKind::release: run_store_op(i); return;
@@ -219,6 +218,40 @@ void PlanInterpreter<T>::run_transfer(OpId i) {
                                   {step_, i, -1, platform::ActivityRole::transfer});
   finished_[static_cast<std::size_t>(i)].push_back(moved);
   in_flight_.push_back(moved);
+}
+
+// Starts the all-reduce (average) of the layer's gradient among the data-parallel ranks once the
+// backward that produced it has finished; the issuing thread goes on (the next layer's backward
+// is issued while it runs). Values travel only when the backward computed them this step.
+template <linalg::Real T>
+void PlanInterpreter<T>::run_reduce(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  platform::Comm* comm = platform_.comm();
+  if (comm == nullptr)
+    throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
+                     "a data-parallel backend with a communicator for its reduce op; this platform (" +
+                         std::string(platform_.backend()) + ") has none");
+  platform::CollectiveOptions options;
+  for (OpId d : op.deps)
+    for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
+  const std::string& layer = plan_.layers[static_cast<std::size_t>(op.layer)].name;
+  options.label = "reduce " + layer;
+  options.tag = {step_, i, -1, platform::ActivityRole::op};
+  platform::CommBuffer buffer =
+      platform::CommBuffer::sized(static_cast<std::size_t>(op.cost.bytes()) / sizeof(float), platform::DType::fp32);
+  if (device_numerics_) {
+    if constexpr (std::is_same_v<T, float>) {
+      const linalg::MatrixView<T> g = model_.mutable_gradient_matrix(static_cast<std::size_t>(op.layer));
+      if (!g.contiguous()) throw std::logic_error("PlanInterpreter: the gradient of " + layer + " is not contiguous");
+      buffer = platform::CommBuffer::of(std::span<float>(g.data(), static_cast<std::size_t>(g.rows() * g.cols())));
+    } else {
+      throw InputError("step plan (" + plan_.schedule + ")", "reduce " + layer,
+                       "fp32 values: data-parallel ranks reduce fp32 gradients (train in float, or run shapes)");
+    }
+  }
+  const platform::Pending reduced = comm->world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
+  finished_[static_cast<std::size_t>(i)].push_back(reduced);
+  in_flight_.push_back(reduced);
 }
 
 template <linalg::Real T>

@@ -13,7 +13,10 @@
 //                      on the issuing thread when the plan reaches them (no values to compute on
 //                      the device). A block whose accumulate skips the step (non-finite gradient)
 //                      skips its refresh and update; its publish still runs;
-//   reduce             needs a data-parallel backend's communicator (an InputError otherwise);
+//   reduce             once its deps have finished, the average of the layer's gradient over the
+//                      world group of the platform's communicator (in place, fp32; bytes only
+//                      when the backward did not compute values); the issuing thread does not
+//                      wait for it. A platform without a communicator: an InputError;
 //   transfer           once its deps have finished, Memory::transfer of its bytes between its
 //                      tiers (a modelled move without data, recorded by the backend with role
 //                      transfer and the op's tag); the issuing thread does not wait for it.
@@ -88,6 +91,7 @@ class PlanInterpreter {
   void run_optimizer_op(plan::OpId i, bool body);
   void run_store_op(plan::OpId i);
   void run_transfer(plan::OpId i);
+  void run_reduce(plan::OpId i);
   void submit_launch(int launch);
   platform::Costs launch_cost(int launch) const;
   double modelled_seconds(const platform::Costs& cost) const;

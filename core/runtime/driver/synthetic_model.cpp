@@ -64,13 +64,16 @@ void validate(const SyntheticModelSpec& spec, const std::string& source) {
           throw InputError(layer_source(source, l), "cost", "expected finite flops and bytes >= 0");
   }
   if (spec.gradients.rank < 1) throw InputError(source, "gradient rank", "expected an integer >= 1");
+  if (spec.gradients.data_rank < 0) throw InputError(source, "data_rank", "expected an integer >= 0");
   if (!(spec.gradients.noise >= 0.0) || !std::isfinite(spec.gradients.noise))
     throw InputError(source, "gradient noise", "expected a finite value >= 0");
 }
 
 template <linalg::Real T>
 GradientGenerator<T>::GradientGenerator(const GradientSpec& spec, std::size_t layer, index rows, index cols)
-    : seed_(spec.seed), layer_(layer), noise_scale_(spec.noise * std::numbers::sqrt3) {
+    : seed_(spec.seed),
+      sample_seed_(spec.data_rank == 0 ? spec.seed : mix(spec.seed ^ mix(static_cast<std::uint64_t>(spec.data_rank)))),
+      layer_(layer), noise_scale_(spec.noise * std::numbers::sqrt3) {
   const index r = std::max<index>(1, std::min({static_cast<index>(spec.rank), rows, cols}));
   left_ = linalg::Matrix<T>(rows, r);
   right_ = linalg::Matrix<T>(cols, r);
@@ -99,12 +102,12 @@ void GradientGenerator<T>::fill(Step t, linalg::MatrixView<T> out) const {
   for (index k = 0; k < r; ++k)
     for (index l = 0; l < r; ++l)
       mixing_t.view()(k, l) =
-          static_cast<T>(standard_normal(key(seed_, mixing, layer_, step * 1'000'003ull + static_cast<std::uint64_t>(k * r + l))));
+          static_cast<T>(standard_normal(key(sample_seed_, mixing, layer_, step * 1'000'003ull + static_cast<std::uint64_t>(k * r + l))));
   linalg::Matrix<T> left_mixed(rows, r);
   linalg::gemm<T>(T(1), left_.view(), linalg::Op::none, mixing_t.view(), linalg::Op::none, T(0), left_mixed.view());
   linalg::gemm<T>(T(1), left_mixed.view(), linalg::Op::none, right_.view(), linalg::Op::transpose, T(0), out);
   if (noise_scale_ == 0.0) return;
-  const std::uint64_t base = key(seed_, noise, layer_, step);
+  const std::uint64_t base = key(sample_seed_, noise, layer_, step);
   for (index i = 0; i < rows; ++i) {
     T* row = out.row(i).data();
     const std::uint64_t row_base = mix(base ^ static_cast<std::uint64_t>(i));
@@ -145,6 +148,12 @@ linalg::MatrixView<T> SyntheticModel<T>::weight_matrix(std::size_t l) {
 
 template <linalg::Real T>
 linalg::ConstMatrixView<T> SyntheticModel<T>::gradient_matrix(std::size_t l) const {
+  const LayerSpec& s = layer(l);
+  return {gradients_.at(l).data(), s.rows, s.cols};
+}
+
+template <linalg::Real T>
+linalg::MatrixView<T> SyntheticModel<T>::mutable_gradient_matrix(std::size_t l) {
   const LayerSpec& s = layer(l);
   return {gradients_.at(l).data(), s.rows, s.cols};
 }

@@ -27,6 +27,9 @@ struct GradientSpec {
   std::uint64_t seed = 1;
   int rank = 8;        // r of the low-rank part (clamped to min(rows, cols))
   double noise = 0.1;  // σ: standard deviation of the noise relative to the low-rank part's
+  // Data-parallel rank: each rank draws its own per-step samples (the mixing and the noise, as
+  // each sees its own data); the low-rank factors and the initial weights are the replicas'.
+  int data_rank = 0;
 };
 
 struct SyntheticModelSpec {
@@ -52,6 +55,7 @@ class GradientGenerator {
 
  private:
   std::uint64_t seed_;
+  std::uint64_t sample_seed_;  // seed_ for rank 0, the rank's own otherwise
   std::size_t layer_;
   double noise_scale_;
   linalg::Matrix<T> left_;   // U: rows x r
@@ -80,6 +84,7 @@ class SyntheticModel final : public TrainingModel<T> {
   std::span<const T> gradient(std::size_t l) const { return gradients_.at(l); }
   linalg::MatrixView<T> weight_matrix(std::size_t l) override;
   linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const override;
+  linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) override;
 
   // The backward numerics of layer l at step t: fills gradient(l) with G_t.
   void compute_gradient(std::size_t l, Step t) override;

@@ -46,11 +46,16 @@ class TrainingModel {
   // Layer l's parameters and gradient, rows x cols of layer(l).
   virtual linalg::MatrixView<T> weight_matrix(std::size_t l) = 0;
   virtual linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const = 0;
+  // The same gradient, writable: data-parallel training replaces it in place by the ranks'
+  // average (the reduce op) before the optimizer reads it. Row-major and contiguous.
+  virtual linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) = 0;
   // The backward numerics of layer l at step t: afterwards gradient_matrix(l) holds its
   // gradient. The driver calls it once per layer and step, last layer first, as the body of
   // the layer's backward work (on the device stream), and updates layer l's parameters before
-  // calling it for layer l - 1: a model whose backward is not layer by layer computes every
-  // gradient at the first call of a step.
+  // calling it for layer l - 1 (with data-parallel ranks after it: a layer's update waits for
+  // its gradient's all-reduce, which overlaps the next backward, and the backward of layer l - 1
+  // never reads layer l's parameters): a model whose backward is not layer by layer computes
+  // every gradient at the first call of a step.
   virtual void compute_gradient(std::size_t l, Step t) = 0;
   virtual ModelPass pass() const noexcept { return ModelPass::layer_by_layer; }
 };
