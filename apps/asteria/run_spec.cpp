@@ -77,6 +77,12 @@ po::options_description run_spec_options(RunVerb verb) {
        "steps a refresh may be published after the synchronous schedule (0: synchronous)")
       ("publish", po::value<std::string>()->default_value("deterministic")->value_name("POLICY"),
        "deterministic (results depend on S only) | opportunistic (newest finished refresh within S)")
+      ("refresh-sharing", po::value<std::string>()->default_value("owners")->value_name("HOW"),
+       "data-parallel ranks: owners (each block's refreshes run on one rank, chosen by cost, and the "
+       "results travel hierarchically) | replicated (every rank runs every refresh)")
+      ("sync-period", po::value<int>()->default_value(1)->value_name("K"),
+       "data-parallel ranks: refresh results are sent at step ends on multiples of K when the staleness "
+       "bound leaves room (otherwise at the last step end before they are due)")
       ("host-workers", po::value<int>()->default_value(d.host_workers)->value_name("N"),
        "refresh workers per unit (0: the cores but one, by the profile's threads per worker)")
       ("steps", po::value<int>()->default_value(d.steps)->value_name("N"), "measured steps")
@@ -124,6 +130,8 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.store.lookahead = spec.lookahead;
   o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
   o.device_seconds = std::move(device_seconds);
+  o.share_refreshes = spec.share_refreshes;
+  o.sync_period = spec.sync_period;
   // Computing values on the real backend, each hook's device launch computes every optimizer op
   // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
   // time goes there, and the trace says so.
@@ -158,6 +166,11 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   s.lookahead = v["lookahead"].as<int>();
   s.staleness = v["staleness"].as<int>();
   s.publish = runtime::parse_publish_policy(v["publish"].as<std::string>(), "--publish");
+  if (const std::string how = v["refresh-sharing"].as<std::string>(); how == "owners" || how == "replicated")
+    s.share_refreshes = how == "owners";
+  else
+    throw InputError("command line", "--refresh-sharing", "owners or replicated, found '" + how + "'");
+  s.sync_period = v["sync-period"].as<int>();
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
@@ -186,6 +199,7 @@ void validate(const RunSpec& s) {
   if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
   if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");
   if (s.staleness < 0) throw InputError(source, "--staleness", "expected an integer >= 0");
+  if (s.sync_period < 1) throw InputError(source, "--sync-period", "expected an integer >= 1");
   if (s.lookahead < 0) throw InputError(source, "--lookahead", "expected an integer >= 0");
   if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
   if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");

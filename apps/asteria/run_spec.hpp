@@ -47,6 +47,10 @@ struct RunSpec {
   runtime::PlacementPolicy placement = runtime::PlacementPolicy::device;
   int lookahead = 2;
   int staleness = 0;
+  // Data-parallel ranks: owners run each block's refreshes and share the results (or every rank
+  // runs them all), sent at most every sync_period steps.
+  bool share_refreshes = true;
+  int sync_period = 1;
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
   int steps = 30;        // measured steps

@@ -18,7 +18,9 @@
 //   if activation_delay() == 1: publish(job) after apply  (SOAP: the next step uses it)
 // A runtime with staleness bound S publishes the same job at most S steps later.
 #include <cstdint>
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +48,17 @@ class RefreshJob {
   virtual std::vector<platform::Cost> cost() const = 0;
   // Bytes the job holds (snapshot and result), for memory accounting of shadow buffers.
   virtual std::size_t bytes() const = 0;
+
+  // The result as bytes, so that data-parallel ranks share one rank's refresh instead of each
+  // running it: its size (from the snapshot's shapes, known before run()), written by the rank
+  // that ran it after a successful run(), and read instead of run() by the others, after which
+  // the job publishes exactly as if it had run here. 0: the result cannot travel (every rank
+  // runs the job).
+  virtual std::size_t result_bytes() const { return 0; }
+  virtual void save_result(std::span<std::byte> /*image*/) const {}
+  virtual void load_result(std::span<const std::byte> /*image*/) {}
+  // False for jobs of shapes only (data-free runs): their result moves as bytes without values.
+  virtual bool has_values() const { return true; }
 
   Step stats_step() const noexcept { return stats_step_; }
 

@@ -1,5 +1,7 @@
 #include "core/optim/eigenbasis_refresh.hpp"
 
+#include <cstring>
+
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -112,6 +114,62 @@ std::size_t EigenbasisRefreshJob<T>::bytes() const {
   std::size_t total = 0;
   for (const Factor& f : factors_) total += eigenbasis_job_bytes(f.stats.rows(), sizeof(T), compute_change_of_basis_);
   return total;
+}
+
+std::size_t eigenbasis_result_bytes(index n, std::size_t element_bytes, bool change_of_basis) {
+  const auto nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  return nn * element_bytes * (change_of_basis ? 2 : 1) + static_cast<std::size_t>(n) * sizeof(std::int64_t);
+}
+
+template <Real T>
+std::size_t EigenbasisRefreshJob<T>::result_bytes() const {
+  std::size_t total = 0;
+  for (const Factor& f : factors_) total += eigenbasis_result_bytes(f.stats.rows(), sizeof(T), compute_change_of_basis_);
+  return total;
+}
+
+namespace {
+template <class V>
+void put_bytes(std::span<std::byte> image, std::size_t& at, std::span<const V> values) {
+  const auto bytes = std::as_bytes(values);
+  std::memcpy(image.data() + at, bytes.data(), bytes.size());
+  at += bytes.size();
+}
+template <class V>
+void get_bytes(std::span<const std::byte> image, std::size_t& at, std::span<V> values) {
+  std::memcpy(values.data(), image.data() + at, values.size_bytes());
+  at += values.size_bytes();
+}
+}  // namespace
+
+template <Real T>
+void EigenbasisRefreshJob<T>::save_result(std::span<std::byte> image) const {
+  if (image.size() != result_bytes()) throw std::logic_error("EigenbasisRefreshJob::save_result: wrong image size");
+  std::size_t at = 0;
+  for (const Factor& f : factors_) {
+    put_bytes<T>(image, at, std::span<const T>(f.new_basis.data(), static_cast<std::size_t>(f.new_basis.size())));
+    std::vector<std::int64_t> order(f.order.begin(), f.order.end());
+    put_bytes<std::int64_t>(image, at, order);
+    if (compute_change_of_basis_) put_bytes<T>(image, at, std::span<const T>(f.change.data(), static_cast<std::size_t>(f.change.size())));
+  }
+}
+
+template <Real T>
+void EigenbasisRefreshJob<T>::load_result(std::span<const std::byte> image) {
+  if (image.size() != result_bytes()) throw std::logic_error("EigenbasisRefreshJob::load_result: wrong image size");
+  std::size_t at = 0;
+  for (Factor& f : factors_) {
+    const index n = f.stats.rows();
+    f.new_basis.resize(n, n);
+    get_bytes<T>(image, at, std::span<T>(f.new_basis.data(), static_cast<std::size_t>(f.new_basis.size())));
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    get_bytes<std::int64_t>(image, at, order);
+    f.order.assign(order.begin(), order.end());
+    if (compute_change_of_basis_) {
+      f.change.resize(n, n);
+      get_bytes<T>(image, at, std::span<T>(f.change.data(), static_cast<std::size_t>(f.change.size())));
+    }
+  }
 }
 
 template <Real T>

@@ -37,6 +37,8 @@ void append_eigenbasis_cost(std::vector<platform::Cost>& pieces, index n, std::s
 // buffer too, so that a warm refill allocates nothing): statistics, snapshot basis, new basis,
 // the change of basis when requested, and the sort order. As EigenbasisRefreshJob::bytes().
 std::size_t eigenbasis_job_bytes(index n, std::size_t element_bytes, bool change_of_basis);
+// Bytes of a factor's result, as EigenbasisRefreshJob::result_bytes().
+std::size_t eigenbasis_result_bytes(index n, std::size_t element_bytes, bool change_of_basis);
 
 template <Real T>
 class EigenbasisRefreshJob final : public RefreshJob<T> {
@@ -58,6 +60,11 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   Status run() override;
   std::vector<platform::Cost> cost() const override;
   std::size_t bytes() const override;
+  // Per factor: the new basis (n x n), the order (n 64-bit indices), the change of basis when
+  // computed (n x n).
+  std::size_t result_bytes() const override;
+  void save_result(std::span<std::byte> image) const override;
+  void load_result(std::span<const std::byte> image) override;
 
   bool full() const noexcept { return from_version_ == 0; }
   std::int64_t from_version() const noexcept { return from_version_; }

@@ -1,5 +1,7 @@
 #include "core/optim/shampoo_refresh.hpp"
 
+#include <cstring>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -51,6 +53,10 @@ void append_root_cost(std::vector<platform::Cost>& pieces, const ShampooRootSett
     const double flops = newton_iterations * newton_flops_per_cube(settings.exponent) * cube;
     pieces.push_back({platform::WorkKind::newton, flops, 4.0 * newton_iterations * matrix_bytes, n});
   }
+}
+
+std::size_t root_result_bytes(index n, std::size_t element_bytes) {
+  return static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * element_bytes;
 }
 
 std::size_t root_job_bytes(index n, std::size_t element_bytes) {
@@ -135,6 +141,37 @@ std::size_t ShampooRefreshJob<T>::bytes() const {
 }
 
 template class ShampooRefreshJob<float>;
+template <Real T>
+std::size_t ShampooRefreshJob<T>::result_bytes() const {
+  return root_result_bytes(left_.statistics.rows(), sizeof(T)) + root_result_bytes(right_.statistics.rows(), sizeof(T));
+}
+
+template <Real T>
+void ShampooRefreshJob<T>::save_result(std::span<std::byte> image) const {
+  if (image.size() != result_bytes() || !finished_)
+    throw std::logic_error("ShampooRefreshJob::save_result: no finished result of that size");
+  std::size_t at = 0;
+  for (const Factor* f : {&left_, &right_}) {
+    const auto values = std::as_bytes(std::span<const T>(f->root.data(), static_cast<std::size_t>(f->root.size())));
+    std::memcpy(image.data() + at, values.data(), values.size());
+    at += values.size();
+  }
+}
+
+template <Real T>
+void ShampooRefreshJob<T>::load_result(std::span<const std::byte> image) {
+  if (image.size() != result_bytes()) throw std::logic_error("ShampooRefreshJob::load_result: wrong image size");
+  std::size_t at = 0;
+  for (Factor* f : {&left_, &right_}) {
+    const index n = f->statistics.rows();
+    f->root.resize(n, n);
+    const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
+    std::memcpy(f->root.data(), image.data() + at, bytes);
+    at += bytes;
+  }
+  finished_ = true;
+}
+
 template class ShampooRefreshJob<double>;
 
 }  // namespace asteria::optim

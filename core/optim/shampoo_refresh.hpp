@@ -31,6 +31,8 @@ void append_root_cost(std::vector<platform::Cost>& pieces, const ShampooRootSett
 
 // Bytes a job holds per factor (statistics and root), as ShampooRefreshJob::bytes().
 std::size_t root_job_bytes(index n, std::size_t element_bytes);
+// Bytes of a factor's result (its root), as ShampooRefreshJob::result_bytes().
+std::size_t root_result_bytes(index n, std::size_t element_bytes);
 
 template <Real T>
 class ShampooRefreshJob final : public RefreshJob<T> {
@@ -48,6 +50,10 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   // Per factor: eigh + reconstruction, or one coupled Newton piece (estimated before run()).
   std::vector<platform::Cost> cost() const override;
   std::size_t bytes() const override;
+  // Both roots (n x n each, row-major).
+  std::size_t result_bytes() const override;
+  void save_result(std::span<std::byte> image) const override;
+  void load_result(std::span<const std::byte> image) override;
 
   bool finished() const noexcept { return finished_; }
   std::int64_t stats_count() const noexcept { return stats_count_; }

@@ -26,15 +26,19 @@ namespace asteria::optim {
 template <Real T>
 class ShapeRefreshJob final : public RefreshJob<T> {
  public:
-  ShapeRefreshJob(Step stats_step, std::vector<platform::Cost> cost, std::size_t bytes)
-      : RefreshJob<T>(stats_step), cost_(std::move(cost)), bytes_(bytes) {}
+  ShapeRefreshJob(Step stats_step, std::vector<platform::Cost> cost, std::size_t bytes, std::size_t result_bytes)
+      : RefreshJob<T>(stats_step), cost_(std::move(cost)), bytes_(bytes), result_bytes_(result_bytes) {}
   Status run() override { return Status::success(); }
   std::vector<platform::Cost> cost() const override { return cost_; }
   std::size_t bytes() const override { return bytes_; }
+  // The real job's size; the bytes travel (data-free runs move them in time), the values do not.
+  std::size_t result_bytes() const override { return result_bytes_; }
+  bool has_values() const override { return false; }
 
  private:
   std::vector<platform::Cost> cost_;
   std::size_t bytes_;
+  std::size_t result_bytes_;
 };
 
 template <Real T>
@@ -48,7 +52,8 @@ class ShapeBlock final : public BlockOptimizer<T> {
         hp_(validated(hp)),
         first_refresh_(refresh_cost(kind, hp, rows, cols, sizeof(T), /*first=*/true)),
         warm_refresh_(refresh_cost(kind, hp, rows, cols, sizeof(T), /*first=*/false)),
-        job_bytes_(refresh_job_bytes(kind, hp, rows, cols, sizeof(T))) {}
+        job_bytes_(refresh_job_bytes(kind, hp, rows, cols, sizeof(T))),
+        result_bytes_(refresh_result_bytes(kind, hp, rows, cols, sizeof(T))) {}
 
   std::string_view name() const noexcept override { return to_string(kind_); }
   int activation_delay() const noexcept override { return optim::activation_delay(kind_); }
@@ -63,7 +68,8 @@ class ShapeBlock final : public BlockOptimizer<T> {
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override {
     if (statistics_counter(kind_).empty()) return nullptr;  // no refresh, as the real blocks
     // Until a refresh is published the next one starts cold, as the real blocks decide.
-    return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_, job_bytes_);
+    return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_, job_bytes_,
+                                                result_bytes_);
   }
   void publish(RefreshJob<T>& /*finished*/) override { ++publications_; }
   [[nodiscard]] bool apply(linalg::MatrixView<T> /*weights*/, linalg::ConstMatrixView<T> /*grad*/,
@@ -88,6 +94,7 @@ class ShapeBlock final : public BlockOptimizer<T> {
   std::vector<platform::Cost> first_refresh_;
   std::vector<platform::Cost> warm_refresh_;
   std::size_t job_bytes_;
+  std::size_t result_bytes_;
   std::int64_t accumulated_ = 0;
   std::int64_t publications_ = 0;
 };

@@ -190,6 +190,22 @@ std::size_t refresh_job_bytes(OptimizerKind kind, const Hyperparameters& /*hp*/,
   return 0;
 }
 
+std::size_t refresh_result_bytes(OptimizerKind kind, const Hyperparameters& /*hp*/, index rows, index cols,
+                                 std::size_t element_bytes) {
+  require_shape(rows, cols);
+  switch (kind) {
+    case OptimizerKind::shampoo: return root_result_bytes(rows, element_bytes) + root_result_bytes(cols, element_bytes);
+    case OptimizerKind::soap:
+    case OptimizerKind::kl_shampoo: {
+      const bool change = computes_change_of_basis(kind);
+      return eigenbasis_result_bytes(rows, element_bytes, change) + eigenbasis_result_bytes(cols, element_bytes, change);
+    }
+    case OptimizerKind::adamw:
+    case OptimizerKind::muon: return 0;
+  }
+  return 0;
+}
+
 PhaseCosts phase_costs(OptimizerKind kind, index rows, index cols, std::size_t element_bytes) {
   const double m = static_cast<double>(rows);
   const double n = static_cast<double>(cols);

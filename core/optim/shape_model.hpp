@@ -56,6 +56,10 @@ std::vector<platform::Cost> refresh_cost(OptimizerKind kind, const Hyperparamete
 // the job has run); 0 for AdamW and Muon.
 std::size_t refresh_job_bytes(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols,
                               std::size_t element_bytes);
+// What the block's refresh job's result_bytes() reports (the result that data-parallel ranks
+// share); 0 for AdamW and Muon.
+std::size_t refresh_result_bytes(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols,
+                                 std::size_t element_bytes);
 
 // What the cheap, every-step phases cost on the device per rows x cols block, so a device model
 // (or a simulator) can charge time for them when their numerics are not run. The counts follow

@@ -45,6 +45,12 @@ struct DriverOptions {
   // Micro-batches, data-parallel ranks, and the release delay of host-updated blocks (0: the
   // driver picks it, see StepDriver).
   plan::HorizontalOptions schedule;
+  // Data-parallel ranks (schedule.data_parallel_ranks > 1, the platform's communicator): each
+  // block's refreshes run on one owner rank and the results are shared
+  // (service/refresh_sharing.hpp), sent at most every sync_period steps; false: every rank runs
+  // every refresh.
+  bool share_refreshes = true;
+  int sync_period = 1;
 };
 
 // Throws InputError naming `source` for a negative warm-up count or invalid store, service or

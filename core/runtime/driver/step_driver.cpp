@@ -21,6 +21,7 @@ void validate(const DriverOptions& options, const std::string& source) {
   if (options.schedule.micro_batches < 1) throw InputError(source, "micro_batches", "expected an integer >= 1");
   if (options.schedule.data_parallel_ranks < 1)
     throw InputError(source, "data_parallel_ranks", "expected an integer >= 1");
+  if (options.sync_period < 1) throw InputError(source, "sync_period", "expected an integer >= 1");
   if (options.schedule.host_release_delay < 0)
     throw InputError(source, "host_release_delay", "expected an integer >= 1 (or 0: chosen by the driver)");
   validate(options.service, source);
@@ -44,6 +45,18 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   service_ = std::make_unique<PreconditionerService<T>>(platform_, options_.service);
   layer_count_ = model_.layer_count();
   for (std::size_t l = 0; l < layer_count_; ++l) add_layer_blocks(l, kind, hp);
+  platform::Comm* comm = platform_.comm();
+  if (options_.schedule.data_parallel_ranks > 1) {
+    if (comm == nullptr || comm->size() != options_.schedule.data_parallel_ranks)
+      throw InputError(source, "data_parallel_ranks",
+                       std::to_string(options_.schedule.data_parallel_ranks) + " ranks: the platform's communicator has " +
+                           (comm == nullptr ? std::string("none") : std::to_string(comm->size()) + " ranks"));
+    if (options_.share_refreshes) {
+      std::vector<double> costs;
+      for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
+      service_->share_refreshes(*comm, assign_refresh_owners(costs, *comm), options_.sync_period);
+    }
+  }
   // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
   // refused at placement (a PlacementError naming the host), before the first step.
   std::size_t shadow = 0;
@@ -83,6 +96,9 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
     block.region = cut.region;
     block.kind = cut.kind;
     block.label = optim::describe_block(spec.name, b, cut.region);
+    for (const platform::Cost& piece : optim::refresh_cost(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T),
+                                                           /*first=*/false))
+      block.refresh_flops += piece.flops;
     block.shadow_bytes =
         static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness)) *
         optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));

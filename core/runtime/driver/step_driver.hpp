@@ -80,6 +80,7 @@ class StepDriver {
     BlockId service_id = 0;
     BlockId store_id = 0;
     std::size_t shadow_bytes = 0;  // its refresh jobs' buffers at worst (shadow_bound.hpp)
+    double refresh_flops = 0.0;    // of one (warm) refresh: what ownership balances
   };
 
   void add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp);

@@ -31,6 +31,7 @@ template <linalg::Real T>
 void PreconditionerService<T>::wait_all() noexcept {
   auto wait_quietly = [](Job& job) {
     try {
+      if (job.produced.valid()) job.produced.wait();
       if (job.done.valid()) job.done.wait();
     } catch (...) {  // a backend that cannot wait any more: nothing left to protect
     }
@@ -58,6 +59,7 @@ BlockId PreconditionerService<T>::register_block(optim::BlockOptimizer<T>& optim
   auto b = std::make_unique<Block>();
   b->optimizer = &optimizer;
   b->label = std::move(label);
+  b->id = blocks_.size();
   b->delay = optimizer.activation_delay();
   b->statistics_updates = optimizer.statistics_updates();
   if (b->delay != 0 && b->delay != 1)
@@ -175,17 +177,40 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
     shadow = hold_shadow(b, bytes, t);
   }
   optim::RefreshJob<T>* raw = job.get();
-  platform::Work work;
-  work.label = "refresh " + b.label;
-  work.cost = platform::Costs(job->cost());  // each piece charged by its own rule
-  work.body = [raw] { return raw->run(); };  // touches only the job's own buffers
-  work.tag = tag;
-  work.tag.step = t;
-  work.tag.role = platform::ActivityRole::refresh_job;
   const Step active_from = t + b.delay;
-  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, bytes, std::move(shadow)};
-  entry.done = platform_.host_workers().submit(std::move(work));
+  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, bytes, std::move(shadow), -1, 0, {}, {}};
+  const std::size_t result_bytes = raw->result_bytes();
+  if (comm_ != nullptr && result_bytes > 0) {
+    entry.owner = owner_of_[b.id];
+    // Whole 4-byte words: the exchange moves words. Data-free runs move the bytes only.
+    if (block_numerics_ && raw->has_values()) entry.image.resize((result_bytes + 3) / 4 * 4);
+    // The last step boundary before the result is due, on the sync period's grid when it can be.
+    const Step due = entry.due;
+    Step at = due > t ? due - 1 : t;
+    if (const Step grid = at / sync_period_ * sync_period_; grid >= t) at = grid;
+    entry.exchange_step = at;
+  }
+  if (entry.owner < 0 || entry.owner == comm_->rank()) {
+    platform::Work work;
+    work.label = "refresh " + b.label;
+    work.cost = platform::Costs(raw->cost());  // each piece charged by its own rule
+    std::byte* image = entry.image.empty() ? nullptr : entry.image.data();
+    work.body = [raw, image, result_bytes] {  // touches only the job's own buffers
+      Status status = raw->run();
+      if (status.ok() && image != nullptr) raw->save_result({image, result_bytes});
+      return status;
+    };
+    work.tag = tag;
+    work.tag.step = t;
+    work.tag.role = platform::ActivityRole::refresh_job;
+    (entry.owner < 0 ? entry.done : entry.produced) = platform_.host_workers().submit(std::move(work));
+    if (entry.owner >= 0) ++run_here_;
+  } else {
+    ++received_;
+  }
   b.jobs.push_back(std::move(entry));
+  // Due in this very step (delay 0, S = 0): it cannot wait for the step's end.
+  if (b.jobs.back().owner >= 0 && b.jobs.back().due == t) exchange(b.jobs.back(), b.label, t);
   ++current_.submitted;
   ++totals_.submitted;
 }
@@ -221,6 +246,12 @@ void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, 
 template <linalg::Real T>
 StepMetrics PreconditionerService<T>::on_step_end(Step t) {
   require_step(t, "on_step_end");
+  // Results whose exchange falls on this step boundary, in block and snapshot order (the same
+  // order on every rank).
+  if (comm_ != nullptr)
+    for (auto& b : blocks_)
+      for (Job& job : b->jobs)
+        if (job.owner >= 0 && !job.done.valid() && job.exchange_step <= t) exchange(job, b->label, t);
   reap_superseded();
   current_.refresh_backlog = static_cast<std::int64_t>(superseded_.size());
   current_.shadow_bytes = 0;
@@ -273,7 +304,31 @@ void PreconditionerService<T>::publish_due(Block& b, Step t, platform::Seconds& 
 }
 
 template <linalg::Real T>
+void PreconditionerService<T>::share_refreshes(platform::Comm& comm, std::vector<int> owner_of_block, int sync_period) {
+  if (in_step_ || last_step_ != 0) throw std::logic_error("preconditioner service: share refreshes before the first step");
+  if (owner_of_block.size() != blocks_.size())
+    throw std::invalid_argument("preconditioner service: " + std::to_string(owner_of_block.size()) + " owners for " +
+                                std::to_string(blocks_.size()) + " blocks");
+  for (int o : owner_of_block)
+    if (o < 0 || o >= comm.size())
+      throw std::invalid_argument("preconditioner service: owner " + std::to_string(o) + " is not a rank of " +
+                                  std::to_string(comm.size()));
+  if (sync_period < 1) throw InputError("preconditioner service", "sync_period", "expected an integer >= 1");
+  if (comm.size() == 1) return;  // one rank runs everything itself
+  comm_ = &comm;
+  owner_of_ = std::move(owner_of_block);
+  sync_period_ = sync_period;
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::exchange(Job& job, const std::string& label, Step t) {
+  job.done = share_result(*comm_, job.image, job.job->result_bytes(), job.owner, job.produced,
+                          "refresh result " + label, {t, -1, -1, platform::ActivityRole::refresh_job});
+}
+
+template <linalg::Real T>
 bool PreconditionerService<T>::finished(Job& job) {
+  if (!job.done.valid()) return false;  // a shared result not yet sent
   if (!job.seen_finished && job.done.test()) {
     job.seen_finished = true;
     ++current_.finished;
@@ -284,6 +339,8 @@ bool PreconditionerService<T>::finished(Job& job) {
 
 template <linalg::Real T>
 void PreconditionerService<T>::wait_for(Job& job, platform::Seconds& waited) {
+  if (!job.done.valid())
+    throw std::logic_error("preconditioner service: a shared refresh result is awaited before it was sent");
   if (!finished(job)) {
     const platform::Seconds start = platform_.clock().now();
     job.done.wait();
@@ -294,6 +351,9 @@ void PreconditionerService<T>::wait_for(Job& job, platform::Seconds& waited) {
 
 template <linalg::Real T>
 void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
+  // A result computed by its owner elsewhere arrived in the image: the job publishes it as its own.
+  if (block_numerics_ && job.owner >= 0 && job.owner != comm_->rank() && !job.image.empty())
+    job.job->load_result({job.image.data(), job.job->result_bytes()});
   if (block_numerics_) b.optimizer->publish(*job.job);
   b.version.stats_step = job.job->stats_step();
   b.version.published_step = t;

@@ -67,6 +67,7 @@
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/platform.hpp"
+#include "core/runtime/service/refresh_sharing.hpp"
 #include "core/runtime/service/service_options.hpp"
 #include "core/runtime/store/tier_set_aside.hpp"
 
@@ -133,6 +134,17 @@ class PreconditionerService {
   // Jobs of block b submitted and not yet resolved.
   std::size_t in_flight(BlockId b) const { return block(b).jobs.size(); }
 
+  // Data-parallel ranks share refreshes (refresh_sharing.hpp): `owner_of_block[b]` (a world rank
+  // of `comm`, which outlives the service) runs block b's jobs; every other rank skips run() and
+  // receives the result, sent once per job at the end of the last step before it is due for
+  // publication (the submitting step itself when it is due there), rounded down to a multiple of
+  // `sync_period` when one lies between. Every rank must register the same blocks, call this
+  // with the same arguments, and run the same steps. Call before the first step.
+  void share_refreshes(platform::Comm& comm, std::vector<int> owner_of_block, int sync_period);
+  // Jobs this rank ran and results it received, so far.
+  std::int64_t refreshes_run_here() const noexcept { return run_here_; }
+  std::int64_t refreshes_received() const noexcept { return received_; }
+
   // Host room for the jobs' buffers, kept free by a state store that is told of it
   // (StateStore::keep_free); `bytes` is the most they can need at once (shadow_bound.hpp).
   void set_aside_shadow(std::size_t bytes) noexcept { shadow_.set_bytes(bytes); }
@@ -152,10 +164,17 @@ class PreconditionerService {
     bool seen_finished = false;
     std::size_t bytes = 0;  // read at submit: the job's own thread may be writing it later
     TierSetAside::Hold shadow;  // its bytes, held on the host while its buffers live
+    // Shared refreshes: the result's bytes travel from the owner; `done` is then this rank's end
+    // of the exchange (invalid until it is issued at `exchange_step`), `produced` the owner's run.
+    int owner = -1;  // -1: not shared
+    Step exchange_step = 0;
+    platform::Pending produced;
+    std::vector<std::byte> image;
   };
   struct Block {
     optim::BlockOptimizer<T>* optimizer = nullptr;
     std::string label;
+    BlockId id = 0;
     int delay = 0;
     std::deque<Job> jobs;  // unresolved, in snapshot order
     std::unique_ptr<optim::RefreshJob<T>> spare;  // a resolved job whose buffers the next snapshot refills
@@ -185,6 +204,7 @@ class PreconditionerService {
   void keep_as_spare(Block& b, Job& job);
   void reap_superseded();
   void wait_all() noexcept;
+  void exchange(Job& job, const std::string& label, Step t);
 
   platform::Platform& platform_;
   ServiceOptions options_;
@@ -197,6 +217,11 @@ class PreconditionerService {
   bool in_step_ = false;
   bool block_numerics_ = true;
   Step last_step_ = 0;
+  platform::Comm* comm_ = nullptr;  // sharing refreshes when set
+  std::vector<int> owner_of_;
+  int sync_period_ = 1;
+  std::int64_t run_here_ = 0;
+  std::int64_t received_ = 0;
 };
 
 }  // namespace asteria::runtime
