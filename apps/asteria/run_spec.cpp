@@ -83,6 +83,8 @@ po::options_description run_spec_options(RunVerb verb) {
       ("sync-period", po::value<int>()->default_value(1)->value_name("K"),
        "data-parallel ranks: refresh results are sent at step ends on multiples of K when the staleness "
        "bound leaves room (otherwise at the last step end before they are due)")
+      ("shard-state", "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update "
+       "on one rank; new weights sent to the others at the step's end)")
       ("host-workers", po::value<int>()->default_value(d.host_workers)->value_name("N"),
        "refresh workers per unit (0: the cores but one, by the profile's threads per worker)")
       ("steps", po::value<int>()->default_value(d.steps)->value_name("N"), "measured steps")
@@ -132,6 +134,7 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.device_seconds = std::move(device_seconds);
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
+  o.shard_state = spec.shard_state;
   // Computing values on the real backend, each hook's device launch computes every optimizer op
   // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
   // time goes there, and the trace says so.
@@ -171,6 +174,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   else
     throw InputError("command line", "--refresh-sharing", "owners or replicated, found '" + how + "'");
   s.sync_period = v["sync-period"].as<int>();
+  s.shard_state = v.count("shard-state") != 0;
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();

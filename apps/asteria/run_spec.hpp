@@ -51,6 +51,7 @@ struct RunSpec {
   // runs them all), sent at most every sync_period steps.
   bool share_refreshes = true;
   int sync_period = 1;
+  bool shard_state = false;  // optimizer state sharded among data-parallel ranks (ZeRO-1)
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
   int steps = 30;        // measured steps

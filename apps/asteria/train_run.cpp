@@ -237,8 +237,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   RankFigures figures;
   figures.weights_digest = fnv1a({});
   for (const std::vector<float>& t : outcome.tensors) figures.weights_digest = fnv1a(std::as_bytes(std::span(t)), figures.weights_digest);
-  figures.optimizer_state_digest = fnv1a({});
-  for (std::size_t b = 0; b < driver.block_count(); ++b) {
+  // Sharded state: each rank holds other blocks, so only the weights can agree (the state digest is 0).
+  figures.optimizer_state_digest = spec.shard_state ? 0 : fnv1a({});
+  for (std::size_t b = 0; b < driver.block_count() && !spec.shard_state; ++b) {
     const std::vector<std::byte> image = driver.block_state(b).serialize();
     figures.optimizer_state_digest = fnv1a(image, figures.optimizer_state_digest);
   }

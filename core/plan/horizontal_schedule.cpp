@@ -32,7 +32,9 @@ class Builder {
     for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
     for (std::size_t b = 0; b < blocks.size(); ++b) {
       plan_.blocks.push_back({blocks[b].layer, blocks[b].label});
-      by_layer_[static_cast<std::size_t>(blocks[b].layer)].push_back(static_cast<int>(b));
+      // A block another rank owns has no state here: only its gather op names it.
+      if (blocks[b].owner < 0 || blocks[b].owner == o.rank)
+        by_layer_[static_cast<std::size_t>(blocks[b].layer)].push_back(static_cast<int>(b));
     }
   }
 
@@ -78,6 +80,18 @@ class Builder {
     if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     release_device_blocks(0, -1);
     for (int l = delay_ - 1; l >= 0; --l) finish_host_blocks(l, -1);
+    // Sharded state: every block's new weights go from its owner to the other ranks, layer by
+    // layer in backward order (the order the updates finish), once the owner's update is done.
+    for (int l = n - 1; l >= 0; --l)
+      for (std::size_t b = 0; b < blocks_.size(); ++b) {
+        const BlockWork& w = blocks_[b];
+        if (w.layer != l || w.owner < 0) continue;
+        Op op = block_op(OpKind::gather, Resource::network, static_cast<int>(b));
+        op.owner = w.owner;
+        op.cost = platform::Cost{platform::WorkKind::other, 0.0, w.weight_bytes, 0};
+        if (update_of_[b] >= 0) op.deps.push_back(update_of_[b]);
+        add(std::move(op));
+      }
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -201,6 +215,12 @@ StepPlan horizontal_plan(const std::vector<LayerWork>& layers, const std::vector
   if (layers.empty()) throw InputError(kSource, "layers", "expected at least one layer");
   if (options.micro_batches < 1) throw InputError(kSource, "micro_batches", "expected an integer >= 1");
   if (options.data_parallel_ranks < 1) throw InputError(kSource, "data_parallel_ranks", "expected an integer >= 1");
+  if (options.rank < 0 || options.rank >= options.data_parallel_ranks)
+    throw InputError(kSource, "rank", "expected a rank in [0, " + std::to_string(options.data_parallel_ranks) + ")");
+  for (const BlockWork& b : blocks)
+    if (b.owner >= options.data_parallel_ranks || b.owner < -1)
+      throw InputError(kSource, "owner", "expected -1 or a rank in [0, " + std::to_string(options.data_parallel_ranks) +
+                                             ") for block " + b.label);
   if (options.host_release_delay < 0)
     throw InputError(kSource, "host_release_delay", "expected an integer >= 1 (or 0: 1)");
   int previous_layer = 0;

@@ -63,11 +63,18 @@ struct BlockWork {
   // link (the gradient down before it, the new weights up after it).
   double gradient_bytes = 0.0;
   double weight_bytes = 0.0;
+  // Sharded optimizer state: the data-parallel rank that owns the block's state and update
+  // (-1: every rank updates it). A block another rank owns has no store or optimizer op here,
+  // only a gather op receiving its new weights.
+  int owner = -1;
 };
 
 struct HorizontalOptions {
   int micro_batches = 1;
   int data_parallel_ranks = 1;  // > 1: a reduce op per layer (its gradient bucket)
+  // This rank (world) when blocks have owners: after a layer's updates, one gather op per block
+  // of the layer, sending the owner's new weights to the others.
+  int rank = 0;
   // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
   // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to
   // occupy the host workers); the schedule itself takes 0 as 1.

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::string_view, kOpKindCount> kKindNames = {
     "forward", "backward", "reduce",  "prefetch", "acquire", "release",
-    "publish", "accumulate", "refresh", "update",  "transfer"};
+    "publish", "accumulate", "refresh", "update",  "transfer", "gather"};
 constexpr std::array<std::string_view, 5> kResourceNames = {"device", "host", "issuer", "network", "link"};
 
 }  // namespace
@@ -45,7 +45,8 @@ bool is_block_op(OpKind kind) noexcept {
     case OpKind::accumulate:
     case OpKind::refresh:
     case OpKind::update:
-    case OpKind::transfer: return true;
+    case OpKind::transfer:
+    case OpKind::gather: return true;
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::reduce: return false;

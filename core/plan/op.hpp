@@ -31,8 +31,11 @@ enum class OpKind {
   // its gradient down before a host update, its new weights back up after. Data-free: the
   // numbers travel on the numerics' own path; the op charges the move's time (Memory::transfer).
   transfer,
+  // Sharded optimizer state: the block's new weights sent from the rank that owns (and updated)
+  // it to every other data-parallel rank.
+  gather,
 };
-inline constexpr int kOpKindCount = 11;
+inline constexpr int kOpKindCount = 12;
 
 // Where an op's time is charged: the device stream (in order), the host worker pool, the thread
 // that issues the plan (bookkeeping and waits), the data-parallel network, or the link between
@@ -59,6 +62,7 @@ struct Op {
   int micro_batch = -1;  // forward, backward
   int block = -1;        // block ops: index into the plan's blocks
   int bucket = -1;       // reduce
+  int owner = -1;        // gather: the data-parallel rank (world) whose update it sends
   // transfer: the tiers its bytes (cost.bytes()) move between; unused by other kinds.
   platform::Tier from = platform::Tier::device;
   platform::Tier to = platform::Tier::device;

@@ -23,6 +23,7 @@ bool resource_allowed(OpKind kind, Resource on) {
     case OpKind::accumulate:
     case OpKind::update: return on == Resource::device || on == Resource::host;
     case OpKind::transfer: return on == Resource::link;
+    case OpKind::gather: return on == Resource::network;
   }
   return false;
 }
@@ -99,6 +100,8 @@ void validate(const StepPlan& plan, const std::string& source) {
     }
     if (op.kind == OpKind::reduce && op.bucket < 0)
       throw InputError(source, op_field(i, "bucket"), "expected a bucket index >= 0");
+    if (op.kind == OpKind::gather && op.owner < 0)
+      throw InputError(source, op_field(i, "owner"), "expected the owning rank (>= 0)");
     if (op.kind == OpKind::transfer && op.from == op.to)
       throw InputError(source, op_field(i, "to"),
                        "a tier other than the one the transfer moves from (" +
@@ -168,6 +171,7 @@ std::string to_text(const StepPlan& plan) {
     if (op.micro_batch >= 0) text += " mb=" + std::to_string(op.micro_batch);
     if (op.block >= 0) text += " block=" + std::to_string(op.block);
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
+    if (op.owner >= 0) text += " owner=" + std::to_string(op.owner);
     if (op.kind == OpKind::transfer)
       text += " from=" + std::string(platform::to_string(op.from)) + " to=" + std::string(platform::to_string(op.to));
     text += " on=" + std::string(to_string(op.on)) + " cost=" + platform::to_text(op.cost) + " deps=";

@@ -6,6 +6,8 @@
       summed in another order, so bits may differ).
   replicas-bitwise N OPTIMIZER S: 50 steps; every rank's weights and optimizer state digests are
       equal (summary.json replicas_identical), and each rank's plan reduces every layer.
+  sharded N OPTIMIZER S: 20 steps with --shard-state: the weights are bitwise those of the same
+      run without sharding, and each rank holds its share of the optimizer state (every block once).
 
 Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S]
 """
@@ -42,11 +44,12 @@ def main():
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
-    steps = "8" if check == "equals-global-batch" else "50"
+    steps = {"equals-global-batch": "8", "replicas-bitwise": "50", "sharded": "20"}[check]
     flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
     parallel = os.path.join(work, "parallel")
-    run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags + ["--out", parallel],
-        f"mpirun -np {ranks} asteria train")
+    sharded = check == "sharded"
+    run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags +
+        (["--shard-state"] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")
     summary = json.load(open(os.path.join(parallel, "summary.json")))
     if summary.get("ranks") != ranks:
         sys.exit(f"FAIL: summary.json says ranks {summary.get('ranks')}, expected {ranks}")
@@ -58,6 +61,19 @@ def main():
     digests = {(p["weights_digest"], p["optimizer_state_digest"]) for p in summary["per_rank"]}
     if not summary["replicas_identical"] or len(digests) != 1:
         sys.exit(f"FAIL: replicas differ after {steps} steps at S = {staleness}: {summary['per_rank']}")
+
+    if sharded:
+        replicated = os.path.join(work, "replicated")
+        run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags + ["--out", replicated],
+            f"mpirun -np {ranks} asteria train (state not sharded)")
+        whole = json.load(open(os.path.join(replicated, "summary.json")))
+        if whole["per_rank"][0]["weights_digest"] != summary["per_rank"][0]["weights_digest"]:
+            sys.exit("FAIL: sharding the optimizer state changed the weights")
+        shares = [json.load(open(os.path.join(parallel, f"rank{r}", "summary.json")))["state_bytes"] for r in range(ranks)]
+        total = json.load(open(os.path.join(replicated, "rank0", "summary.json")))["state_bytes"]
+        if sum(shares) != total or max(shares) > 0.75 * total:
+            sys.exit(f"FAIL: state shares {shares} of {total} bytes: each block once, spread over the ranks")
+        print(f"state per rank {shares} of {total} bytes")
 
     if check == "equals-global-batch":
         single = os.path.join(work, "single")

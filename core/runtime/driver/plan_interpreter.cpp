@@ -74,6 +74,8 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   device_numerics_ = values_ && (numerics == platform::Numerics::values || warmup);
   body_ = numerics == platform::Numerics::values;
   totals_ = {};
+  unpack_.clear();
+  gathered_.resize(plan_.ops.size());
   finished_.assign(plan_.ops.size(), {});
   launch_state_.assign(plan_.launches.size(), {});
   skipped_.assign(plan_.blocks.size(), 0);
@@ -86,6 +88,14 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   for (const platform::Pending& p : in_flight_) wait_ok(p, "step work");
   in_flight_.clear();
   if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
+  // Weights of blocks other ranks updated (sharded state): in place before the next step.
+  for (OpId i : unpack_) {
+    const linalg::MatrixView<T> w = weights(plan_.ops[static_cast<std::size_t>(i)]);
+    const std::vector<T>& packed = gathered_[static_cast<std::size_t>(i)];
+    for (linalg::index r = 0; r < w.rows(); ++r)
+      std::copy(packed.begin() + r * w.cols(), packed.begin() + (r + 1) * w.cols(), w.row(r).begin());
+  }
+  unpack_.clear();
   return totals_;
 }
 
@@ -175,6 +185,7 @@ void PlanInterpreter<T>::execute(OpId i) {
       return;
     }
     case OpKind::reduce: run_reduce(i); return;
+    case OpKind::gather: run_gather(i); return;
     case OpKind::prefetch:
     case OpKind::acquire:
     case OpKind::release: run_store_op(i); return;
@@ -252,6 +263,43 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
   const platform::Pending reduced = comm->world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(reduced);
   in_flight_.push_back(reduced);
+}
+
+// Sends the block's new weights from its owner to every rank (a broadcast). The owner packs them
+// once its update has finished (the issuing thread waits for it: gathers close the step); the
+// others unpack them when the step's work has drained.
+template <linalg::Real T>
+void PlanInterpreter<T>::run_gather(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  platform::Comm* comm = platform_.comm();
+  if (comm == nullptr)
+    throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
+                     "a data-parallel backend with a communicator for its gather op; this platform (" +
+                         std::string(platform_.backend()) + ") has none");
+  const bool mine = op.owner == comm->world().rank();
+  platform::CollectiveOptions options;
+  options.label = "gather " + plan_.blocks[static_cast<std::size_t>(op.block)].label;
+  options.tag = {step_, i, -1, platform::ActivityRole::op};
+  for (OpId d : op.deps) {
+    if (mine && values_) await(d);  // the update has written the weights the owner packs
+    for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
+  }
+  // The weights travel bit for bit as 4-byte words (a broadcast copies, never adds).
+  platform::CommBuffer buffer =
+      platform::CommBuffer::sized(static_cast<std::size_t>(op.cost.bytes()) / 4, platform::DType::fp32);
+  if (values_) {
+    const linalg::MatrixView<T> w = weights(op);
+    std::vector<T>& packed = gathered_[static_cast<std::size_t>(i)];
+    packed.resize(static_cast<std::size_t>(w.rows() * w.cols()));
+    if (mine)
+      for (linalg::index r = 0; r < w.rows(); ++r)
+        std::copy(w.row(r).begin(), w.row(r).end(), packed.begin() + r * w.cols());
+    buffer = {packed.data(), packed.size() * sizeof(T) / 4, platform::DType::fp32};
+    if (!mine) unpack_.push_back(i);
+  }
+  const platform::Pending sent = comm->world().broadcast(buffer, op.owner, std::move(options));
+  finished_[static_cast<std::size_t>(i)].push_back(sent);
+  in_flight_.push_back(sent);
 }
 
 template <linalg::Real T>

@@ -17,6 +17,9 @@
 //                      world group of the platform's communicator (in place, fp32; bytes only
 //                      when the backward did not compute values); the issuing thread does not
 //                      wait for it. A platform without a communicator: an InputError;
+//   gather             (sharded state) a broadcast of the block's new weights from its owner
+//                      (which waits for its update and packs them) to the other ranks, which
+//                      unpack them once the step's work has drained;
 //   transfer           once its deps have finished, Memory::transfer of its bytes between its
 //                      tiers (a modelled move without data, recorded by the backend with role
 //                      transfer and the op's tag); the issuing thread does not wait for it.
@@ -92,6 +95,7 @@ class PlanInterpreter {
   void run_store_op(plan::OpId i);
   void run_transfer(plan::OpId i);
   void run_reduce(plan::OpId i);
+  void run_gather(plan::OpId i);
   void submit_launch(int launch);
   platform::Costs launch_cost(int launch) const;
   double modelled_seconds(const platform::Costs& cost) const;
@@ -132,6 +136,8 @@ class PlanInterpreter {
   std::vector<char> body_skipped_;  // the same, written by launch bodies (device thread only)
   std::vector<platform::Pending> in_flight_;
   std::exception_ptr body_error_;
+  std::vector<std::vector<T>> gathered_;  // per gather op: the block's weights, packed
+  std::vector<plan::OpId> unpack_;        // gather ops whose weights land here at the step's end
 };
 
 }  // namespace asteria::runtime

@@ -46,25 +46,40 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   layer_count_ = model_.layer_count();
   for (std::size_t l = 0; l < layer_count_; ++l) add_layer_blocks(l, kind, hp);
   platform::Comm* comm = platform_.comm();
-  if (options_.schedule.data_parallel_ranks > 1) {
-    if (comm == nullptr || comm->size() != options_.schedule.data_parallel_ranks)
-      throw InputError(source, "data_parallel_ranks",
-                       std::to_string(options_.schedule.data_parallel_ranks) + " ranks: the platform's communicator has " +
-                           (comm == nullptr ? std::string("none") : std::to_string(comm->size()) + " ranks"));
-    if (options_.share_refreshes) {
-      std::vector<double> costs;
-      for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
-      service_->share_refreshes(*comm, assign_refresh_owners(costs, *comm), options_.sync_period);
+  if (options_.schedule.data_parallel_ranks > 1 &&
+      (comm == nullptr || comm->size() != options_.schedule.data_parallel_ranks))
+    throw InputError(source, "data_parallel_ranks",
+                     std::to_string(options_.schedule.data_parallel_ranks) + " ranks: the platform's communicator has " +
+                         (comm == nullptr ? std::string("none") : std::to_string(comm->size()) + " ranks"));
+  if (options_.shard_state) {
+    if (options_.schedule.data_parallel_ranks < 2)
+      throw InputError(source, "shard_state", "data-parallel ranks (> 1) to shard the optimizer state among");
+    // Each block's state lives on one rank, chosen to balance the bytes (nodes first).
+    std::vector<double> bytes;
+    for (const Block& b : blocks_) bytes.push_back(static_cast<double>(b.bytes->bytes()));
+    const std::vector<int> owners = assign_refresh_owners(bytes, *comm);
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      blocks_[b].owner = owners[b];
+      blocks_[b].local = owners[b] == comm->rank();
     }
+  }
+  for (Block& b : blocks_)
+    if (b.local) b.service_id = service_->register_block(*b.optimizer, b.label);
+  if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !options_.shard_state) {
+    std::vector<double> costs;
+    for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
+    service_->share_refreshes(*comm, assign_refresh_owners(costs, *comm), options_.sync_period);
   }
   // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
   // refused at placement (a PlacementError naming the host), before the first step.
   std::size_t shadow = 0;
-  for (const Block& b : blocks_) shadow += b.shadow_bytes;
+  for (const Block& b : blocks_)
+    if (b.local) shadow += b.shadow_bytes;
   service_->set_aside_shadow(shadow);
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
-  for (Block& b : blocks_) b.store_id = store_->add(*b.bytes, b.label);
+  for (Block& b : blocks_)
+    if (b.local) b.store_id = store_->add(*b.bytes, b.label);
   plan_ = make_plan();
   // The store's use order is read off the plan, so prefetch follows whatever the schedule is.
   std::vector<BlockId> use_order;
@@ -111,7 +126,6 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
       block.optimizer = shape_block.get();
       shapes_.push_back(std::move(shape_block));
     }
-    block.service_id = service_->register_block(*block.optimizer, block.label);
     blocks_.push_back(std::move(block));
   }
 }
@@ -127,14 +141,15 @@ plan::StepPlan StepDriver<T>::make_plan() const {
   std::vector<plan::BlockWork> blocks;
   for (const Block& b : blocks_) {
     const optim::PhaseCosts costs = optim::phase_costs(b.kind, b.region.rows, b.region.cols, sizeof(T));
-    const bool on_device = store_->update_tier(b.store_id) == platform::Tier::device;
+    const bool on_device = !b.local || store_->update_tier(b.store_id) == platform::Tier::device;
     // Gradients and weights hold the model's values (T): what a host update moves each way.
     const double values = static_cast<double>(b.region.rows) * static_cast<double>(b.region.cols) * sizeof(T);
     blocks.push_back({static_cast<int>(b.layer), b.label, b.optimizer->activation_delay(),
                       on_device ? plan::Resource::device : plan::Resource::host, costs.accumulate, costs.apply,
-                      costs.publish, values, values});
+                      costs.publish, values, values, b.owner});
   }
   plan::HorizontalOptions schedule = options_.schedule;
+  if (platform::Comm* comm = platform_.comm(); comm != nullptr) schedule.rank = comm->rank();
   schedule.host_release_delay = host_release_delay();
   return plan::horizontal_plan(layers, blocks, schedule);
 }
@@ -168,7 +183,7 @@ int StepDriver<T>::host_release_delay() const {
   std::vector<int> updates(layer_count_, 0);
   std::vector<std::size_t> staged(layer_count_, 0);
   for (const Block& b : blocks_) {
-    if (store_->update_tier(b.store_id) != platform::Tier::host) continue;
+    if (!b.local || store_->update_tier(b.store_id) != platform::Tier::host) continue;
     ++updates[b.layer];
     if (store_->home_tier(b.store_id) != platform::Tier::host) staged[b.layer] += b.bytes->bytes();
   }
@@ -195,7 +210,8 @@ StepDriver<T>::~StepDriver() {
 template <linalg::Real T>
 std::size_t StepDriver<T>::state_bytes() const noexcept {
   std::size_t sum = 0;
-  for (const Block& b : blocks_) sum += b.bytes->bytes();
+  for (const Block& b : blocks_)
+    if (b.local) sum += b.bytes->bytes();
   return sum;
 }
 

@@ -58,6 +58,8 @@ class StepDriver {
   const std::vector<StepRecord>& history() const noexcept { return history_; }
   std::size_t block_count() const noexcept { return blocks_.size(); }
   std::size_t layer_count() const noexcept { return layer_count_; }
+  // Whether this rank holds block b's state (always, unless the state is sharded).
+  bool holds_block(std::size_t b) const { return blocks_.at(b).local; }
   // State of the optimizer of block b (empty with shapes).
   const optim::BlockState<T>& block_state(std::size_t b) const { return blocks_.at(b).optimizer->state(); }
   const std::string& block_label(std::size_t b) const { return blocks_.at(b).label; }
@@ -81,6 +83,8 @@ class StepDriver {
     BlockId store_id = 0;
     std::size_t shadow_bytes = 0;  // its refresh jobs' buffers at worst (shadow_bound.hpp)
     double refresh_flops = 0.0;    // of one (warm) refresh: what ownership balances
+    int owner = -1;                // sharded state: the rank that holds and updates it
+    bool local = true;             // this rank holds its state (registered with the service and store)
   };
 
   void add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp);
