@@ -26,7 +26,7 @@ struct RunPlatform::Nvme {
 };
 
 RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
-                         platform::Comm* comm) {
+                         platform::Comm* comm, platform::Comm* side_comm) {
   const auto& seconds = device.seconds;
   if (spec.time == platform::TimeSource::simulated) {
     if (comm != nullptr)
@@ -58,6 +58,9 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
   o.gpu = real::GpuUse::never;
   o.activities = activities;
   o.comm = comm;
+  o.side_comm = side_comm;
+  // A straggler: this rank's host workers run slower (a rank out of range slows nobody).
+  if (comm != nullptr && spec.straggler.rank == comm->rank()) o.host_slowdown = spec.straggler.factor;
   std::string nvme = "no NVMe tier";
 #if ASTERIA_HAVE_NVME_STORE
   if (spec.nvme_dir) {

@@ -24,7 +24,7 @@ class RunPlatform {
   // From the spec: time, tier budgets, host workers, NVMe directory. `activities` may be null;
   // `comm` (not owned, outlives the platform): the data-parallel ranks of a real run (null: one).
   RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
-              platform::Comm* comm = nullptr);
+              platform::Comm* comm = nullptr, platform::Comm* side_comm = nullptr);
   ~RunPlatform();
   RunPlatform(const RunPlatform&) = delete;
   RunPlatform& operator=(const RunPlatform&) = delete;

@@ -1,6 +1,8 @@
 #include "apps/asteria/run_spec.hpp"
 
 #include <charconv>
+#include <cmath>
+#include <stdexcept>
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/option_values.hpp"
@@ -83,6 +85,8 @@ po::options_description run_spec_options(RunVerb verb) {
       ("sync-period", po::value<int>()->default_value(1)->value_name("K"),
        "data-parallel ranks: refresh results are sent at step ends on multiples of K when the staleness "
        "bound leaves room (otherwise at the last step end before they are due)")
+      ("straggler", po::value<std::string>()->value_name("RANK:FACTOR"),
+       "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower")
       ("shard-state", "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update "
        "on one rank; new weights sent to the others at the step's end)")
       ("host-workers", po::value<int>()->default_value(d.host_workers)->value_name("N"),
@@ -175,6 +179,21 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
     throw InputError("command line", "--refresh-sharing", "owners or replicated, found '" + how + "'");
   s.sync_period = v["sync-period"].as<int>();
   s.shard_state = v.count("shard-state") != 0;
+  if (v.count("straggler") != 0) {
+    const std::string text = v["straggler"].as<std::string>();
+    const auto colon = text.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      std::size_t used = 0;
+      s.straggler.rank = std::stoi(text.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument("rank");
+      const std::string factor = text.substr(colon + 1);
+      s.straggler.factor = std::stod(factor, &used);
+      if (used != factor.size()) throw std::invalid_argument("factor");
+    } catch (const std::exception&) {
+      throw InputError("command line", "--straggler", "RANK:FACTOR (e.g. 3:2.5), found '" + text + "'");
+    }
+  }
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
@@ -204,6 +223,9 @@ void validate(const RunSpec& s) {
   if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");
   if (s.staleness < 0) throw InputError(source, "--staleness", "expected an integer >= 0");
   if (s.sync_period < 1) throw InputError(source, "--sync-period", "expected an integer >= 1");
+  if (s.straggler.rank != -1 && (s.straggler.rank < 0 || !(s.straggler.factor >= 1.0) ||
+                                 !std::isfinite(s.straggler.factor) || s.straggler.factor > 1000.0))
+    throw InputError(source, "--straggler", "a rank >= 0 and a slowdown factor in [1, 1000]");
   if (s.lookahead < 0) throw InputError(source, "--lookahead", "expected an integer >= 0");
   if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
   if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");

@@ -52,6 +52,12 @@ struct RunSpec {
   bool share_refreshes = true;
   int sync_period = 1;
   bool shard_state = false;  // optimizer state sharded among data-parallel ranks (ZeRO-1)
+  // Straggler injection: this data-parallel rank's host workers (its refreshes) run `factor`
+  // times slower. rank -1: none.
+  struct Straggler {
+    int rank = -1;
+    double factor = 1.0;
+  } straggler;
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
   int steps = 30;        // measured steps

@@ -47,7 +47,9 @@ struct TrainOutcome {
 // With a communicator of several ranks (mpirun), every rank calls it: each trains on its slice of
 // the global batch (--batch, split evenly), gradients are averaged over the ranks in every step's
 // plan (reduce ops), and the reported loss is the global batch's. Only rank 0 prints progress.
-TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress, platform::Comm* comm = nullptr);
+// `side_comm`: the same ranks over a second communicator for refresh results (null: comm).
+TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress, platform::Comm* comm = nullptr,
+                       platform::Comm* side_comm = nullptr);
 
 // The report's lines, then the loss.
 void print_train(const TrainOutcome& outcome, std::ostream& out);

@@ -93,7 +93,8 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
 
 }  // namespace
 
-TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm) {
+TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm,
+                       platform::Comm* side_comm) {
   validate(settings);
   const RunSpec& spec = settings.spec;
   const RankPlace place = rank_place(comm);
@@ -114,6 +115,10 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const int length = static_cast<int>(config.sequence_length);
   // Each rank's model holds its slice of the batch.
   const int rank_batch = local_batch(batch, place.ranks);
+  if (spec.straggler.rank >= place.ranks)
+    throw InputError("command line", "--straggler",
+                     "a rank below the " + std::to_string(place.ranks) + " data-parallel ranks, found " +
+                         std::to_string(spec.straggler.rank));
   workload::ModelConfig rank_config = config;
   rank_config.micro_batch = rank_batch;
 
@@ -145,7 +150,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? comm : nullptr);  // measured time
+  RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? comm : nullptr,
+                       place.ranks > 1 ? side_comm : nullptr);  // measured time
   out.platform = model->device_description() + "; optimizer on the " + platform.description();
   out.host_workers = platform.host_workers();
   platform::Clock& clock = platform.get().clock();

@@ -89,12 +89,18 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   // Started by mpirun: this process is one data-parallel rank of several.
   platform::Comm* comm = nullptr;
 #if ASTERIA_HAVE_MPI
+  // Two communicators over the same ranks, each with its own progress thread: the step's
+  // gradients, and refresh results (which must never queue a gradient behind a late refresh).
+  platform::Comm* side_comm = nullptr;
   std::optional<real::MpiSession> mpi;
   std::optional<real::MpiComm> mpi_comm;
+  std::optional<real::MpiComm> mpi_side_comm;
   if (real::MpiSession::launched_by_mpirun()) {
-    mpi.emplace();
+    mpi.emplace(nullptr, nullptr, /*multiple_comms=*/true);
     mpi_comm.emplace(*mpi);
+    mpi_side_comm.emplace(*mpi);
     comm = &*mpi_comm;
+    side_comm = &*mpi_side_comm;
   }
 #endif
   const RankPlace place = rank_place(comm);
@@ -104,7 +110,7 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
     barrier(place, "--out prepared");
     std::filesystem::create_directories(rank_directory(*spec.out, place));
   }
-  const TrainOutcome outcome = run_train(settings, err, comm);
+  const TrainOutcome outcome = run_train(settings, err, comm, side_comm);
   if (place.leads()) print_train(outcome, out);
   if (spec.out) {
     write_train(outcome, *spec.out);

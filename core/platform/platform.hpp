@@ -23,6 +23,10 @@ class Platform {
   virtual Executor& host_workers() = 0;   // a pool: preconditioner refreshes
   virtual Memory& memory() = 0;
   virtual Comm* comm() { return nullptr; }  // null for single-rank platforms
+  // The same ranks for traffic off the step's critical path (refresh results): its collectives
+  // never wait behind the step's own. A backend whose collectives do not queue behind each other
+  // (the simulator, LocalComm) returns comm().
+  virtual Comm* side_comm() { return comm(); }
   // Where this rank's activities are recorded; null when nothing records them.
   virtual ActivitySink* activities() { return nullptr; }
   // Where time comes from on this platform (whether its memory holds values: memory().holds_data()).

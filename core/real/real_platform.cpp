@@ -1,5 +1,8 @@
 #include "core/real/real_platform.hpp"
 
+#include <cmath>
+#include <stdexcept>
+
 #if ASTERIA_HAVE_CUDA
 #include "core/real/cuda/cuda_gpu_tier.hpp"
 #include "core/real/cuda/device.hpp"
@@ -25,7 +28,10 @@ RealPlatform::RealPlatform(RealPlatformOptions options)
   memory_ = std::make_unique<RealMemory>(options_.memory, board_, clock_, sink, options_.nvme,
                                          gpu_tier_for(options_.gpu));
   const int threads = options_.host_threads > 0 ? options_.host_threads : default_host_threads();
-  host_ = std::make_unique<ThreadPoolExecutor>("host-workers", threads, board_, clock_, sink, unit);
+  if (!(options_.host_slowdown >= 1.0) || !std::isfinite(options_.host_slowdown))
+    throw std::invalid_argument("RealPlatform: host_slowdown must be a finite factor >= 1");
+  host_ = std::make_unique<ThreadPoolExecutor>("host-workers", threads, board_, clock_, sink, unit,
+                                               options_.host_slowdown);
   device_ = std::make_unique<DeviceStreamExecutor>(
       DeviceStreamOptions{"device", options_.time, options_.device_model, options_.device_seconds, unit}, board_,
       clock_, sink);

@@ -31,6 +31,11 @@ struct RealPlatformOptions {
   NvmeTier* nvme = nullptr;             // not owned, must outlive the platform; null: no nvme tier
   platform::ActivitySink* activities = nullptr;  // not owned; where every executor and copy records
   platform::Comm* comm = nullptr;  // not owned, must outlive the platform; null: a single rank
+  // The same ranks over another communicator (Platform::side_comm); null: comm. MPI runs one
+  // progress thread per communicator, so refresh results on this one never hold up a gradient.
+  platform::Comm* side_comm = nullptr;
+  // Straggler injection: host work (refreshes) lasts this many times its run (>= 1).
+  double host_slowdown = 1.0;
 };
 
 class RealPlatform final : public platform::Platform {
@@ -50,6 +55,7 @@ class RealPlatform final : public platform::Platform {
   platform::ActivitySink* activities() override { return options_.activities; }
   platform::TimeSource time_source() const noexcept override { return options_.time; }
   platform::Comm* comm() override { return options_.comm; }
+  platform::Comm* side_comm() override { return options_.side_comm != nullptr ? options_.side_comm : options_.comm; }
 
   RealMemory& real_memory() noexcept { return *memory_; }
   DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }

@@ -1,6 +1,7 @@
 #include "core/real/thread_pool_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <thread>
 
 namespace asteria::real {
@@ -11,12 +12,19 @@ int default_host_threads() noexcept {
 }
 
 ThreadPoolExecutor::ThreadPoolExecutor(std::string name, int threads, platform::CompletionBoard& board,
-                                       platform::Clock& clock, platform::ActivitySink* activities, int unit)
+                                       platform::Clock& clock, platform::ActivitySink* activities, int unit,
+                                       double slowdown)
     : clock_(clock), activities_(activities), unit_(unit),
       queue_(
           std::move(name), threads, board, clock, activities,
           [unit](int lane) { return platform::host_worker_track(unit, lane); },
-          [](platform::Work& w) { return run_body(w); }) {}
+          [slowdown](platform::Work& w) {
+            if (slowdown <= 1.0) return run_body(w);
+            const auto start = std::chrono::steady_clock::now();
+            Status status = run_body(w);
+            std::this_thread::sleep_for((std::chrono::steady_clock::now() - start) * (slowdown - 1.0));
+            return status;
+          }) {}
 
 platform::Pending ThreadPoolExecutor::submit(platform::Work work) {
   if (!work.body) {

@@ -68,7 +68,8 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !options_.shard_state) {
     std::vector<double> costs;
     for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
-    service_->share_refreshes(*comm, assign_refresh_owners(costs, *comm), options_.sync_period);
+    platform::Comm& side = *platform_.side_comm();  // off the gradients' queue
+    service_->share_refreshes(side, assign_refresh_owners(costs, side), options_.sync_period);
   }
   // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
   // refused at placement (a PlacementError naming the host), before the first step.
