@@ -42,7 +42,7 @@ const std::vector<std::string>& step_columns() {
     std::vector<std::string> c = {"step",           "warmup",           "step_time_s",         "compute_s",
                                   "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "optimizer_device_s",
                                   "refresh_backlog", "max_staleness",   "refreshes_submitted", "refreshes_published",
-                                  "shadow_bytes"};
+                                  "shadow_bytes",   "network_bytes"};
     for (Tier t : kTiers) c.push_back("resident_" + tier_name(t) + "_bytes");
     for (auto [from, to] : kPairs) c.push_back(moved_key(from, to));
     return c;
@@ -67,7 +67,8 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
            exact_number(r.refresh_wait_s) + ',' + exact_number(r.state_move_wait_s) + ',' +
            exact_number(r.optimizer_device_s) + ',' + std::to_string(r.refresh_backlog) + ',' +
            std::to_string(r.max_staleness) + ',' + std::to_string(r.refreshes_submitted) + ',' +
-           std::to_string(r.refreshes_published) + ',' + std::to_string(r.shadow_bytes);
+           std::to_string(r.refreshes_published) + ',' + std::to_string(r.shadow_bytes) + ',' +
+           exact_number(r.network_bytes);
     for (Tier t : kTiers) csv += ',' + std::to_string(r.resident_bytes[index_of(t)]);
     for (auto [from, to] : kPairs) csv += ',' + std::to_string(r.bytes_moved.at(from, to));
     if (i < report.extra_cells.size())
@@ -132,6 +133,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   figure("state_move_wait_s", per_step(m, m.total_state_move_wait_s));
   figure("optimizer_device_s", per_step(m, m.total_optimizer_device_s));
   figure("total_step_s", m.total_step_s);
+  figure("network_bytes", m.mean_network_bytes);  // per measured step, unit 0
   j["max_staleness"] = o.fits ? nlohmann::ordered_json(m.max_staleness) : nlohmann::ordered_json();
   j["refreshes_submitted"] = m.refreshes_submitted;
   j["refreshes_published"] = m.refreshes_published;

@@ -88,6 +88,9 @@ struct StepRecord {
   std::array<std::size_t, platform::kTierCount> peak_bytes{};      // high-water mark so far
   std::array<std::size_t, platform::kTierCount> capacity_bytes{};
   TierPairTotals bytes_moved;  // moves that finished during the step, per (from, to)
+  // Bytes of this rank's buffers in the collectives it issued during the step (gradient
+  // reduces, weight gathers, refresh results sent or received); 0 for one rank.
+  double network_bytes = 0.0;
 };
 
 }  // namespace asteria::runtime

@@ -260,6 +260,7 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
                        "fp32 values: data-parallel ranks reduce fp32 gradients (train in float, or run shapes)");
     }
   }
+  totals_.network_bytes += static_cast<double>(buffer.bytes());
   const platform::Pending reduced = comm->world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(reduced);
   in_flight_.push_back(reduced);
@@ -297,6 +298,7 @@ void PlanInterpreter<T>::run_gather(OpId i) {
     buffer = {packed.data(), packed.size() * sizeof(T) / 4, platform::DType::fp32};
     if (!mine) unpack_.push_back(i);
   }
+  totals_.network_bytes += static_cast<double>(buffer.bytes());
   const platform::Pending sent = comm->world().broadcast(buffer, op.owner, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(sent);
   in_flight_.push_back(sent);

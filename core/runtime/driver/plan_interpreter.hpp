@@ -58,6 +58,7 @@ struct PlanTotals {
   platform::Seconds compute = 0.0;           // modelled forward and backward time
   platform::Seconds optimizer_device = 0.0;  // modelled device time of the optimizer launches
   platform::Seconds state_move_wait = 0.0;   // time acquire ops waited
+  double network_bytes = 0.0;                // buffers of the reduce and gather ops
 };
 
 template <linalg::Real T>

@@ -42,6 +42,7 @@ RunSummary summarize(std::span<const StepRecord> records) {
     s.max_refresh_backlog = std::max(s.max_refresh_backlog, r.refresh_backlog);
     s.max_staleness = std::max(s.max_staleness, r.max_staleness);
     s.max_step_s = std::max(s.max_step_s, r.step_time_s);
+    s.mean_network_bytes += r.network_bytes;
   }
   if (s.steps == 0) return s;
   const auto n = static_cast<double>(s.steps);
@@ -49,6 +50,7 @@ RunSummary summarize(std::span<const StepRecord> records) {
   s.p99_step_s = percentile(times, 0.99);
   s.p99_over_p50 = s.p50_step_s > 0.0 ? s.p99_step_s / s.p50_step_s : 0.0;
   s.mean_step_s = s.total_step_s / n;
+  s.mean_network_bytes /= n;
   s.mean_compute_s /= n;
   s.mean_visible_optimizer_s = s.total_visible_optimizer_s / n;
   s.p50_visible_optimizer_s = percentile(visible, 0.50);

@@ -37,6 +37,7 @@ struct RunSummary {
   optim::Step max_staleness = 0;
   std::array<std::size_t, platform::kTierCount> peak_resident_bytes{};  // over every step
   TierPairTotals bytes_moved;                                           // over every step
+  double mean_network_bytes = 0.0;  // per measured step (StepRecord::network_bytes)
 };
 
 RunSummary summarize(std::span<const StepRecord> records);

@@ -259,6 +259,7 @@ StepRecord StepDriver<T>::run_step() {
     r.capacity_bytes[tier] = moved.usage[tier].capacity;
   }
   r.bytes_moved = moved.bytes_moved;
+  r.network_bytes = totals.network_bytes + metrics.exchanged_bytes;
   history_.push_back(r);
   return r;
 }

@@ -322,6 +322,7 @@ void PreconditionerService<T>::share_refreshes(platform::Comm& comm, std::vector
 
 template <linalg::Real T>
 void PreconditionerService<T>::exchange(Job& job, const std::string& label, Step t) {
+  current_.exchanged_bytes += static_cast<double>(job.job->result_bytes());
   job.done = share_result(*comm_, job.image, job.job->result_bytes(), job.owner, job.produced,
                           "refresh result " + label, {t, -1, -1, platform::ActivityRole::refresh_job});
 }

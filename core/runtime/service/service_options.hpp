@@ -58,6 +58,7 @@ struct StepMetrics {
   // failed, plus superseded jobs whose work is still running.
   std::int64_t refresh_backlog = 0;
   std::size_t shadow_bytes = 0;  // bytes those jobs hold (snapshots and results)
+  double exchanged_bytes = 0.0;  // refresh results this rank sent or received (shared refreshes)
   // Max over the blocks updated in this step of their staleness at the update (see
   // PreconditionerService::staleness); never above S.
   Step max_staleness = 0;
