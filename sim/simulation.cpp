@@ -95,11 +95,14 @@ Simulation::Simulation(SimulationOptions options) {
   impl_ = std::make_unique<Impl>(std::move(options));
   impl_->engine = make_engine();
   impl_->topology = build_topology(impl_->options);
-  if (impl_->options.units > 1)
-    impl_->hub = std::make_unique<CommHub>(impl_->topology, impl_->options.collective_algorithm, impl_->recorder);
-  for (const UnitResources& r : impl_->topology.units)
-    impl_->platforms.push_back(
-        std::make_unique<SimPlatform>(impl_->options, r, impl_->costs, impl_->recorder, impl_->hub.get()));
+  const SimulationOptions& o = impl_->options;
+  if (o.units > 1)
+    impl_->hub = std::make_unique<CommHub>(
+        impl_->topology, CommHubSettings{o.collective_algorithm, running_units(o), o.coalesce_ring_steps, o.serial_collectives},
+        impl_->recorder);
+  for (int u = 0; u < running_units(o); ++u)  // mirrors (representative ranks) have none
+    impl_->platforms.push_back(std::make_unique<SimPlatform>(o, impl_->topology.units[static_cast<std::size_t>(u)],
+                                                             impl_->costs, impl_->recorder, impl_->hub.get()));
 }
 
 Simulation::~Simulation() {
@@ -109,13 +112,15 @@ Simulation::~Simulation() {
   impl_->engine.reset();
 }
 
-int Simulation::units() const noexcept { return static_cast<int>(impl_->platforms.size()); }
+int Simulation::units() const noexcept { return impl_->options.units; }
 int Simulation::nodes() const noexcept { return impl_->topology.nodes; }
+int Simulation::simulated_units() const noexcept { return static_cast<int>(impl_->platforms.size()); }
 
 platform::Platform& Simulation::platform(int unit) {
-  if (unit < 0 || unit >= units())
+  if (unit < 0 || unit >= simulated_units())
     throw std::out_of_range("Simulation::platform(" + std::to_string(unit) + "): the simulation has " +
-                            std::to_string(units()) + " units");
+                            std::to_string(units()) + " units, " + std::to_string(simulated_units()) +
+                            " of which run");
   return *impl_->platforms[static_cast<std::size_t>(unit)];
 }
 
@@ -125,7 +130,7 @@ void Simulation::run(const UnitMain& main_per_unit) {
   s.ran = true;
   s.finished.assign(s.platforms.size(), false);
   for (const auto& p : s.platforms) p->start_services();
-  for (int u = 0; u < units(); ++u) {
+  for (int u = 0; u < simulated_units(); ++u) {
     sg4::Actor::create("main" + std::to_string(u), s.topology.units[static_cast<std::size_t>(u)].cpu,
                        [&s, u, &main_per_unit] { s.unit_main(u, main_per_unit); });
   }

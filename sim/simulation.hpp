@@ -38,11 +38,14 @@ class Simulation {
 
   int units() const noexcept;
   int nodes() const noexcept;
-  // The platform of `unit` (0 <= unit < units(); std::out_of_range otherwise).
+  // The units that run (have a platform and a main): units() unless representative ranks
+  // (SimulationOptions::simulated_units) leave the others as mirrors.
+  int simulated_units() const noexcept;
+  // The platform of `unit` (0 <= unit < simulated_units(); std::out_of_range otherwise).
   platform::Platform& platform(int unit);
 
   using UnitMain = std::function<void(int unit, platform::Platform& platform)>;
-  // Runs one main actor per unit (on the unit's CPU host) until all of them return; service
+  // Runs one main actor per unit that runs (on the unit's CPU host) until all of them return; service
   // actors (streams, workers, copies) are then stopped, whatever they still had queued. The
   // first exception a main throws is rethrown here with its type (the other mains are stopped
   // when it is thrown). Throws std::runtime_error if the mains block forever (deadlock), and

@@ -68,11 +68,20 @@ int default_host_workers(const hw::HardwareProfile& profile) {
   return std::max(1, (cores - kept) / threads);
 }
 
+int running_units(const SimulationOptions& options) {
+  return options.simulated_units > 0 && options.simulated_units < options.units ? options.simulated_units
+                                                                                 : options.units;
+}
+
 void validate(const SimulationOptions& options) {
   const hw::HardwareProfile& p = options.profile;
   const Checker check(p);
   if (options.units < 1)
     throw InputError("simulation options", "units", "expected at least 1 unit, found " + std::to_string(options.units));
+  if (options.simulated_units < 0 || options.simulated_units > options.units)
+    throw InputError("simulation options", "simulated_units",
+                     "expected 0 (every unit) to units (" + std::to_string(options.units) + "), found " +
+                         std::to_string(options.simulated_units));
   if (options.host_workers_per_unit < 0)
     throw InputError("simulation options", "host_workers_per_unit",
                      "expected 0 (the default) or more, found " + std::to_string(options.host_workers_per_unit));
@@ -116,6 +125,15 @@ void validate(const SimulationOptions& options) {
   }
   if (std::min(options.units, p.units_per_node()) > 1)
     check.link(p.node.gpu_link, "node.gpu_link.bandwidth", "node.gpu_link.latency");
+  if (running_units(options) < options.units) {
+    if (options.simulated_units % p.units_per_node() != 0)
+      throw InputError("simulation options", "simulated_units",
+                       "expected whole nodes of " + std::to_string(p.units_per_node()) + " units, found " +
+                           std::to_string(options.simulated_units));
+    if (options.numerics != platform::Numerics::shapes)
+      throw InputError("simulation options", "simulated_units",
+                       "representative ranks hold no values: expected numerics shapes (data-free)");
+  }
 }
 
 }  // namespace asteria::sim

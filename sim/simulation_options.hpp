@@ -48,7 +48,25 @@ struct SimulationOptions {
   SinkForUnit activities;  // where each unit's activities are recorded (empty: nowhere)
   // How the ranks' collectives move their bytes (sim/collective/flow_schedule.hpp).
   collective::Algorithm collective_algorithm = collective::Algorithm::hierarchical;
+
+  // Shortcuts for simulations of many units (opt-in; README "Speed of the simulator").
+  // Representative ranks: when 0 < simulated_units < units, only units 0 .. simulated_units-1
+  // (whole nodes, data-free) have a platform and run a main; the others are mirrors, members of
+  // every collective that run nothing (sim/comm/comm_hub.hpp). Exact, bit for bit, when every
+  // rank runs the same work at the same times (tests/sim/representative_test.cpp); a split of a
+  // group with mirrors throws. 0: every unit runs.
+  int simulated_units = 0;
+  // Approximate: a ring's steps run as one flow each (collective::RunFlowsOptions); the error
+  // against the exact run is reported by bench/sim_scale.cpp.
+  bool coalesce_ring_steps = false;
+  // A model choice, not a shortcut: each group runs its collectives one at a time, in call order,
+  // as NCCL runs a communicator's collectives on one stream. Off: a collective starts as soon as
+  // its members have called it, concurrently with the group's earlier ones (they share links).
+  bool serial_collectives = false;
 };
+
+// The units that run: simulated_units when it is set and below units, otherwise units.
+int running_units(const SimulationOptions& options);
 
 // Throws asteria::InputError (naming the profile, the field and what was expected) for options
 // or profile values the simulated platform cannot be built from.

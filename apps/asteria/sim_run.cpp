@@ -116,6 +116,15 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   options.units = out.units;
   options.host_workers_per_unit = spec.host_workers;
   options.numerics = spec.numerics;
+  if (settings.simulated_nodes) {
+    if (*settings.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
+    options.simulated_units = std::min(out.units, *settings.simulated_nodes * profile.units_per_node());
+  }
+  options.coalesce_ring_steps = settings.coalesce_ring_steps;
+  options.serial_collectives = settings.serial_collectives;
+  out.extra.emplace_back("simulated_units", sim::running_units(options));
+  out.extra.emplace_back("coalesce_ring_steps", options.coalesce_ring_steps);
+  out.extra.emplace_back("serial_collectives", options.serial_collectives);
   sim::TierBudgets budgets = sim::budgets_from(profile);
   if (workload.state_budgets) {
     budgets.device = std::min(budgets.device, workload.state_budgets->device);
@@ -156,6 +165,10 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
 
   std::optional<runtime::PlacementError> placement_error;
   std::int64_t failures = 0;
+  // Wall time until every unit has built its driver (placement included): what a run costs
+  // before its first step, kept apart so that the wall time per step measures the stepping.
+  int drivers_built = 0;
+  std::optional<WallClock::time_point> setup_done;
   Progress progress(progress_out, "sim", spec.progress, total_steps);
   simulation.run([&](int unit, platform::Platform& platform) {
     // Each rank's own data: its gradients differ until the reduce averages them.
@@ -169,6 +182,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
       if (unit == 0) placement_error = e;
       return;
     }
+    if (++drivers_built == simulation.simulated_units()) setup_done = WallClock::now();
     trace.set_plan(unit, driver->plan(), options_per_unit.numerics_site);
     if (unit == 0) out.plan = plan::to_text(driver->plan());
     for (int t = 1; t <= total_steps; ++t) {
@@ -192,6 +206,9 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   const sim::ActivityCounts activities = simulation.activity_counts();
   out.extra.emplace_back("simulated_seconds", simulation.now());
   out.extra.emplace_back("activities", activities.total());
+  out.extra.emplace_back("activities_communications", activities.communications);  // copies and collective flows
+  out.extra.emplace_back("activities_executions", activities.executions);
+  out.extra.emplace_back("activities_ios", activities.ios);
   if (trace.enabled() && spec.out && out.fits) {
     std::map<std::string, std::string> metadata = workload.trace_metadata;
     metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});
@@ -202,6 +219,12 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
   out.extra.emplace_back("wall_seconds_per_step",
                          out.wall_seconds / static_cast<double>(std::max(1, total_steps)));
+  if (setup_done) {
+    const double setup = std::chrono::duration<double>(*setup_done - wall_start).count();
+    out.extra.emplace_back("wall_seconds_setup", setup);
+    out.extra.emplace_back("wall_seconds_per_step_after_setup",
+                           (out.wall_seconds - setup) / static_cast<double>(std::max(1, total_steps)));
+  }
   return out;
 }
 

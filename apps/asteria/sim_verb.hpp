@@ -23,6 +23,12 @@ struct SimSettings {
   // or both may be given (both must agree); neither: one unit.
   std::optional<int> units;
   std::optional<int> nodes;
+  // Shortcuts (sim/simulation_options.hpp): only the first `simulated_nodes` nodes run, the other
+  // units mirror them (representative ranks: exact when every rank runs the same work); and the
+  // ring steps of collectives coalesced (approximate).
+  std::optional<int> simulated_nodes;
+  bool coalesce_ring_steps = false;
+  bool serial_collectives = false;  // each group's collectives one at a time (a model choice)
 };
 
 struct UnitCount {

@@ -44,7 +44,15 @@ po::options_description sim_options() {
       ("units", po::value<int>()->value_name("N"),
        "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)")
       ("nodes", po::value<int>()->value_name("N"),
-       "whole nodes simulated: N x the profile's units per node (with --units, they must agree)");
+       "whole nodes simulated: N x the profile's units per node (with --units, they must agree)")
+      ("simulated-nodes", po::value<int>()->value_name("K"),
+       "representative ranks: only the first K nodes run, the other units mirror them (exact when every "
+       "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)")
+      ("coalesce-ring-steps", po::bool_switch(),
+       "run each collective's ring steps as one transfer (approximate: faster with many nodes)")
+      ("serial-collectives", po::bool_switch(),
+       "each group runs its collectives one at a time, in call order (as NCCL does on one stream); "
+       "default: a collective starts once its members have called it, alongside earlier ones");
   o.add(own);
   return o;
 }
@@ -61,6 +69,9 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   settings.spec = read_run_spec(RunVerb::sim, *values);
   if (values->count("units") != 0) settings.units = (*values)["units"].as<int>();
   if (values->count("nodes") != 0) settings.nodes = (*values)["nodes"].as<int>();
+  if (values->count("simulated-nodes") != 0) settings.simulated_nodes = (*values)["simulated-nodes"].as<int>();
+  settings.coalesce_ring_steps = (*values)["coalesce-ring-steps"].as<bool>();
+  settings.serial_collectives = (*values)["serial-collectives"].as<bool>();
   validate(settings.spec);
   const RunSpec& spec = settings.spec;
   if (spec.out) prepare_output(*spec.out, spec.overwrite, "sim");

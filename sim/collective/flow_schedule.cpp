@@ -47,16 +47,17 @@ using Rings = std::vector<Units>;
 
 // `steps` phases; in each, every member of every ring sends `bytes` to the next member of its
 // ring. A reduce-scatter or an all-gather of a ring of m members is m-1 such steps of one shard.
+// One phase repeated `steps` times (Phase::repeat).
 void append_ring_steps(FlowSchedule& schedule, const Rings& rings, double bytes, int steps) {
-  for (int step = 0; step < steps; ++step) {
-    Phase phase;
-    for (const Units& ring : rings) {
-      const std::size_t m = ring.size();
-      if (m < 2) continue;
-      for (std::size_t i = 0; i < m; ++i) phase.flows.push_back({ring[i], ring[(i + 1) % m], bytes});
-    }
-    schedule.push_back(std::move(phase));
+  if (steps < 1) return;
+  Phase phase;
+  phase.repeat = steps;
+  for (const Units& ring : rings) {
+    const std::size_t m = ring.size();
+    if (m < 2) continue;
+    for (std::size_t i = 0; i < m; ++i) phase.flows.push_back({ring[i], ring[(i + 1) % m], bytes});
   }
+  schedule.push_back(std::move(phase));
 }
 
 // Pipelined chains: chain[0] holds `bytes`, cut into kPipelineChunks chunks; in phase t hop h
@@ -262,6 +263,18 @@ void check_members(const Members& members, double bytes, int root) {
 }  // namespace
 
 FlowSchedule flow_schedule(Algorithm algorithm, Collective collective, const Members& members, double bytes, int root) {
+  return expand(compact_flow_schedule(algorithm, collective, members, bytes, root));
+}
+
+FlowSchedule expand(const FlowSchedule& compact) {
+  FlowSchedule expanded;
+  for (const Phase& phase : compact)
+    for (int i = 0; i < phase.repeat; ++i) expanded.push_back(Phase{phase.flows, 1});
+  return expanded;
+}
+
+FlowSchedule compact_flow_schedule(Algorithm algorithm, Collective collective, const Members& members, double bytes,
+                                   int root) {
   check_members(members, bytes, root);
   if (members.size() < 2 || bytes == 0.0) return {};
   switch (algorithm) {

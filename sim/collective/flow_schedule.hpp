@@ -47,6 +47,10 @@ struct Flow {
 
 struct Phase {
   std::vector<Flow> flows;  // run at once
+  // The phase runs this many times in a row (the steps of a ring move the same bytes between
+  // the same units): a compact schedule keeps one copy, O(n) flows where the expanded ring
+  // holds O(n^2); flow_schedule() returns every phase expanded (repeat 1).
+  int repeat = 1;
 };
 
 using FlowSchedule = std::vector<Phase>;
@@ -67,6 +71,11 @@ struct Members {
 // or (hierarchical) the nodes hold different numbers of members.
 FlowSchedule flow_schedule(Algorithm algorithm, platform::Collective collective, const Members& members, double bytes,
                            int root = 0);
+// The same schedule with repeated phases kept once (Phase::repeat): what the simulator runs.
+FlowSchedule compact_flow_schedule(Algorithm algorithm, platform::Collective collective, const Members& members,
+                                   double bytes, int root = 0);
+// Every phase written out `repeat` times (each with repeat 1).
+FlowSchedule expand(const FlowSchedule& compact);
 
 // nccl-tests' bus bandwidth factor (busbw = algbw · factor): all_reduce 2(n-1)/n,
 // reduce_scatter and all_gather (n-1)/n, broadcast 1. Throws std::invalid_argument for ranks < 1.

@@ -13,7 +13,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-std::string key_of(const std::string& group, std::int64_t sequence) { return group + "#" + std::to_string(sequence); }
+std::string key_text(const std::string& group, std::int64_t sequence) { return group + "#" + std::to_string(sequence); }
 
 // The nccl-tests size of a collective: the buffer, or for reduce_scatter / all_gather the whole.
 double schedule_bytes(const CollectiveCall& call) {
@@ -42,12 +42,15 @@ bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
 
 }  // namespace
 
-CommHub::CommHub(const Topology& topology, collective::Algorithm algorithm, Recorder& recorder)
+CommHub::CommHub(const Topology& topology, CommHubSettings settings, Recorder& recorder)
     : topology_(topology),
-      algorithm_(algorithm),
+      settings_(settings),
       recorder_(recorder),
       mutex_(sg4::Mutex::create()),
-      split_done_(sg4::ConditionVariable::create()) {}
+      split_done_(sg4::ConditionVariable::create()) {
+  const int units = static_cast<int>(topology_.units.size());
+  if (settings_.simulated_units <= 0 || settings_.simulated_units > units) settings_.simulated_units = units;
+}
 
 int CommHub::node_of(int unit) const {
   if (unit < 0 || static_cast<std::size_t>(unit) >= topology_.units.size())
@@ -55,59 +58,139 @@ int CommHub::node_of(int unit) const {
   return topology_.units[static_cast<std::size_t>(unit)].node;
 }
 
-void CommHub::arrive(const std::string& group, std::int64_t sequence, const std::vector<int>& members,
-                     int group_rank, CollectiveCall call) {
-  const std::string key = key_of(group, sequence);
-  Gathering& g = open_[key];
-  if (g.calls.empty()) g.calls.resize(members.size());
-  auto& slot = g.calls[static_cast<std::size_t>(group_rank)];
-  if (slot) throw std::logic_error("CommHub: rank " + std::to_string(group_rank) + " called " + key + " twice");
-  for (const auto& other : g.calls)
+int CommHub::register_group(const std::string& name, const std::vector<int>& members) {
+  const auto [it, added] = group_ids_.try_emplace(name, static_cast<int>(groups_.size()));
+  if (added) {
+    const auto simulated = std::count_if(members.begin(), members.end(), [this](int u) { return !mirrored(u); });
+    Group g;
+    g.name = name;
+    g.members = std::make_shared<const std::vector<int>>(members);
+    g.simulated = static_cast<int>(simulated);
+    groups_.push_back(std::move(g));
+  } else if (*groups_[static_cast<std::size_t>(it->second)].members != members) {
+    throw std::logic_error("CommHub: group " + name + " registered with different members");
+  }
+  return it->second;
+}
+
+const CommHub::MemberList& CommHub::members(int group) const { return groups_.at(static_cast<std::size_t>(group)).members; }
+const std::string& CommHub::name(int group) const { return groups_.at(static_cast<std::size_t>(group)).name; }
+
+void CommHub::arrive(int group, std::int64_t sequence, int group_rank, CollectiveCall call, bool may_block,
+                     sg4::Host* host) {
+  const Group& g = groups_.at(static_cast<std::size_t>(group));
+  const auto key = std::make_pair(group, sequence);
+  Gathering& gathering = open_[key];
+  if (gathering.calls.empty()) gathering.calls.resize(g.members->size());
+  auto& slot = gathering.calls[static_cast<std::size_t>(group_rank)];
+  if (slot)
+    throw std::logic_error("CommHub: rank " + std::to_string(group_rank) + " called " + key_text(g.name, sequence) +
+                           " twice");
+  for (const auto& other : gathering.calls)
     if (other && !same_call(*other, call))
-      call.input = Status(StatusCode::invalid_argument, "collective " + key + ": the members' calls differ (" +
+      call.input = Status(StatusCode::invalid_argument, "collective " + key_text(g.name, sequence) +
+                                   ": the members' calls differ (" +
                                    std::string(platform::to_string(other->collective)) + " of " +
                                    std::to_string(other->in.count) + " against " +
                                    std::string(platform::to_string(call.collective)) + " of " +
                                    std::to_string(call.in.count) + " elements)");
   slot = std::move(call);
-  if (++g.arrived < static_cast<int>(members.size())) return;
-  auto calls = std::move(g.calls);
+  if (++gathering.arrived < g.simulated) return;
+  auto calls = std::make_shared<Calls>(std::move(gathering.calls));
   open_.erase(key);
-  run(members, calls);
+  if (settings_.serial_collectives) {
+    Group& grp = groups_[static_cast<std::size_t>(group)];
+    grp.gathered.emplace(sequence, std::move(calls));
+    if (grp.running || grp.gathered.begin()->first != grp.next) return;  // not its turn yet
+    calls = std::move(grp.gathered.begin()->second);
+    grp.gathered.erase(grp.gathered.begin());
+    grp.running = true;
+  }
+  start(group, std::move(calls), may_block, host);
+}
+
+void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4::Host* host) {
+  if (may_block) {
+    run_in_turn(group, *calls);
+    return;
+  }
+  // The caller (a rank's main) goes on at once: the flows run in an actor of their own.
+  sg4::Actor::create("collective", host, [this, group, calls = std::move(calls)] {
+    sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
+    run_in_turn(group, *calls);
+  });
+}
+
+void CommHub::run_in_turn(int group, Calls& calls) {
+  run(group, calls);
+  if (!settings_.serial_collectives) return;
+  Group& grp = groups_[static_cast<std::size_t>(group)];
+  grp.running = false;
+  ++grp.next;
+  if (grp.gathered.empty() || grp.gathered.begin()->first != grp.next) return;
+  std::shared_ptr<Calls> next = std::move(grp.gathered.begin()->second);
+  grp.gathered.erase(grp.gathered.begin());
+  grp.running = true;
+  // A fresh actor: this one's list of comms stays short (run_flows.cpp).
+  start(group, std::move(next), /*may_block=*/false, sg4::this_actor::get_host());
 }
 
 collective::Algorithm CommHub::algorithm_for(const collective::Members& who) const {
-  if (algorithm_ == collective::Algorithm::hierarchical && !even_over_nodes(who)) return collective::Algorithm::ring;
-  return algorithm_;
+  if (settings_.algorithm == collective::Algorithm::hierarchical && !even_over_nodes(who))
+    return collective::Algorithm::ring;
+  return settings_.algorithm;
 }
 
-void CommHub::run(const std::vector<int>& members, std::vector<std::optional<CollectiveCall>>& calls) {
+collective::FlowSchedule CommHub::without_mirror_flows(collective::FlowSchedule schedule) const {
+  for (collective::Phase& phase : schedule) {
+    if (phase.flows.empty()) continue;
+    const collective::Flow stand_in = phase.flows.front();
+    std::erase_if(phase.flows, [this](const collective::Flow& f) { return mirrored(f.from) && mirrored(f.to); });
+    if (phase.flows.empty()) phase.flows.push_back(stand_in);
+  }
+  return schedule;
+}
+
+void CommHub::run(int group, Calls& calls) {
+  const MemberList list = members(group);  // a copy: groups may be added while the flows run
+  const std::vector<int>& members = *list;
   Status outcome = Status::success();
-  for (const auto& c : calls)
+  const CollectiveCall* first = nullptr;
+  bool complete = true;  // every member called (no mirrors)
+  for (const auto& c : calls) {
+    if (!c) {
+      complete = false;
+      continue;
+    }
+    if (first == nullptr) first = &*c;
     if (!c->input.ok() && outcome.ok()) outcome = c->input;
-  const CollectiveCall& first = *calls.front();
+  }
   const double start = sg4::Engine::get_clock();
   if (outcome.ok()) {
     collective::Members who;
-    for (int unit : members) {
-      who.units.push_back(unit);
-      who.nodes.push_back(node_of(unit));
-    }
-    const collective::FlowSchedule schedule =
-        collective::flow_schedule(algorithm_for(who), first.collective, who, schedule_bytes(first), first.root);
-    for (const collective::Phase& phase : schedule) recorder_.counts().communications += phase.flows.size();
-    collective::run_flows(schedule, topology_);
-    if (!first.in.bytes_only()) {
+    who.units = members;
+    who.nodes.reserve(members.size());
+    for (int unit : members) who.nodes.push_back(node_of(unit));
+    collective::FlowSchedule schedule = collective::compact_flow_schedule(
+        algorithm_for(who), first->collective, who, schedule_bytes(*first), first->root);
+    if (!complete) schedule = without_mirror_flows(std::move(schedule));
+    for (const collective::Phase& phase : schedule)
+      recorder_.counts().communications +=
+          phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);
+    collective::run_flows(schedule, topology_, {settings_.coalesce_ring_steps});
+    if (!first->in.bytes_only()) {
+      if (!complete) throw std::logic_error("CommHub: values cannot be combined over mirrored ranks (data-free only)");
       std::vector<platform::CommBuffer> ins, outs;
       for (const auto& c : calls) {
         ins.push_back(c->in);
         outs.push_back(c->out);
       }
-      platform::combine_values(first.collective, first.op, first.root, ins, outs);
+      platform::combine_values(first->collective, first->op, first->root, ins, outs);
     }
   }
   const double end = sg4::Engine::get_clock();
   for (std::size_t r = 0; r < calls.size(); ++r) {
+    if (!calls[r]) continue;
     CollectiveCall& c = *calls[r];
     if (c.activities != nullptr && c.activities->recording(c.tag.step)) {
       platform::Activity a;
@@ -124,9 +207,15 @@ void CommHub::run(const std::vector<int>& members, std::vector<std::optional<Col
   }
 }
 
-std::vector<int> CommHub::split(const std::string& group, std::int64_t sequence, const std::vector<int>& members,
-                                int group_rank, int colour, int key) {
-  const std::string name = key_of(group, sequence);
+std::vector<int> CommHub::split(int group, std::int64_t sequence, int group_rank, int colour, int key) {
+  const Group& grp = groups_.at(static_cast<std::size_t>(group));
+  const MemberList list = grp.members;  // a copy: `grp` may move while this actor waits
+  const std::vector<int>& members = *list;
+  if (grp.simulated != static_cast<int>(members.size()))
+    throw std::logic_error("CommHub: split of group " + grp.name +
+                           ", which holds mirrored ranks: representative ranks cannot know their colours "
+                           "(simulate every unit, or run work that splits no group)");
+  const auto name = std::make_pair(group, sequence);
   SplitGathering& g = splits_[name];
   if (g.colour_and_key.empty()) g.colour_and_key.assign(members.size(), {-1, 0});
   g.colour_and_key[static_cast<std::size_t>(group_rank)] = {colour, key};

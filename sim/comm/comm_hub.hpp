@@ -1,16 +1,25 @@
 #pragma once
 // Where the simulated ranks' collectives meet. Each rank's SimGroup hands its call to the hub
-// from a small actor that first waits for the call's `after` work; when the last member of the
-// group has arrived, that actor moves the collective's flows over the simulated links
-// (sim/collective: ring, tree or hierarchical), combines the values in data-true runs
-// (platform::combine_values: rank order, so replicas stay bitwise equal), records one activity
-// per member on its "gpu<u> comm" track and completes every member's Pending (hierarchical over
-// a group whose nodes hold different numbers of members runs as a ring). Calls match by
-// group and by their order in the group, as in MPI. Actors share one OS thread: no locks.
+// once the call's `after` work has finished (at once when it already has; otherwise from a small
+// actor that waits for it). When the last member of the group has arrived, the collective's
+// flows move over the simulated links (sim/collective: ring, tree or hierarchical) in an actor
+// (the waiting one, or a fresh one when the last call came straight from its rank), the values
+// are combined in data-true runs (platform::combine_values: rank order, so replicas stay bitwise
+// equal), one activity per member is recorded on its "gpu<u> comm" track and every member's
+// Pending completes (hierarchical over a group whose nodes hold different numbers of members runs
+// as a ring). Calls match by group and by their order in the group, as in MPI. Actors share one
+// OS thread: no locks.
+//
+// Representative ranks (SimulationOptions::simulated_units): units from simulated_units on are
+// mirrors that run nothing. A collective starts when its simulated members have arrived (a
+// mirror, running the same work as they do, would arrive with them) and runs only the flows with
+// a simulated end: every link of a simulated unit carries what it carries in the full run.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -36,29 +45,55 @@ struct CollectiveCall {
   platform::ActivitySink* activities = nullptr;  // the member's sink; null: not recorded
 };
 
+struct CommHubSettings {
+  collective::Algorithm algorithm = collective::Algorithm::hierarchical;
+  int simulated_units = 0;           // units 0 .. simulated_units-1 run; the others mirror them
+  bool coalesce_ring_steps = false;  // collective::RunFlowsOptions::coalesce_repeats
+  // Each group runs its collectives one at a time, in call order (SimulationOptions).
+  bool serial_collectives = false;
+};
+
 class CommHub {
  public:
-  CommHub(const Topology& topology, collective::Algorithm algorithm, Recorder& recorder);
+  CommHub(const Topology& topology, CommHubSettings settings, Recorder& recorder);
   CommHub(const CommHub&) = delete;
   CommHub& operator=(const CommHub&) = delete;
 
-  collective::Algorithm algorithm() const noexcept { return algorithm_; }
+  collective::Algorithm algorithm() const noexcept { return settings_.algorithm; }
   int node_of(int unit) const;
 
-  // Call `sequence` of group `group` (its members: units in group rank order) by member
-  // `group_rank`. Returns at once unless this is the last member: then it runs the collective
-  // (simulated time passes) and returns when every member's Pending is complete. Inside an
-  // actor only.
-  void arrive(const std::string& group, std::int64_t sequence, const std::vector<int>& members, int group_rank,
-              CollectiveCall call);
+  using MemberList = std::shared_ptr<const std::vector<int>>;
+  // The id of the group named `name` (the same on every member) with these members (units, in
+  // group rank order); its member list is shared by the members' handles.
+  int register_group(const std::string& name, const std::vector<int>& members);
+  const MemberList& members(int group) const;
+  const std::string& name(int group) const;
+
+  // Call `sequence` of `group` by member `group_rank`, whose `after` work has finished. Returns
+  // at once unless this is the last (simulated) member and `may_block`: then it runs the
+  // collective (simulated time passes) and returns when every member's Pending is complete; the
+  // last member's call with `may_block` false runs it in a fresh actor on `host` instead.
+  // Inside an actor, or before the simulation runs.
+  void arrive(int group, std::int64_t sequence, int group_rank, CollectiveCall call, bool may_block,
+              simgrid::s4u::Host* host);
 
   // The members (units, in group order) of the group that `group_rank` joins with `colour`
   // (empty for a negative colour), once every member of `group` has called split `sequence`.
-  // Blocks the calling actor until then.
-  std::vector<int> split(const std::string& group, std::int64_t sequence, const std::vector<int>& members,
-                         int group_rank, int colour, int key);
+  // Blocks the calling actor until then. Throws std::logic_error for a group with mirrors (their
+  // colours are unknown).
+  std::vector<int> split(int group, std::int64_t sequence, int group_rank, int colour, int key);
 
  private:
+  using Calls = std::vector<std::optional<CollectiveCall>>;
+  struct Group {
+    std::string name;
+    MemberList members;
+    int simulated = 0;  // members that run (the others are mirrors)
+    // serial_collectives: the next call to run, whether one runs, and those gathered early.
+    std::int64_t next = 0;
+    bool running = false;
+    std::map<std::int64_t, std::shared_ptr<Calls>> gathered;
+  };
   struct Gathering {
     std::vector<std::optional<CollectiveCall>> calls;
     int arrived = 0;
@@ -68,15 +103,25 @@ class CommHub {
     int arrived = 0;
     bool complete = false;
   };
-  void run(const std::vector<int>& members, std::vector<std::optional<CollectiveCall>>& calls);
+  void run(int group, Calls& calls);
+  // Runs `calls` (inline when `may_block`, else in a fresh actor on `host`); under
+  // serial_collectives, then the group's next gathered call, if any, in a fresh actor.
+  void start(int group, std::shared_ptr<Calls> calls, bool may_block, simgrid::s4u::Host* host);
+  void run_in_turn(int group, Calls& calls);
   // The configured algorithm, or ring for a hierarchical collective over uneven nodes.
   collective::Algorithm algorithm_for(const collective::Members& who) const;
+  bool mirrored(int unit) const noexcept { return unit >= settings_.simulated_units; }
+  // Keeps the flows with a simulated end (a phase left with none keeps its first flow, so that it
+  // still takes its time).
+  collective::FlowSchedule without_mirror_flows(collective::FlowSchedule schedule) const;
 
   const Topology& topology_;
-  collective::Algorithm algorithm_;
+  CommHubSettings settings_;
   Recorder& recorder_;
-  std::map<std::string, Gathering> open_;
-  std::map<std::string, SplitGathering> splits_;
+  std::vector<Group> groups_;
+  std::map<std::string, int> group_ids_;
+  std::map<std::pair<int, std::int64_t>, Gathering> open_;
+  std::map<std::pair<int, std::int64_t>, SplitGathering> splits_;
   simgrid::s4u::MutexPtr mutex_;
   simgrid::s4u::ConditionVariablePtr split_done_;
 };

@@ -9,19 +9,32 @@ namespace asteria::sim {
 
 namespace sg4 = simgrid::s4u;
 
+namespace {
+// Waits for the `after` work; the first failure becomes the call's input status.
+void fold_inputs(const std::vector<platform::Pending>& after, Status& input) {
+  for (const platform::Pending& p : after) {
+    if (!p.valid()) continue;
+    const Status s = p.status();
+    if (!s.ok() && input.ok()) input = Status(s.code(), "an input of the collective failed: " + s.reason());
+  }
+}
+}  // namespace
+
 SimGroup::SimGroup(CommHub& hub, RankContext rank, std::string id, std::vector<int> members)
-    : hub_(hub), rank_(rank), id_(std::move(id)), members_(std::move(members)) {
-  const auto me = std::find(members_.begin(), members_.end(), rank_.unit);
-  if (me == members_.end()) throw std::logic_error("SimGroup " + id_ + ": unit " + std::to_string(rank_.unit) +
-                                                   " is not a member");
-  my_index_ = static_cast<int>(me - members_.begin());
+    : hub_(hub), rank_(rank), id_(std::move(id)) {
+  const auto me = std::find(members.begin(), members.end(), rank_.unit);
+  if (me == members.end()) throw std::logic_error("SimGroup " + id_ + ": unit " + std::to_string(rank_.unit) +
+                                                  " is not a member");
+  my_index_ = static_cast<int>(me - members.begin());
+  group_ = hub_.register_group(id_, members);
+  members_ = hub_.members(group_);
 }
 
 int SimGroup::world_rank(int group_rank) const {
   if (group_rank < 0 || group_rank >= size())
     throw std::out_of_range("SimGroup::world_rank: no group rank " + std::to_string(group_rank) + " in a group of " +
                             std::to_string(size()));
-  return members_[static_cast<std::size_t>(group_rank)];
+  return (*members_)[static_cast<std::size_t>(group_rank)];
 }
 
 platform::Pending SimGroup::start(CollectiveCall call, platform::CollectiveOptions options) {
@@ -31,20 +44,23 @@ platform::Pending SimGroup::start(CollectiveCall call, platform::CollectiveOptio
   call.tag = options.tag;
   call.activities = rank_.activities;
   const std::int64_t sequence = collectives_++;
-  // The call joins the others once its input exists; the caller goes on at once.
-  sg4::Actor::create(id_ + " collective " + std::to_string(sequence) + " rank " + std::to_string(my_index_),
-                     rank_.host,
+  // Inputs already finished: the call joins the others now, with no actor of its own (an actor
+  // is a mapped stack and a context to switch to); the last call's flows then run in a fresh one.
+  const bool inputs_done = std::all_of(options.after.begin(), options.after.end(),
+                                       [](const platform::Pending& p) { return !p.valid() || p.test(); });
+  if (inputs_done) {
+    fold_inputs(options.after, call.input);
+    hub_.arrive(group_, sequence, my_index_, std::move(call), /*may_block=*/false, rank_.host);
+    return std::move(pending);
+  }
+  // Otherwise the call joins the others once its input exists; the caller goes on at once.
+  sg4::Actor::create("collective", rank_.host,
                      // By value: the group may be gone before its call completes.
-                     [hub = &hub_, id = id_, members = members_, index = my_index_, sequence, call = std::move(call),
-                      after = std::move(options.after)]() mutable {
+                     [hub = &hub_, group = group_, index = my_index_, sequence, call = std::move(call),
+                      after = std::move(options.after), host = rank_.host]() mutable {
                        sg4::Actor::self()->daemonize();  // a member that never calls must not hang the run
-                       for (const platform::Pending& p : after) {
-                         if (!p.valid()) continue;
-                         const Status s = p.status();
-                         if (!s.ok() && call.input.ok())
-                           call.input = Status(s.code(), "an input of the collective failed: " + s.reason());
-                       }
-                       hub->arrive(id, sequence, members, index, std::move(call));
+                       fold_inputs(after, call.input);
+                       hub->arrive(group, sequence, index, std::move(call), /*may_block=*/true, host);
                      });
   return std::move(pending);
 }
@@ -90,7 +106,7 @@ platform::Pending SimGroup::broadcast(platform::CommBuffer data, int root, platf
 
 std::unique_ptr<platform::CommGroup> SimGroup::split(int colour, int key) {
   const std::int64_t sequence = splits_++;
-  std::vector<int> joined = hub_.split(id_, sequence, members_, my_index_, colour, key);
+  std::vector<int> joined = hub_.split(group_, sequence, my_index_, colour, key);
   if (colour < 0) return nullptr;
   return std::make_unique<SimGroup>(hub_, rank_, id_ + "/" + std::to_string(sequence) + ":" + std::to_string(colour),
                                     std::move(joined));

@@ -23,7 +23,7 @@ class SimGroup final : public platform::CommGroup {
   SimGroup(CommHub& hub, RankContext rank, std::string id, std::vector<int> members);
 
   int rank() const noexcept override { return my_index_; }
-  int size() const noexcept override { return static_cast<int>(members_.size()); }
+  int size() const noexcept override { return static_cast<int>(members_->size()); }
   int world_rank(int group_rank) const override;
 
   platform::Pending all_reduce(platform::CommBuffer data, platform::ReduceOp op,
@@ -40,8 +40,9 @@ class SimGroup final : public platform::CommGroup {
 
   CommHub& hub_;
   RankContext rank_;
-  std::string id_;           // the same on every member: "world", then "<parent>/<split>:<colour>"
-  std::vector<int> members_;  // units, in group rank order
+  std::string id_;  // the same on every member: "world", then "<parent>/<split>:<colour>"
+  int group_ = 0;   // the hub's id of the group
+  CommHub::MemberList members_;  // units, in group rank order (shared with the other members)
   int my_index_ = 0;
   std::int64_t collectives_ = 0;  // calls made on this group so far (matches them across members)
   std::int64_t splits_ = 0;
