@@ -41,7 +41,14 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
   for (int k = 0; k < workers; ++k) spec.tracks.push_back(platform::host_worker_track(r.unit, k));
   spec.host = r.cpu;
   spec.threads_per_item = static_cast<int>(options.profile.cpu.threads_per_worker.value);
-  spec.charge = [&costs](const platform::Cost& cost) { return costs.host_worker_charge(cost); };
+  const double slowdown = static_cast<std::size_t>(r.unit) < options.host_slowdown.size()
+                              ? options.host_slowdown[static_cast<std::size_t>(r.unit)]
+                              : 1.0;
+  spec.charge = [&costs, slowdown](const platform::Cost& cost) {
+    hw::CostModel::Charge charge = costs.host_worker_charge(cost);
+    charge.compute_seconds *= slowdown;  // a straggler's host (simulation_options.hpp)
+    return charge;
+  };
   spec.memory = r.cpu_memory;
   spec.run_bodies = options.numerics != platform::Numerics::shapes;
   spec.activities = sink;

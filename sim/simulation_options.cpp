@@ -76,6 +76,9 @@ int running_units(const SimulationOptions& options) {
 void validate(const SimulationOptions& options) {
   const hw::HardwareProfile& p = options.profile;
   const Checker check(p);
+  for (double s : options.host_slowdown)
+    if (!(s >= 1.0) || !std::isfinite(s))
+      throw InputError("simulation options", "host_slowdown", "expected factors >= 1, found " + std::to_string(s));
   if (options.units < 1)
     throw InputError("simulation options", "units", "expected at least 1 unit, found " + std::to_string(options.units));
   if (options.simulated_units < 0 || options.simulated_units > options.units)

@@ -63,6 +63,9 @@ struct SimulationOptions {
   // as NCCL runs a communicator's collectives on one stream. Off: a collective starts as soon as
   // its members have called it, concurrently with the group's earlier ones (they share links).
   bool serial_collectives = false;
+  // Straggler injection: unit u's host workers compute host_slowdown[u] times slower (>= 1;
+  // missing entries: 1). Memory traffic keeps its speed.
+  std::vector<double> host_slowdown;
 };
 
 // The units that run: simulated_units when it is set and below units, otherwise units.

@@ -119,9 +119,25 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   if (settings.simulated_nodes) {
     if (*settings.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
     options.simulated_units = std::min(out.units, *settings.simulated_nodes * profile.units_per_node());
+    // Representative ranks stand for ranks doing the same work; owners and stragglers differ.
+    if (options.simulated_units < out.units && spec.share_refreshes && !spec.shard_state)
+      throw InputError("command line", "--simulated-nodes",
+                       "ranks that do the same work: with --refresh-sharing owners each rank refreshes other blocks "
+                       "(use --refresh-sharing replicated, or simulate every node)");
+    if (options.simulated_units < out.units && spec.straggler.rank >= 0)
+      throw InputError("command line", "--simulated-nodes",
+                       "ranks that do the same work: --straggler makes one rank differ (simulate every node)");
   }
   options.coalesce_ring_steps = settings.coalesce_ring_steps;
   options.serial_collectives = settings.serial_collectives;
+  if (spec.straggler.rank >= 0) {
+    if (spec.straggler.rank >= out.units)
+      throw InputError("command line", "--straggler",
+                       "a rank below the " + std::to_string(out.units) + " simulated units, found " +
+                           std::to_string(spec.straggler.rank));
+    options.host_slowdown.assign(static_cast<std::size_t>(out.units), 1.0);
+    options.host_slowdown[static_cast<std::size_t>(spec.straggler.rank)] = spec.straggler.factor;
+  }
   out.extra.emplace_back("simulated_units", sim::running_units(options));
   out.extra.emplace_back("coalesce_ring_steps", options.coalesce_ring_steps);
   out.extra.emplace_back("serial_collectives", options.serial_collectives);
