@@ -14,7 +14,9 @@ namespace {
 constexpr std::string_view kAbout =
     "Runs the runtime (tiered state store, preconditioner service, step plans) unchanged on a SimGrid model\n"
     "of a machine built from a hardware profile, training a transformer described by a model config. Every\n"
-    "unit (GPU) runs the same single-GPU step. Time comes from the profile's cost model: training GEMMs at\n"
+    "unit (GPU) is a data-parallel rank: each step averages the gradients over the units (hierarchical\n"
+    "collectives over the NVLinks and NICs), refreshes run on their owner ranks (--refresh-sharing) and\n"
+    "the optimizer state may be sharded (--shard-state). Time comes from the profile's cost model: training GEMMs at\n"
     "the bf16 peak times the measured GEMM efficiency, optimizer kernels at the fp32 peak, refreshes as\n"
     "c*n^3 on host workers, state moves over the profile's links and NVMe.\n"
     "\n"
