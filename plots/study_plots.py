@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""All plots of a study: step breakdown, tier occupancy and staleness histogram.
+"""All plots of a study: step breakdown, tier occupancy and staleness histogram, and for a
+data-parallel study the plots of distributed_plots.py.
 
 Usage: study_plots.py STUDY_DIR
 
@@ -9,11 +10,16 @@ STUDY_DIR unless absolute). Writes STUDY_DIR/plots/{step_breakdown,tier_occupanc
 staleness_histogram}.png and prints their paths. A configuration that did not fit, failed, or has
 no steps.csv keeps its row in the step breakdown, marked as such, and is left out of the other
 plots, with a note on stderr. Every statistic is taken over the measured steps (warmup = 0).
+
+When the table has a column of a data-parallel axis (nodes, units, sync_period, shard_state,
+refresh_sharing or straggler), the plots of distributed_plots.py follow:
+{distributed_step_time,network_bytes,owners_vs_replicated,straggler}.png, drawn from the table.
 """
 import argparse
 import os
 import sys
 
+import distributed_plots
 from plot_common import boolean, read_csv, read_steps, run_script, save_png
 from staleness_histogram import REQUIRED_COLUMNS as STALENESS_COLUMNS
 from staleness_histogram import measured_staleness, staleness_figure
@@ -52,10 +58,11 @@ def load_study(study_dir):
 
 
 def study_figures(study_dir):
-    """{plot name: figure} of the study in study_dir; nothing is written."""
+    """{plot name: figure} of the study in study_dir, in the order they are written (PLOTS, then
+    distributed_plots.PLOTS for a data-parallel study); nothing is written."""
     runs = load_study(study_dir)
     measured = [(config, path, steps) for config, path, steps, _ in runs if steps is not None]
-    return {
+    figures = {
         "step_breakdown": breakdown_figure(
             [(config, step_stats(steps, path) if steps is not None else None, note)
              for config, path, steps, note in runs]),
@@ -63,6 +70,9 @@ def study_figures(study_dir):
         "staleness_histogram": staleness_figure(
             [(config, measured_staleness(steps, path)) for config, path, steps in measured]),
     }
+    if distributed_plots.is_distributed(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
+        figures.update(distributed_plots.distributed_figures(study_dir))
+    return figures
 
 
 def main():
@@ -70,9 +80,9 @@ def main():
     parser.add_argument("study_dir")
     args = parser.parse_args()
     figures = study_figures(args.study_dir)
-    for name in PLOTS:
+    for name, figure in figures.items():
         path = os.path.join(args.study_dir, "plots", name + ".png")
-        save_png(figures[name], path)
+        save_png(figure, path)
         print(path)
 
 

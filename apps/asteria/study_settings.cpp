@@ -2,7 +2,9 @@
 #include "apps/asteria/study_settings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 #include "core/common/error.hpp"
@@ -12,7 +14,18 @@
 namespace asteria::cli::study {
 namespace {
 
-enum class Kind { name_or_path, optimizer, placement, numerics, publish, count_or_zero, count };
+enum class Kind {
+  name_or_path,
+  optimizer,
+  placement,
+  numerics,
+  publish,
+  count_or_zero,
+  count,
+  refresh_sharing,  // owners | replicated
+  flag,             // true | false: the bare option when true, nothing when false
+  straggler,        // RANK:FACTOR
+};
 
 struct SettingInfo {
   Setting setting;
@@ -36,6 +49,10 @@ constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
     {Setting::max_precond_dim, "max_precond_dim", "--max-precond-dim", Kind::count, "dim"},
     {Setting::units, "units", "--units", Kind::count, "units"},
     {Setting::nodes, "nodes", "--nodes", Kind::count, "nodes"},
+    {Setting::refresh_sharing, "refresh_sharing", "--refresh-sharing", Kind::refresh_sharing, ""},
+    {Setting::sync_period, "sync_period", "--sync-period", Kind::count, "k"},
+    {Setting::shard_state, "shard_state", "--shard-state", Kind::flag, "sharded"},
+    {Setting::straggler, "straggler", "--straggler", Kind::straggler, "slow"},
 }};
 
 // The table is indexed by Setting: every entry must sit at its own enumerator's place.
@@ -67,6 +84,46 @@ std::string whole_number(const std::string& text, long long minimum, const std::
     throw InputError(source, field, expectation + ", found '" + text + "'" + where);
   if (value < minimum) throw InputError(source, field, expectation + ", found " + text + where);
   return std::to_string(value);
+}
+
+// true/false in any case (YAML's booleans), normalized to lower case.
+std::string boolean(const std::string& text, const std::string& source, const std::string& field,
+                    const std::string& where) {
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "true" || lower == "false") return lower;
+  throw InputError(source, field, "expected true or false, found '" + text + "'" + where);
+}
+
+// The most a straggler may be slowed down (asteria sim's own bound).
+constexpr double kMaxStragglerFactor = 1000.0;
+
+// RANK:FACTOR, a rank >= 0 and a slowdown factor in [1, 1000], normalized to "3:2.5" (the rank
+// without sign or leading zeros, the factor as the shortest decimal that reads back the same).
+std::string straggler(const std::string& text, const std::string& source, const std::string& field,
+                      const std::string& where) {
+  const std::string expectation =
+      "expected RANK:FACTOR (a rank >= 0 and a slowdown factor in [1, 1000], e.g. \"3:2.5\"; quote it in YAML), "
+      "found '" +
+      text + "'" + where;
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw InputError(source, field, expectation);
+  const std::string rank_text = text.substr(0, colon);
+  const std::string factor_text = text.substr(colon + 1);
+  long long rank = 0;
+  const auto [rank_end, rank_ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
+  if (rank_ec != std::errc() || rank_end != rank_text.data() + rank_text.size() || rank < 0 ||
+      rank > std::numeric_limits<int>::max())
+    throw InputError(source, field, expectation);
+  double factor = 0.0;
+  const auto [factor_end, factor_ec] =
+      std::from_chars(factor_text.data(), factor_text.data() + factor_text.size(), factor);
+  if (factor_ec != std::errc() || factor_end != factor_text.data() + factor_text.size() || !std::isfinite(factor) ||
+      factor < 1.0 || factor > kMaxStragglerFactor)
+    throw InputError(source, field, expectation);
+  char buffer[32];
+  const auto written = std::to_chars(buffer, buffer + sizeof buffer, factor);
+  return std::to_string(rank) + ":" + std::string(buffer, written.ptr);
 }
 
 }  // namespace
@@ -129,16 +186,27 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
       throw InputError(context.source, field, "expected deterministic or opportunistic, found '" + text + "'" + where);
     case Kind::count_or_zero: return whole_number(text, 0, context.source, field, where);
     case Kind::count: return whole_number(text, 1, context.source, field, where);
+    case Kind::refresh_sharing:
+      if (text == "owners" || text == "replicated") return text;
+      throw InputError(context.source, field, "expected owners or replicated, found '" + text + "'" + where);
+    case Kind::flag: return boolean(text, context.source, field, where);
+    case Kind::straggler: return straggler(text, context.source, field, where);
   }
   return text;
 }
 
 std::string slug_part(Setting setting, const std::string& value) {
-  // Deterministic publishing is the usual case: only its alternative is spelled out.
-  if (info(setting).kind == Kind::publish && value == "deterministic") return {};
+  const Kind kind = info(setting).kind;
+  // Deterministic publishing and owned refreshes are the usual cases (asteria sim's defaults):
+  // only their alternatives are spelled out.
+  if (kind == Kind::publish && value == "deterministic") return {};
+  if (kind == Kind::refresh_sharing && value == "owners") return {};
+  // A flag shows as its tag when set ("sharded"), and not at all when not.
+  if (kind == Kind::flag) return value == "true" ? std::string(info(setting).slug_tag) : std::string();
   std::string part = value;
-  if (info(setting).kind == Kind::name_or_path && looks_like_path(value))
-    part = std::filesystem::path(value).stem().string();
+  if (kind == Kind::name_or_path && looks_like_path(value)) part = std::filesystem::path(value).stem().string();
+  // RANK:FACTOR reads as "slow3x2.5": rank 3 slowed down 2.5 times.
+  if (kind == Kind::straggler) std::replace(part.begin(), part.end(), ':', 'x');
   part = std::string(info(setting).slug_tag) + part;
   // Keep directory names portable and free of separators.
   std::replace_if(
@@ -150,6 +218,15 @@ std::string slug_part(Setting setting, const std::string& value) {
       },
       '-');
   return part;
+}
+
+void append_sim_arguments(Setting setting, const std::string& value, std::vector<std::string>& args) {
+  if (info(setting).kind == Kind::flag) {
+    if (value == "true") args.emplace_back(info(setting).option);
+    return;
+  }
+  args.emplace_back(info(setting).option);
+  args.push_back(value);
 }
 
 }  // namespace asteria::cli::study

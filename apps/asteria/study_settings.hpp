@@ -2,6 +2,7 @@
 // Internals of the study parser: checking one setting's value and naming runs.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -22,12 +23,18 @@ std::string known_settings_list();
 std::string line_suffix(const YAML::Node& node);
 
 // Checks a scalar value of `setting` and returns it normalized (canonical optimizer names,
-// integers without signs or leading zeros, absolute paths). Throws InputError otherwise.
+// integers without signs or leading zeros, absolute paths, true/false in lower case, a straggler
+// as RANK:FACTOR with the shortest factor). Throws InputError otherwise.
 std::string parse_setting_value(const YAML::Node& node, Setting setting, const ValueContext& context);
 
 // The piece of a run's slug that shows `value` ("s3", "freq10", "opportunistic", a path's stem),
 // with every character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator;
-// empty for a value the slug leaves out (publish: deterministic).
+// empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners,
+// shard_state: false). shard_state: true is "sharded"; a straggler 3:2.5 is "slow3x2.5".
 std::string slug_part(Setting setting, const std::string& value);
+
+// Appends the `asteria sim` arguments of one normalized value: the option and the value, or for a
+// flag (shard_state) the bare option when true and nothing when false.
+void append_sim_arguments(Setting setting, const std::string& value, std::vector<std::string>& args);
 
 }  // namespace asteria::cli::study

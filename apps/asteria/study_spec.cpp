@@ -255,9 +255,7 @@ StudySpec load_study(const std::filesystem::path& file) {
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir) {
   std::vector<std::string> args{"sim"};
   for (std::size_t i = 0; i < kSettingCount; ++i) {
-    if (!point.values[i]) continue;
-    args.emplace_back(option_of(static_cast<Setting>(i)));
-    args.push_back(*point.values[i]);
+    if (point.values[i]) append_sim_arguments(static_cast<Setting>(i), *point.values[i], args);
   }
   args.insert(args.end(), {"--out", run_dir.string(), "--no-progress"});
   return args;

@@ -27,8 +27,12 @@ enum class Setting : std::size_t {
   max_precond_dim,
   units,
   nodes,
+  refresh_sharing,
+  sync_period,
+  shard_state,
+  straggler,
 };
-inline constexpr std::size_t kSettingCount = 13;
+inline constexpr std::size_t kSettingCount = 17;
 
 // The first five are required for every run (from its sub-grid or the defaults).
 inline constexpr std::size_t kCoreSettingCount = 5;
@@ -79,7 +83,9 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
 StudySpec load_study(const std::filesystem::path& file);
 
 // The `asteria sim` arguments (without the program name) of one point, writing to `run_dir`;
-// no trace option (the runner adds --trace when traces are kept).
+// no trace option (the runner adds --trace when traces are kept). Each given setting is its
+// option and value, except a flag (shard_state), which is the bare option when true and nothing
+// when false.
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir);
 
 }  // namespace asteria::cli::study

@@ -34,6 +34,7 @@ constexpr std::array<MetricColumn, kMetricCount> kMetricColumns = {{
     {Metric::peak_device_bytes, Unit::bytes},
     {Metric::peak_host_bytes, Unit::bytes},
     {Metric::peak_nvme_bytes, Unit::bytes},
+    {Metric::network_bytes, Unit::bytes},
 }};
 
 // The metrics table.md shows, after config and fits, with their headers.
@@ -43,7 +44,7 @@ struct MarkdownColumn {
   Unit unit;
 };
 
-constexpr std::array<MarkdownColumn, 8> kMarkdownColumns = {{
+constexpr std::array<MarkdownColumn, 9> kMarkdownColumns = {{
     {Metric::p50_step_s, "p50 step (s)", Unit::seconds},
     {Metric::p99_step_s, "p99 step (s)", Unit::seconds},
     {Metric::p99_over_p50, "p99/p50", Unit::ratio},
@@ -52,6 +53,7 @@ constexpr std::array<MarkdownColumn, 8> kMarkdownColumns = {{
     {Metric::refresh_wait_s, "refresh wait (s)", Unit::seconds},
     {Metric::state_move_wait_s, "state-move wait (s)", Unit::seconds},
     {Metric::peak_device_bytes, "peak device (GiB)", Unit::bytes},
+    {Metric::network_bytes, "network/rank/step (GiB)", Unit::bytes},
 }};
 
 constexpr double kGiB = 1073741824.0;

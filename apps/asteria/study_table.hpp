@@ -30,8 +30,9 @@ enum class Metric : std::size_t {
   peak_device_bytes,
   peak_host_bytes,
   peak_nvme_bytes,
+  network_bytes,  // bytes of unit 0's data-parallel collectives per measured step (0 on one unit)
 };
-inline constexpr std::size_t kMetricCount = 12;
+inline constexpr std::size_t kMetricCount = 13;
 
 std::string_view key_of(Metric metric) noexcept;  // the summary.json key and table.csv column
 
@@ -70,7 +71,8 @@ std::string shortfall_text(std::span<const Shortfall> shortfall);
 std::string table_csv(const StudySpec& spec, std::span<const RunResult> results);
 
 // table.md, one row per run: config, fits, p50 step (s), p99 step (s), p99/p50, compute (s),
-// visible optimizer (s), refresh wait (s), state-move wait (s), peak device (GiB); the other
+// visible optimizer (s), refresh wait (s), state-move wait (s), peak device (GiB),
+// network/rank/step (GiB) (network_bytes: one rank's collectives per step); the other
 // columns are in table.csv only. fits is "yes", the shortfall text of a run that does not fit
 // ("device 12.3 GiB short"; "no" when it gives none) or "failed: <why> (log: runs/<config>/log.txt)".
 // Numbers to 3 significant figures (significant() in core/common/number_text.hpp: plain decimals

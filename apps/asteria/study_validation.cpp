@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 #include <string>
 
 #include "apps/asteria/sim_verb.hpp"
@@ -82,16 +83,35 @@ class Checker {
   void check_units(const StudyPoint& point, const hw::HardwareProfile& profile) {
     const auto& units = point[Setting::units];
     const auto& nodes = point[Setting::nodes];
-    if (!units_.insert(Key{point.hw(), units, nodes}).second) return;
-    try {
-      resolve_unit_count(whole_number(units), whole_number(nodes), profile.units_per_node(), profile.name);
-    } catch (const InputError& e) {
-      std::string expectation = "expected units and nodes that agree on profile " + profile.name;
-      if (units && nodes)
-        expectation += " (units " + point.origin(Setting::units).field + ", nodes " +
-                       point.origin(Setting::nodes).field + ")";
-      add(origin_named(point, e.field(), Setting::hw), expectation, e);
+    const Key key{point.hw(), units, nodes};
+    auto found = unit_counts_.find(key);
+    if (found == unit_counts_.end()) {
+      std::optional<UnitCount> count;
+      try {
+        count = resolve_unit_count(whole_number(units), whole_number(nodes), profile.units_per_node(), profile.name);
+      } catch (const InputError& e) {
+        std::string expectation = "expected units and nodes that agree on profile " + profile.name;
+        if (units && nodes)
+          expectation += " (units " + point.origin(Setting::units).field + ", nodes " +
+                         point.origin(Setting::nodes).field + ")";
+        add(origin_named(point, e.field(), Setting::hw), expectation, e);
+      }
+      found = unit_counts_.emplace(key, count).first;
     }
+    if (found->second) check_straggler(point, *found->second);
+  }
+
+  // A straggler's rank is one of the run's units (ranks 0 .. units-1).
+  void check_straggler(const StudyPoint& point, const UnitCount& count) {
+    const auto& straggler = point[Setting::straggler];
+    if (!straggler) return;
+    const int rank = std::stoi(straggler->substr(0, straggler->find(':')));  // the parser has checked it
+    if (rank < count.units) return;
+    if (!stragglers_.insert({*straggler, count.units}).second) return;
+    const ValueOrigin& origin = point.origin(Setting::straggler);
+    problems_.push_back({origin.field, "expected a straggler rank below the run's " + std::to_string(count.units) +
+                                           " unit(s) (ranks 0-" + std::to_string(count.units - 1) + " on " +
+                                           point.hw() + "), found rank " + std::to_string(rank) + at_line(origin)});
   }
 
   // The hyperparameters the run would use: the optimizer's defaults with what the point sets.
@@ -114,7 +134,8 @@ class Checker {
   std::vector<RunProblem> problems_;
   std::map<std::string, std::optional<hw::HardwareProfile>> profiles_;
   std::set<std::string> models_;
-  std::set<Key> units_;
+  std::map<Key, std::optional<UnitCount>> unit_counts_;
+  std::set<std::pair<std::string, int>> stragglers_;  // (straggler, units) already reported
   std::set<Key> hyperparameters_;
 };
 

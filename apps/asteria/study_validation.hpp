@@ -19,6 +19,7 @@ struct RunProblem {
 //  - each distinct hardware profile loads;
 //  - each distinct model config loads;
 //  - units and nodes agree with the profile's units per node;
+//  - a straggler's rank is one of the run's units;
 //  - the optimizer hyperparameters a run would use (the optimizer's defaults with the point's
 //    precondition_frequency and max_precond_dim) are valid.
 // A problem shared by several runs is reported once, where its value first appears.

@@ -79,7 +79,7 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "\\\"p99_step_s\\\": 0.3, \\\"p99_over_p50\\\": 1.2, \\\"mean_step_s\\\": 0.26, \\\"compute_s\\\": 0.2, "
          "\\\"visible_optimizer_s\\\": 0.06, \\\"refresh_wait_s\\\": 0.04, \\\"state_move_wait_s\\\": 0.01, "
          "\\\"max_staleness\\\": $staleness, \\\"peak_device_bytes\\\": 1073741824, \\\"peak_host_bytes\\\": 0, "
-         "\\\"peak_nvme_bytes\\\": 0}\" > \"$out/summary.json\"\n";
+         "\\\"peak_nvme_bytes\\\": 0, \\\"network_bytes\\\": 0}\" > \"$out/summary.json\"\n";
 }
 
 // A model config small enough for anything; the stand-in tells runs apart by the file's name.
@@ -375,6 +375,27 @@ TEST(StudyChecks, UnitsAndNodesMustAgreeWithTheProfile) {
   EXPECT_NE(r.err.find("holds 5 to 8 units, found --units 9"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("units[0]"), std::string::npos) << r.err;  // 6 units on 2 nodes is fine
   EXPECT_TRUE(f.nothing_ran());
+}
+
+TEST(StudyChecks, AStragglerMustBeOneOfTheRunsUnits) {
+  // gh200-alps: 4 units per node. Rank 3 exists on one node, rank 4 only on two.
+  const std::string yaml =
+      "name: slow\n"
+      "grid:\n"
+      "  - hw: gh200-alps\n"
+      "    model: tiny\n"
+      "    optimizer: soap\n"
+      "    placement: device\n"
+      "    staleness: 0\n"
+      "    nodes: [1, 2]\n"
+      "    straggler: ['3:2', '4:2']\n";
+  const study::StudySpec spec = study::parse_study(yaml, "slow.yaml", "/studies");
+  ASSERT_EQ(spec.points.size(), 4U);
+  const std::vector<study::RunProblem> problems = study::run_input_problems(spec);
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].field, "grid[0].straggler[1]");
+  EXPECT_EQ(problems[0].expectation,
+            "expected a straggler rank below the run's 4 unit(s) (ranks 0-3 on gh200-alps), found rank 4 (line 9)");
 }
 
 TEST(StudyChecks, AnInvalidPreconditionFrequencyLaunchesNothing) {

@@ -175,6 +175,58 @@ TEST(StudySpec, NumericsAndPublishAreAxesWithReadableSlugs) {
   EXPECT_EQ(*spec.points[2][Setting::numerics], "values");
 }
 
+// The data-parallel settings: how refreshes are shared, the sync period, state sharding (a flag)
+// and an injected straggler.
+TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
+  const StudySpec spec = parse(std::string("name: dp\ndefaults:\n  nodes: 2\n  shard_state: True\n") +
+                               "grid:\n  -\n" + kCore +
+                               "    placement: [tiered]\n    staleness: [1]\n"
+                               "    refresh_sharing: [owners, replicated]\n    sync_period: [001, 5]\n"
+                               "  -\n" + kCore +
+                               "    placement: [tiered]\n    staleness: [1]\n    shard_state: [false]\n"
+                               "    straggler: ['03:2.50', \"1:3\", 0:1e1]\n");
+  EXPECT_EQ(spec.extra_axes, (std::vector<Setting>{Setting::refresh_sharing, Setting::sync_period,
+                                                   Setting::shard_state, Setting::straggler}));
+  // owners (asteria sim's default) is left out of the name, replicated spelled out; sync period k<K>;
+  // shard_state true is "sharded" and false nothing; a straggler RANK:FACTOR is slow<RANK>x<FACTOR>.
+  EXPECT_EQ(slugs(spec), (std::vector<std::string>{
+                             "gb10_m_soap_tiered_s1_k1_sharded",
+                             "gb10_m_soap_tiered_s1_k5_sharded",
+                             "gb10_m_soap_tiered_s1_replicated_k1_sharded",
+                             "gb10_m_soap_tiered_s1_replicated_k5_sharded",
+                             "gb10_m_soap_tiered_s1_slow3x2.5",
+                             "gb10_m_soap_tiered_s1_slow1x3",
+                             "gb10_m_soap_tiered_s1_slow0x10",
+                         }));
+  EXPECT_EQ(*spec.points[0][Setting::refresh_sharing], "owners");
+  EXPECT_EQ(*spec.points[2][Setting::refresh_sharing], "replicated");
+  EXPECT_EQ(*spec.points[0][Setting::sync_period], "1");
+  EXPECT_EQ(*spec.points[0][Setting::shard_state], "true");
+  EXPECT_EQ(*spec.points[4][Setting::shard_state], "false");
+  EXPECT_FALSE(spec.points[4][Setting::refresh_sharing].has_value());
+  EXPECT_EQ(*spec.points[4][Setting::straggler], "3:2.5");
+  EXPECT_EQ(*spec.points[5][Setting::straggler], "1:3");
+  EXPECT_EQ(*spec.points[6][Setting::straggler], "0:10");
+}
+
+TEST(StudySpec, SimArgumentsOfTheDistributedSettings) {
+  const StudySpec spec = parse(std::string("name: dp\ndefaults:\n  nodes: 4\n") + "grid:\n  -\n" + kCore +
+                               "    placement: [tiered]\n    staleness: [3]\n    refresh_sharing: [replicated]\n"
+                               "    sync_period: [5]\n    shard_state: [true, false]\n    straggler: ['1:3']\n");
+  ASSERT_EQ(spec.points.size(), 2U);
+  // shard_state is a flag: the bare option when true, nothing when false.
+  const std::vector<std::string> head = {"sim",         "--hw",        "gb10",   "--model",     "m",
+                                         "--optimizer", "soap",        "--placement", "tiered", "--staleness",
+                                         "3",           "--nodes",     "4",      "--refresh-sharing", "replicated",
+                                         "--sync-period", "5"};
+  std::vector<std::string> sharded = head;
+  sharded.insert(sharded.end(), {"--shard-state", "--straggler", "1:3", "--out", "/r/x", "--no-progress"});
+  std::vector<std::string> unsharded = head;
+  unsharded.insert(unsharded.end(), {"--straggler", "1:3", "--out", "/r/x", "--no-progress"});
+  EXPECT_EQ(sim_arguments(spec.points[0], "/r/x"), sharded);
+  EXPECT_EQ(sim_arguments(spec.points[1], "/r/x"), unsharded);
+}
+
 TEST(StudySpec, EveryValueRemembersWhereItWasWritten) {
   const StudySpec spec = parse(
       "name: origins\n"
@@ -303,6 +355,34 @@ TEST(StudySpecErrors, Defaults) {
   EXPECT_EQ(publish.field, "defaults.publish");
   EXPECT_NE(publish.message.find("expected deterministic or opportunistic, found 'eager'"), std::string::npos)
       << publish.message;
+}
+
+TEST(StudySpecErrors, DistributedSettingValues) {
+  const std::string head = std::string("name: x\ngrid:\n  -\n") + kCore + "    placement: [device]\n    staleness: [0]\n";
+  const Failure sharing = failure_of(head + "    refresh_sharing: [owners, everyone]\n");
+  EXPECT_EQ(sharing.field, "grid[0].refresh_sharing[1]");
+  EXPECT_NE(sharing.message.find("expected owners or replicated, found 'everyone' (line 9)"), std::string::npos)
+      << sharing.message;
+  const Failure period = failure_of(head + "    sync_period: [0]\n");
+  EXPECT_EQ(period.field, "grid[0].sync_period[0]");
+  EXPECT_NE(period.message.find("expected a whole number >= 1, found 0"), std::string::npos) << period.message;
+  const Failure flag = failure_of("name: x\ndefaults:\n  shard_state: 1\n" +
+                                  head.substr(std::string("name: x\n").size()));
+  EXPECT_EQ(flag.field, "defaults.shard_state");
+  EXPECT_NE(flag.message.find("expected true or false, found '1' (line 3)"), std::string::npos) << flag.message;
+  const Failure flag_list = failure_of(head + "    shard_state: [true, sharded]\n");
+  EXPECT_EQ(flag_list.field, "grid[0].shard_state[1]");
+  EXPECT_NE(flag_list.message.find("expected true or false, found 'sharded'"), std::string::npos)
+      << flag_list.message;
+  // RANK:FACTOR with a rank >= 0 and a factor in [1, 1000] (asteria sim's bounds).
+  for (const char* bad : {"3", "'3:'", "':2'", "a:2", "'-1:2'", "'+1:2'", "'3:0.5'", "'3:1001'", "'3:x'",
+                          "'3:2:1'", "'3:inf'", "'1.5:2'", "'3: 2'"}) {
+    const Failure f = failure_of(head + "    straggler: [" + bad + "]\n");
+    EXPECT_EQ(f.field, "grid[0].straggler[0]") << bad;
+    EXPECT_NE(f.message.find("expected RANK:FACTOR (a rank >= 0 and a slowdown factor in [1, 1000]"),
+              std::string::npos)
+        << bad << ": " << f.message;
+  }
 }
 
 TEST(StudySpecErrors, TheRetiredModeKeyPointsToNumerics) {
