@@ -22,9 +22,9 @@
 // --sim_out=DIR (keeps each run's steps.csv, plan.txt and summary.json in DIR/<mode>-<gpus>).
 // Defaults: OLMo-2-7B's SOAP state (165 GiB a GPU) and the refresh buffers set aside for it fit
 // a gh200-alps node only sharded among the data-parallel ranks (--shard-state); a sharded run's
-// weight broadcasts (one per block, 1989 a step), run concurrently (the simulator's default),
-// make SimGrid re-solve thousands of flows at every event, so the default runs each group's
-// collectives in order (--serial-collectives).
+// weight broadcasts (one per block, 1989 a step), run concurrently (--concurrent-collectives),
+// make SimGrid re-solve thousands of flows at every event; each group's collectives in order
+// (the simulator's default, as NCCL) keeps it fast.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -7,7 +7,7 @@ Usage: sim-bench.py [--asteria PATH] [--units 4,16,64,256,1024] [--full-max-unit
 Default workload: OLMo-2-7B-like with SOAP, data-free, tiered, S = 1, on gh200-alps nodes (4 GPUs
 per node), the optimizer state sharded among the data-parallel ranks (--shard-state: unsharded,
 165 GiB a GPU does not fit a node) and each group's collectives run in order
-(--serial-collectives). Up to --full-max-units GPUs every unit is simulated; above, only the
+(the simulator's default; --concurrent-collectives overlaps them). Up to --full-max-units GPUs every unit is simulated; above, only the
 first --simulated-nodes nodes run and the other units mirror them (representative ranks: exact
 when every rank runs the same work, an approximation with sharded state). bench/sim_scale.cpp
 runs the same comparison in-process with each shortcut's error against the full run.
@@ -35,7 +35,7 @@ def main():
         print(f"error: {args.asteria}: not an executable (build the asteria target first)", file=sys.stderr)
         return 2
     base = ["sim", "--hw", "gh200-alps", "--model", "olmo2-7b", "--optimizer", "soap", "--placement", "tiered",
-            "--staleness", "1", "--shard-state", "--serial-collectives", "--numerics", "shapes",
+            "--staleness", "1", "--shard-state", "--numerics", "shapes",
             "--steps", str(args.steps), "--no-progress"]
     out_root = args.out or tempfile.mkdtemp(prefix="sim-bench-")
     rows = []

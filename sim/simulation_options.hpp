@@ -60,9 +60,11 @@ struct SimulationOptions {
   // against the exact run is reported by bench/sim_scale.cpp.
   bool coalesce_ring_steps = false;
   // A model choice, not a shortcut: each group runs its collectives one at a time, in call order,
-  // as NCCL runs a communicator's collectives on one stream. Off: a collective starts as soon as
-  // its members have called it, concurrently with the group's earlier ones (they share links).
-  bool serial_collectives = false;
+  // as NCCL runs a communicator's collectives on one stream and the MPI backend on its one
+  // progress thread (the default). Off: a collective starts as soon as its members have called
+  // it, concurrently with the group's earlier ones (they share links). Concurrent collectives
+  // cost the simulator much more: thousands of flows share links at once (a sharded 7B step).
+  bool serial_collectives = true;
   // Straggler injection: unit u's host workers compute host_slowdown[u] times slower (>= 1;
   // missing entries: 1). Memory traffic keeps its speed.
   std::vector<double> host_slowdown;

@@ -28,7 +28,7 @@ struct SimSettings {
   // ring steps of collectives coalesced (approximate).
   std::optional<int> simulated_nodes;
   bool coalesce_ring_steps = false;
-  bool serial_collectives = false;  // each group's collectives one at a time (a model choice)
+  bool serial_collectives = true;  // each group's collectives one at a time (a model choice, as NCCL)
 };
 
 struct UnitCount {

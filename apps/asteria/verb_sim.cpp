@@ -52,9 +52,10 @@ po::options_description sim_options() {
        "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)")
       ("coalesce-ring-steps", po::bool_switch(),
        "run each collective's ring steps as one transfer (approximate: faster with many nodes)")
-      ("serial-collectives", po::bool_switch(),
-       "each group runs its collectives one at a time, in call order (as NCCL does on one stream); "
-       "default: a collective starts once its members have called it, alongside earlier ones");
+      ("concurrent-collectives", po::bool_switch(),
+       "a collective starts once its members have called it, alongside the group's earlier ones "
+       "(they share links); default: each group runs its collectives one at a time, in call order, "
+       "as NCCL does on one stream");
   o.add(own);
   return o;
 }
@@ -73,7 +74,7 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (values->count("nodes") != 0) settings.nodes = (*values)["nodes"].as<int>();
   if (values->count("simulated-nodes") != 0) settings.simulated_nodes = (*values)["simulated-nodes"].as<int>();
   settings.coalesce_ring_steps = (*values)["coalesce-ring-steps"].as<bool>();
-  settings.serial_collectives = (*values)["serial-collectives"].as<bool>();
+  settings.serial_collectives = !(*values)["concurrent-collectives"].as<bool>();
   validate(settings.spec);
   const RunSpec& spec = settings.spec;
   if (spec.out) prepare_output(*spec.out, spec.overwrite, "sim");

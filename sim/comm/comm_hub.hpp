@@ -50,7 +50,7 @@ struct CommHubSettings {
   int simulated_units = 0;           // units 0 .. simulated_units-1 run; the others mirror them
   bool coalesce_ring_steps = false;  // collective::RunFlowsOptions::coalesce_repeats
   // Each group runs its collectives one at a time, in call order (SimulationOptions).
-  bool serial_collectives = false;
+  bool serial_collectives = true;
 };
 
 class CommHub {

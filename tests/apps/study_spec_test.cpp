@@ -453,6 +453,35 @@ TEST(ShippedStudies, DefaultStudy) {
   expect_shipped_inputs(spec);
 }
 
+TEST(ShippedStudies, DistributedStudy) {
+  const StudySpec spec = load_study(repo_root() / "experiments/studies/distributed.yaml");
+  EXPECT_EQ(spec.name, "distributed");
+  // Part 1: 7B, 2 optimizers x 2 node counts x 5 staleness bounds, sharded; part 2: 1B, owned
+  // refreshes at sync periods 1 and 5 and replicated ones, S = 1 and 5; part 3: 7B SOAP with a
+  // straggler at S = 0 and 5.
+  ASSERT_EQ(spec.points.size(), 20U + 16U + 8U + 4U);
+  EXPECT_EQ(spec.points[0].slug, "gh200-alps_olmo2-7b_soap_tiered_s0_nodes4_sharded");
+  EXPECT_EQ(spec.points[9].slug, "gh200-alps_olmo2-7b_soap_tiered_s10_nodes16_sharded");
+  EXPECT_EQ(spec.points[19].slug, "gh200-alps_olmo2-7b_kl-shampoo_tiered_s10_nodes16_sharded");
+  EXPECT_EQ(spec.points[20].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_k1");
+  EXPECT_EQ(spec.points[21].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_k5");
+  EXPECT_EQ(spec.points[36].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_replicated");
+  EXPECT_EQ(spec.points[47].slug, "gh200-alps_olmo2-7b_soap_tiered_s5_nodes16_sharded_slow1x3");
+  for (std::size_t i = 0; i < spec.points.size(); ++i) {
+    const StudyPoint& p = spec.points[i];
+    const bool replicated_state = i >= 20 && i < 44;
+    EXPECT_EQ(p.hw(), "gh200-alps");
+    EXPECT_EQ(p.model(), replicated_state ? "olmo-1b" : "olmo2-7b") << p.slug;
+    EXPECT_EQ(p.placement(), "tiered");
+    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
+    EXPECT_EQ(*p[Setting::numerics], "shapes");
+    EXPECT_TRUE(*p[Setting::nodes] == "4" || *p[Setting::nodes] == "16") << p.slug;
+    EXPECT_EQ(p[Setting::shard_state].has_value(), !replicated_state) << p.slug;
+    EXPECT_EQ(p[Setting::refresh_sharing].has_value(), replicated_state) << p.slug;
+  }
+  expect_shipped_inputs(spec);
+}
+
 TEST(ShippedStudies, SmokeStudy) {
   const StudySpec spec = load_study(repo_root() / "experiments/studies/smoke.yaml");
   EXPECT_EQ(spec.name, "smoke");
