@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -30,11 +31,12 @@ float input(int rank, std::size_t i, int salt = 0) {
   return base + 0.1f * static_cast<float>((i * 7 + static_cast<std::size_t>(salt)) % 3);
 }
 
-// Rank r's buffer of `count` elements of `dtype`, as raw bytes (bf16: upper fp32 bits).
-std::vector<std::byte> inputs_of(int rank, std::size_t count, DType dtype, int salt) {
+// Rank r's buffer of `count` elements of `dtype`, as raw bytes (bf16: upper fp32 bits);
+// `absolute`: their magnitudes.
+std::vector<std::byte> inputs_of(int rank, std::size_t count, DType dtype, int salt, bool absolute = false) {
   std::vector<std::byte> bytes(count * platform::bytes_per_element(dtype));
   for (std::size_t i = 0; i < count; ++i) {
-    const float v = input(rank, i, salt);
+    const float v = absolute ? std::fabs(input(rank, i, salt)) : input(rank, i, salt);
     if (dtype == DType::fp32) {
       const auto b = std::bit_cast<std::array<std::byte, 4>>(v);
       std::copy(b.begin(), b.end(), bytes.begin() + static_cast<std::ptrdiff_t>(4 * i));
@@ -50,14 +52,15 @@ CommBuffer buffer(std::vector<std::byte>& bytes, DType dtype) {
   return {bytes.data(), bytes.size() / platform::bytes_per_element(dtype), dtype};
 }
 
-// What `me` must hold after the collective: combine_values over every rank's known inputs.
+// What `me` must hold after the collective: combine_values over every rank's known inputs
+// (`absolute`: over their magnitudes).
 std::vector<std::byte> reference(Collective collective, ReduceOp op, int root, int ranks, int me, std::size_t in_count,
-                                 std::size_t out_count, DType dtype, int salt) {
+                                 std::size_t out_count, DType dtype, int salt, bool absolute = false) {
   std::vector<std::vector<std::byte>> ins, outs;
   std::vector<CommBuffer> in_buffers, out_buffers;
   const bool in_place = collective == Collective::all_reduce || collective == Collective::broadcast;
   for (int r = 0; r < ranks; ++r) {
-    ins.push_back(inputs_of(r, in_count, dtype, salt));
+    ins.push_back(inputs_of(r, in_count, dtype, salt, absolute));
     outs.push_back(in_place ? ins.back() : std::vector<std::byte>(out_count * platform::bytes_per_element(dtype)));
   }
   for (int r = 0; r < ranks; ++r) {
@@ -80,6 +83,47 @@ void expect_bits(const std::vector<std::byte>& got, const std::vector<std::byte>
     EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin())) << what << " on rank " << rank
                                                                   << ": not the reference bits";
   }
+}
+
+float value_at(const std::vector<std::byte>& bytes, std::size_t i, DType dtype) {
+  if (dtype == DType::bf16) {
+    std::uint16_t word = 0;
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(2 * i), 2, reinterpret_cast<std::byte*>(&word));
+    return platform::bf16_to_float(word);
+  }
+  float value = 0.0f;
+  std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(4 * i), 4, reinterpret_cast<std::byte*>(&value));
+  return value;
+}
+
+// How far a reduced value may be from the reference on `rank`'s backend (Rank::reduction_ulps):
+// `magnitude` is the same reduction over the terms' magnitudes.
+float tolerance(const Rank& rank, float magnitude, DType dtype, int ranks) {
+  const float epsilon = dtype == DType::fp32 ? 0x1p-23f : 0x1p-7f;
+  return static_cast<float>(rank.reduction_ulps * ranks) * epsilon * magnitude;
+}
+
+// A reduction's result against the reference: bitwise, or within the backend's tolerance.
+void expect_reduced(const Rank& rank, const std::vector<std::byte>& got, Collective collective, ReduceOp op, int ranks,
+                    int me, std::size_t in_count, std::size_t out_count, DType dtype, int salt, const std::string& what) {
+  const std::vector<std::byte> want = reference(collective, op, 0, ranks, me, in_count, out_count, dtype, salt);
+  if (rank.reduction_ulps == 0) {
+    expect_bits(got, want, what, me);
+    return;
+  }
+  const std::vector<std::byte> magnitude =
+      reference(collective, op, 0, ranks, me, in_count, out_count, dtype, salt, /*absolute=*/true);
+  EXPECT_EQ(got.size(), want.size()) << what << " on rank " << me;
+  if (got.size() != want.size()) return;
+  std::size_t outside = 0, first = 0;
+  const std::size_t count = got.size() / platform::bytes_per_element(dtype);
+  for (std::size_t i = 0; i < count; ++i) {
+    const float allowed = tolerance(rank, value_at(magnitude, i, dtype), dtype, ranks);
+    if (!(std::fabs(value_at(got, i, dtype) - value_at(want, i, dtype)) <= allowed) && outside++ == 0) first = i;
+  }
+  EXPECT_EQ(outside, 0u) << what << " on rank " << me << ": " << outside << " elements beyond " << rank.reduction_ulps
+                         << " ulps x " << ranks << " ranks of the sum of magnitudes; first at " << first << ": "
+                         << value_at(got, first, dtype) << ", reference " << value_at(want, first, dtype);
 }
 
 void expect_ok(const Pending& p, const std::string& what, int rank) {
@@ -110,7 +154,11 @@ void check_collective(Rank& rank, Collective collective, ReduceOp op, DType dtyp
   const std::string what = describe(collective, op, dtype, count);
   expect_ok(p, what, me);
   const bool in_place = collective == Collective::all_reduce || collective == Collective::broadcast;
-  expect_bits(in_place ? in : out, reference(collective, op, root, n, me, count, out_count, dtype, salt), what, me);
+  if (collective == Collective::all_reduce || collective == Collective::reduce_scatter) {
+    expect_reduced(rank, in_place ? in : out, collective, op, n, me, count, out_count, dtype, salt, what);
+  } else {
+    expect_bits(in_place ? in : out, reference(collective, op, root, n, me, count, out_count, dtype, salt), what, me);
+  }
 }
 
 void all_reduce_fp32(Rank& rank) {
@@ -136,7 +184,14 @@ void all_reduce_adds_in_rank_order(Rank& rank) {
   std::vector<float> v = {kColumn[world.rank() % 4]};
   expect_ok(world.all_reduce(CommBuffer::of(v), ReduceOp::sum), "all_reduce", world.rank());
   const float expected[] = {1e8f, 1e8f, 0.0f, 1.0f};  // partial sums in rank order
-  EXPECT_EQ(v[0], expected[(world.size() - 1) % 4]) << "rank " << world.rank();
+  if (rank.reduction_ulps == 0) {
+    EXPECT_EQ(v[0], expected[(world.size() - 1) % 4]) << "rank " << world.rank();
+  } else {
+    float magnitude = 0.0f;
+    for (int r = 0; r < world.size(); ++r) magnitude += std::fabs(kColumn[r % 4]);
+    EXPECT_NEAR(v[0], expected[(world.size() - 1) % 4], tolerance(rank, magnitude, DType::fp32, world.size()))
+        << "rank " << world.rank();
+  }
 }
 
 void reduce_scatter(Rank& rank) {
@@ -189,8 +244,8 @@ void waits_for_its_after(Rank& rank) {
   std::copy(written.begin(), written.end(), data.begin());  // the input exists now, before its work is done
   promise.fulfil();
   expect_ok(reduced, "all_reduce after its input", me);
-  expect_bits(data, reference(Collective::all_reduce, ReduceOp::sum, 0, world.size(), me, 7, 7, DType::fp32, 3),
-              "all_reduce after its input", me);
+  expect_reduced(rank, data, Collective::all_reduce, ReduceOp::sum, world.size(), me, 7, 7, DType::fp32, 3,
+                 "all_reduce after its input");
 }
 
 // One rank's failed input fails the collective on every member; the next one works.
@@ -265,12 +320,18 @@ void split_by_colour(Rank& rank) {
   // Group rank order is the reduction order: the first element shows it.
   std::vector<float> v = {input(mine->rank(), 0), static_cast<float>(me)};
   expect_ok(mine->all_reduce(CommBuffer::of(v), ReduceOp::sum), "split all_reduce", me);
-  float ordered = 0.0f, world_ranks = 0.0f;
+  float ordered = 0.0f, magnitude = 0.0f, world_ranks = 0.0f;
   for (int i = 0; i < static_cast<int>(members.size()); ++i) {
     ordered += input(i, 0);
+    magnitude += std::fabs(input(i, 0));
     world_ranks += static_cast<float>(members[static_cast<std::size_t>(i)]);
   }
-  EXPECT_EQ(v, (std::vector<float>{ordered, world_ranks})) << "rank " << me;
+  if (rank.reduction_ulps == 0) {
+    EXPECT_EQ(v, (std::vector<float>{ordered, world_ranks})) << "rank " << me;
+  } else {
+    EXPECT_NEAR(v[0], ordered, tolerance(rank, magnitude, DType::fp32, mine->size())) << "rank " << me;
+    EXPECT_EQ(v[1], world_ranks) << "rank " << me;
+  }
   // A split of a split: everyone in one group, in the same order.
   std::unique_ptr<CommGroup> again = mine->split(7, 0);
   EXPECT_TRUE(again != nullptr);
@@ -307,16 +368,14 @@ void several_in_flight(Rank& rank) {
   calls.push_back(world.reduce_scatter(buffer(whole, DType::fp32), buffer(shard, DType::fp32), ReduceOp::sum));
   promise.fulfil();
   for (const Pending& p : calls) expect_ok(p, "a call in flight", me);
-  expect_bits(held, reference(Collective::all_reduce, ReduceOp::average, 0, n, me, 9, 9, DType::fp32, 4),
-              "held all_reduce", me);
-  expect_bits(sum16, reference(Collective::all_reduce, ReduceOp::sum, 0, n, me, 11, 11, DType::bf16, 5),
-              "bf16 all_reduce", me);
+  expect_reduced(rank, held, Collective::all_reduce, ReduceOp::average, n, me, 9, 9, DType::fp32, 4, "held all_reduce");
+  expect_reduced(rank, sum16, Collective::all_reduce, ReduceOp::sum, n, me, 11, 11, DType::bf16, 5, "bf16 all_reduce");
   expect_bits(gathered, reference(Collective::all_gather, ReduceOp::sum, 0, n, me, 2, 2 * un, DType::fp32, 6),
               "all_gather", me);
   expect_bits(cast, reference(Collective::broadcast, ReduceOp::sum, n / 2, n, me, 3, 3, DType::bf16, 7), "broadcast",
               me);
-  expect_bits(shard, reference(Collective::reduce_scatter, ReduceOp::sum, 0, n, me, 2 * un, 2, DType::fp32, 8),
-              "reduce_scatter", me);
+  expect_reduced(rank, shard, Collective::reduce_scatter, ReduceOp::sum, n, me, 2 * un, 2, DType::fp32, 8,
+                 "reduce_scatter");
   float mates = 0.0f;
   for (int r = 0; r < n; ++r)
     if (comm.node_of(r) == comm.node_of(me)) mates += static_cast<float>(r);

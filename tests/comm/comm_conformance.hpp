@@ -25,6 +25,11 @@ struct Rank {
   platform::Comm& comm;
   platform::CompletionBoard& board;  // makes Pendings the scenario completes itself (`after` work)
   std::function<void()> pause;       // lets the other ranks and the backend's threads go on a while
+  // 0: reduced values must be bitwise those of platform::combine_values (rank-order sums). n > 0,
+  // for a backend that adds in an order of its own (NCCL's rings and trees): each reduced element
+  // within n ulps x the group size of the sum of its terms' magnitudes (the error bound of a
+  // float sum in any order), in the dtype's precision. Other values stay exact.
+  int reduction_ulps = 0;
 };
 
 using Scenario = void (*)(Rank&);
