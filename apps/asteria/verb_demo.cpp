@@ -1,4 +1,5 @@
-// asteria demo: the default what-if study (what `make demo` runs).
+// asteria demo: the default what-if study and its data-parallel part (what `make demo` runs).
+#include <filesystem>
 #include <ostream>
 #include <string>
 
@@ -9,31 +10,41 @@ namespace asteria::cli {
 
 int demo_main(const Args& args, std::ostream& out, std::ostream& err) {
   po::options_description options("Options");
-  options.add_options()("out", po::value<std::string>()->default_value("results/default")->value_name("DIR"),
-                        "where the study writes its runs, table and plots")(
+  options.add_options()("out", po::value<std::string>()->default_value("results")->value_name("DIR"),
+                        "where the studies write their runs, tables and plots (DIR/default, "
+                        "DIR/distributed-demo)")(
       "jobs", po::value<int>()->value_name("N"), "runs at once (default: cores)");
   int exit_code = 0;
   const auto values = parse_verb_options(
       {"demo", "[--out DIR] [--jobs N]",
-       "Runs the default study, experiments/studies/default.yaml (see asteria study --help):\n"
+       "Runs two studies (see asteria study --help). The default one, experiments/studies/default.yaml:\n"
        "  - the memory-constrained setting: an OLMo-1B-like model with SOAP and KL-Shampoo on one GB10\n"
        "    (DGX Spark): which optimizer-state placements fit, step time, visible optimizer time, p99/p50;\n"
        "  - a 7B-class model (OLMo-2-7B-like) with SOAP on one GH200 with 480 GB of host memory (the\n"
        "    state tiered between HBM and host memory): synchronous refresh against asynchronous\n"
        "    S = 1, 3, 5: visible optimizer time and spikes.\n"
-       "It prints the table and where the plots are. `asteria compare` is the optimizer comparison on a\n"
+       "Then data-parallel training, experiments/studies/distributed-demo.yaml: an OLMo-1B-like model\n"
+       "with SOAP and KL-Shampoo on two GH200 nodes (8 ranks): staleness, the sync period, owned\n"
+       "against replicated refreshes and a straggler.\n"
+       "It prints the tables and where the plots are. `asteria compare` is the optimizer comparison on a\n"
        "small ill-conditioned problem.",
        ""},
       options, args, out, err, exit_code);
   if (!values) return exit_code;
-  Args study_args = {std::string(ASTERIA_SOURCE_DIR) + "/experiments/studies/default.yaml", "--out",
-                     (*values)["out"].as<std::string>()};
-  if (values->count("jobs") != 0) {
-    study_args.push_back("--jobs");
-    study_args.push_back(std::to_string((*values)["jobs"].as<int>()));
-  }
+  const std::filesystem::path root = (*values)["out"].as<std::string>();
+  const auto study_args = [&](const char* name) {
+    Args a = {std::string(ASTERIA_SOURCE_DIR) + "/experiments/studies/" + name + ".yaml", "--out",
+              (root / name).string()};
+    if (values->count("jobs") != 0) {
+      a.push_back("--jobs");
+      a.push_back(std::to_string((*values)["jobs"].as<int>()));
+    }
+    return a;
+  };
   out << "asteria demo: the default study (placements and staleness of second-order optimizer state)\n\n";
-  return study_main(study_args, out, err);
+  if (const int code = study_main(study_args("default"), out, err); code != 0) return code;
+  out << "\nasteria demo: data-parallel training (staleness, sync period, refresh ownership, straggler)\n\n";
+  return study_main(study_args("distributed-demo"), out, err);
 }
 
 }  // namespace asteria::cli

@@ -482,6 +482,22 @@ TEST(ShippedStudies, DistributedStudy) {
   expect_shipped_inputs(spec);
 }
 
+TEST(ShippedStudies, DistributedDemoStudy) {
+  const StudySpec spec = load_study(repo_root() / "experiments/studies/distributed-demo.yaml");
+  EXPECT_EQ(spec.name, "distributed-demo");
+  // 2 optimizers x S in {0, 1, 3, 5}; K = 5 at S = 5; replicated at S = 1; SOAP with a straggler
+  // at S = 0 and 5: all on two nodes, fast enough for `asteria demo`.
+  ASSERT_EQ(spec.points.size(), 8U + 2U + 2U + 2U);
+  for (const StudyPoint& p : spec.points) {
+    EXPECT_EQ(p.hw(), "gh200-alps");
+    EXPECT_EQ(p.model(), "olmo-1b");
+    EXPECT_EQ(*p[Setting::nodes], "2") << p.slug;
+    EXPECT_FALSE(p[Setting::shard_state].has_value()) << p.slug;
+  }
+  EXPECT_EQ(spec.points[13].slug, "gh200-alps_olmo-1b_soap_tiered_s5_slow1x3");
+  expect_shipped_inputs(spec);
+}
+
 TEST(ShippedStudies, SmokeStudy) {
   const StudySpec spec = load_study(repo_root() / "experiments/studies/smoke.yaml");
   EXPECT_EQ(spec.name, "smoke");
