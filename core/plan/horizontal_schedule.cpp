@@ -74,24 +74,13 @@ class Builder {
         reduce.bucket = l;
         reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layers_[static_cast<std::size_t>(l)].gradient_bytes, 0};
         const OpId reduced = add(std::move(reduce), previous);
-        if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
+        if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
         deferred = {l, previous, reduced};
       }
-    if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
+    if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
     release_device_blocks(0, -1);
     for (int l = delay_ - 1; l >= 0; --l) finish_host_blocks(l, -1);
-    // Sharded state: every block's new weights go from its owner to the other ranks, layer by
-    // layer in backward order (the order the updates finish), once the owner's update is done.
-    for (int l = n - 1; l >= 0; --l)
-      for (std::size_t b = 0; b < blocks_.size(); ++b) {
-        const BlockWork& w = blocks_[b];
-        if (w.layer != l || w.owner < 0) continue;
-        Op op = block_op(OpKind::gather, Resource::network, static_cast<int>(b));
-        op.owner = w.owner;
-        op.cost = platform::Cost{platform::WorkKind::other, 0.0, w.weight_bytes, 0};
-        if (update_of_[b] >= 0) op.deps.push_back(update_of_[b]);
-        add(std::move(op));
-      }
+    if (gathers_due_ >= 0) gather(gathers_due_);
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -110,6 +99,30 @@ class Builder {
   }
 
   bool on_host(int b) const { return blocks_[static_cast<std::size_t>(b)].update_on == Resource::host; }
+
+  // Sharded state: a layer's gathers are issued one hook after its updates (by then they are
+  // mostly done, so neither the issuing thread nor a collective queue waits long for them), so the
+  // weights travel while the backward and the gradient reduces of the next layers go on. Every
+  // rank issues them at the same point, in block order, as collectives must be.
+  void hook_and_gather(int l, OpId gradient, OpId gate) {
+    hook(l, gradient, gate);
+    if (gathers_due_ >= 0) gather(gathers_due_);
+    gathers_due_ = l;
+  }
+
+  // One gather op per owned block of layer l: the owner's new weights go to the other ranks once
+  // the owner's update is done.
+  void gather(int l) {
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const BlockWork& w = blocks_[b];
+      if (w.layer != l || w.owner < 0) continue;
+      Op op = block_op(OpKind::gather, Resource::network, static_cast<int>(b));
+      op.owner = w.owner;
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, w.weight_bytes, 0};
+      if (update_of_[b] >= 0) op.deps.push_back(update_of_[b]);
+      add(std::move(op));
+    }
+  }
 
   OpId add_transfer(int b, platform::Tier from, platform::Tier to, double bytes, OpId dep) {
     Op op = block_op(OpKind::transfer, Resource::link, b);
@@ -205,6 +218,7 @@ class Builder {
   std::vector<std::vector<int>> by_layer_;
   std::vector<OpId> update_of_;
   int delay_;  // host release delay, in [1, layers]
+  int gathers_due_ = -1;  // the layer whose gathers the next hook issues (-1: none)
   StepPlan plan_;
 };
 

@@ -20,8 +20,10 @@
 //            per block, in block order: [publish if its optimizer activates a refresh one step
 //            late], accumulate (a host-updated block's after its gradient transfer), refresh,
 //            [publish if it activates at once], update;
+//   with sharded optimizer state, a layer's gathers (the owners' new weights to the other ranks)
+//   follow the next layer's hook;
 //   release the device-updated blocks of layer 0; finish the host-updated blocks of layers
-//   D-1 .. 0.
+//   D-1 .. 0; the last hooked layer's gathers.
 //
 // A block's accumulate, publish and update are charged where its update runs (the device, or the
 // host workers for blocks whose state is updated there). A layer's device-charged optimizer ops
@@ -72,8 +74,9 @@ struct BlockWork {
 struct HorizontalOptions {
   int micro_batches = 1;
   int data_parallel_ranks = 1;  // > 1: a reduce op per layer (its gradient bucket)
-  // This rank (world) when blocks have owners: after a layer's updates, one gather op per block
-  // of the layer, sending the owner's new weights to the others.
+  // This rank (world) when blocks have owners: one gather op per block of a layer, sending the
+  // owner's new weights to the others, issued with the next layer's hook (after the last hook for
+  // the last layer), so the weights travel during the rest of the backward.
   int rank = 0;
   // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
   // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to

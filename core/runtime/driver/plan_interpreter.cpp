@@ -267,8 +267,9 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
 }
 
 // Sends the block's new weights from its owner to every rank (a broadcast). The owner packs them
-// once its update has finished (the issuing thread waits for it: gathers close the step); the
-// others unpack them when the step's work has drained.
+// once its update has finished (the issuing thread waits for it; the plan issues a layer's gathers
+// one hook after its updates, so the wait is short); the others unpack them when the step's work
+// has drained.
 template <linalg::Real T>
 void PlanInterpreter<T>::run_gather(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
