@@ -39,7 +39,8 @@ constexpr std::string_view kAbout =
     "all_gather (n-1)/n, broadcast 1), n the number of ranks.";
 
 constexpr std::string_view kDetails =
-    "Profiles: hwmodels/profiles/*.yaml (gb10, gh200, gh200-480gb, gh200-alps, h100-pcie-host) or a path.\n"
+    "Profiles: hwmodels/profiles/*.yaml (a100-40gb, a100-80gb, gb10, gh200, gh200-480gb, gh200-alps,\n"
+    "  h100-pcie-host) or a path.\n"
     "Sizes follow nccl-tests: all_reduce and broadcast move a buffer of the size; reduce_scatter and\n"
     "  all_gather a gathered buffer of the size (n shards of size/n). Suffixes: KiB, MiB, GiB, KB, MB, GB.\n"
     "Ranks: the first --gpus-per-node units of each of the --nodes nodes, node by node.\n"

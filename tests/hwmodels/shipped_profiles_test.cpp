@@ -62,7 +62,8 @@ class QuantityChecker {
   HardwareProfile defaults_;
 };
 
-const std::vector<std::string> kShipped = {"gb10", "gh200", "gh200-480gb", "gh200-alps", "h100-pcie-host"};
+const std::vector<std::string> kShipped = {"a100-40gb",   "a100-80gb",  "gb10",          "gh200",
+                                           "gh200-480gb", "gh200-alps", "h100-pcie-host"};
 
 TEST(ShippedProfiles, AreListed) { EXPECT_EQ(shipped_profile_names(), kShipped); }
 
