@@ -153,6 +153,24 @@ std::vector<int> block_use_order(const StepPlan& plan) {
   return order;
 }
 
+std::vector<std::vector<int>> blocks_held_together(const StepPlan& plan) {
+  std::vector<std::vector<int>> peaks;
+  std::vector<int> held;
+  bool grew = false;
+  for (const Op& op : plan.ops) {
+    if (op.kind == OpKind::acquire) {
+      held.push_back(op.block);
+      grew = true;
+    } else if (op.kind == OpKind::release) {
+      if (grew) peaks.push_back(held);
+      grew = false;
+      std::erase(held, op.block);
+    }
+  }
+  if (grew) peaks.push_back(held);
+  return peaks;
+}
+
 std::string to_text(const StepPlan& plan) {
   std::string text = "plan " + plan.schedule + ": layers=" + std::to_string(plan.layers.size()) +
                      " micro_batches=" + std::to_string(plan.micro_batches) + " blocks=" +

@@ -59,6 +59,10 @@ void validate(const StepPlan& plan, const std::string& source = "step plan");
 // Blocks in the order of their acquire ops: the order in which the step uses their state (the
 // state store's use order). Blocks without an acquire are left out.
 std::vector<int> block_use_order(const StepPlan& plan);
+// The sets of blocks the plan holds acquired at once, in issue order (acquire .. release): one
+// set at each point where an acquire is followed by a release or the step's end (the peaks).
+// What the state store must fit together where the updates run.
+std::vector<std::vector<int>> blocks_held_together(const StepPlan& plan);
 
 // Index of the op after which launch `l` is submitted (its last op); -1 for a launch no op names.
 std::vector<OpId> launch_submit_points(const StepPlan& plan);

@@ -55,6 +55,18 @@ TEST(StepPlan, TheStoreUsesBlocksInBackwardOrder) {
   EXPECT_EQ(prefetched, block_use_order(plan));
 }
 
+TEST(StepPlan, BlocksHeldTogetherAreALayerAndTheHostUpdatesStillInFlight) {
+  // Device updates: a layer's blocks are acquired together and released at the next hook, so
+  // each peak is one layer.
+  EXPECT_EQ(blocks_held_together(small_plan()), (std::vector<std::vector<int>>{{4, 5}, {2, 3}, {0, 1}}));
+  // Host updates with a release delay of 2 layers: two layers are held at once.
+  const std::vector<std::vector<int>> host = blocks_held_together(small_plan(Resource::host, 0, 2));
+  ASSERT_FALSE(host.empty());
+  std::size_t largest = 0;
+  for (const std::vector<int>& set : host) largest = std::max(largest, set.size());
+  EXPECT_EQ(largest, 4U);
+}
+
 TEST(StepPlan, EveryBlockGoesThroughItsPhasesInTheReferenceOrder) {
   for (int delay : {0, 1}) {
     const StepPlan plan = small_plan(Resource::device, delay);

@@ -52,6 +52,44 @@ TEST(StorePlacement, DevicePolicyThatDoesNotFitListsTheShortfallAndAllocatesNoth
   EXPECT_THROW(store.acquire(0), PlacementError);
 }
 
+TEST(StorePlacement, TieredBlocksAcquiredTogetherMustFitTheDeviceTogether) {
+  // Each block fits the device alone (800 B of 1000), but a step that holds two at once does not:
+  // placement says so before anything is allocated, instead of an acquire failing mid-step.
+  Blocks blocks = make_blocks({200, 200, 100});  // 800, 800, 400 bytes
+  {
+    FakePlatform p(budgets(1000, 4096, 4096));
+    StateStore store(p, store_options(PlacementPolicy::tiered));
+    const auto ids = add_all(store, blocks);
+    store.set_held_together({{ids[0]}, {ids[1], ids[2]}});
+    try {
+      store.place();
+      FAIL() << "two blocks held together should not fit";
+    } catch (const PlacementError& e) {
+      ASSERT_EQ(e.shortfalls().size(), 1u);
+      EXPECT_EQ(e.shortfalls()[0].tier, Tier::device);
+      EXPECT_GE(e.shortfalls()[0].needed, 1200u);
+    }
+    EXPECT_EQ(p.memory().usage(Tier::device).peak_resident, 0u);
+  }
+  {
+    // Held one at a time, the same blocks are placed.
+    FakePlatform p(budgets(1000, 4096, 4096));
+    StateStore store(p, store_options(PlacementPolicy::tiered));
+    const auto ids = add_all(store, blocks);
+    store.set_held_together({{ids[0]}, {ids[1]}, {ids[2]}});
+    EXPECT_NO_THROW(store.place());
+  }
+  for (const auto& b : blocks) EXPECT_TRUE(b->intact());
+}
+
+TEST(StorePlacement, HeldTogetherNamesOnlyAddedBlocks) {
+  FakePlatform p(budgets(4096, 4096, 4096));
+  Blocks blocks = make_blocks({10});
+  StateStore store(p, store_options(PlacementPolicy::tiered));
+  add_all(store, blocks);
+  EXPECT_THROW(store.set_held_together({{0, 7}}), InputError);
+}
+
 TEST(StorePlacement, ShortfallIsListedForEveryTierThatFallsShort) {
   FakePlatform p(budgets(4096, 300, 1000));
   Blocks blocks = make_blocks({100, 200});  // 400 + 800: NVMe short, host cannot stage the 800-byte block

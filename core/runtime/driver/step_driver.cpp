@@ -86,6 +86,13 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<BlockId> use_order;
   for (int b : plan::block_use_order(plan_)) use_order.push_back(blocks_[static_cast<std::size_t>(b)].store_id);
   store_->set_use_order(std::move(use_order));
+  // A hook acquires a layer's blocks together: they must fit together where they are updated.
+  std::vector<std::vector<BlockId>> held;
+  for (const std::vector<int>& set : plan::blocks_held_together(plan_)) {
+    held.emplace_back();
+    for (int b : set) held.back().push_back(blocks_[static_cast<std::size_t>(b)].store_id);
+  }
+  store_->set_held_together(std::move(held));
   store_->place();
   std::vector<PlanBlock> bound;
   for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region});

@@ -72,6 +72,14 @@ BlockId StateStore::add(Relocatable& state, std::string label, BlockOptions opti
   return id;
 }
 
+void StateStore::set_held_together(std::vector<std::vector<BlockId>> sets) {
+  for (const std::vector<BlockId>& set : sets)
+    for (const BlockId id : set)
+      if (id >= blocks_.size())
+        throw InputError("state store", "held together", "block id " + std::to_string(id) + " was never added");
+  held_together_ = std::move(sets);
+}
+
 void StateStore::set_use_order(std::vector<BlockId> order) {
   std::vector<std::ptrdiff_t> position(blocks_.size(), -1);
   for (std::size_t i = 0; i < order.size(); ++i) {

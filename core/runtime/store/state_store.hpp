@@ -57,6 +57,11 @@ class StateStore {
   // The order in which blocks are updated each step (backward order), cyclic across steps;
   // drives next-use decisions. Blocks left out count as needed last. No duplicates.
   void set_use_order(std::vector<BlockId> order);
+  // Sets of blocks that are acquired at the same time (a step's peaks; plan::blocks_held_together).
+  // Placement checks that each set fits together where its updates run, beside the blocks resting
+  // there (else PlacementError before anything is allocated); without sets, the largest block.
+  // Call before place().
+  void set_held_together(std::vector<std::vector<BlockId>> sets);
   // Room the store leaves free on set_aside.tier() (its unused part, as it changes); `set_aside`
   // must outlive the store. Call before place().
   void keep_free(const TierSetAside& set_aside) noexcept { set_aside_ = &set_aside; }
@@ -180,6 +185,7 @@ class StateStore {
   StoreOptions options_;
   std::vector<Block> blocks_;
   std::vector<BlockId> order_;
+  std::vector<std::vector<BlockId>> held_together_;
   std::ptrdiff_t cursor_ = -1;  // use position of the last acquired block
   bool all_placed_ = true;
   std::vector<BlockId> moving_;  // blocks with a transfer in flight

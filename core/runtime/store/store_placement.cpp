@@ -57,6 +57,18 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
       }
     }
   }
+  // Blocks acquired together are staged together: each set's blocks that do not rest where
+  // they are updated (under tiered, every block: the device's resting copies make way) must fit
+  // there at once.
+  for (const std::vector<BlockId>& set : held_together_) {
+    std::array<std::size_t, kTierCount> together{};
+    for (const BlockId id : set) {
+      const Block& b = blocks_[id];
+      if (options_.policy == PlacementPolicy::tiered) together[index(Tier::device)] += b.bytes;
+      else if (b.update != b.home) together[index(b.update)] += b.bytes;
+    }
+    for (Tier t : {Tier::device, Tier::host, Tier::nvme}) staged[index(t)] = std::max(staged[index(t)], together[index(t)]);
+  }
   std::vector<TierShortfall> shortfalls;
   for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
     const platform::TierUsage u = memory_.usage(t);
