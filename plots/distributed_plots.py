@@ -41,6 +41,9 @@ SERIES_COLUMNS = ("hw", "model", "placement", "nodes", "units", "sync_period", "
                   "straggler", "publish", "steps", "warmup_steps", "numerics", "precondition_frequency",
                   "max_precond_dim")
 PLOTS = ("distributed_step_time", "network_bytes", "owners_vs_replicated", "straggler")
+# What a run does when its row leaves an axis empty (asteria sim's defaults): so that a run that
+# does not name a setting compares and reads as one that names its default.
+SETTING_DEFAULTS = {"refresh_sharing": "owners", "sync_period": "1", "shard_state": "false"}
 # The step-time panels: (table column, panel title).
 TIME_PANELS = (
     ("p50_step_s", "p50 step time"),
@@ -93,7 +96,8 @@ def load_runs(study_dir):
             "config": config,
             "optimizer": row["optimizer"].strip(),
             "staleness": number(row, "staleness", table_path, index),
-            "settings": {column: (row.get(column) or "").strip() for column in SERIES_COLUMNS if column in row},
+            "settings": {column: (row.get(column) or "").strip() or SETTING_DEFAULTS.get(column, "")
+                         for column in SERIES_COLUMNS if column in row},
         }
         for column in REQUIRED_COLUMNS[4:]:
             value = number(row, column, table_path, index)

@@ -456,6 +456,27 @@ def test_distributed_plots_without_pairs(root):
     check(result.returncode == 0, f"no pairs: exit {result.returncode}: {result.stderr}")
 
 
+def test_distributed_axes_left_empty_read_as_their_defaults(root):
+    """A row that leaves an axis empty ran with asteria sim's default (owners, K = 1): replicated
+    runs that name no sync period still pair with owned runs at K = 1, and owned runs that name no
+    sharing still count as owned."""
+    rows = distributed_rows(straggler=False)
+    for row in rows:
+        if row["refresh_sharing"] == "replicated":
+            row["sync_period"] = ""
+        elif row["sync_period"] == 1:
+            row["refresh_sharing"] = ""
+    make_distributed_study(root, rows)
+    figures = distributed_plots.distributed_figures(root)
+    bars, ticks = bar_data(figures["owners_vs_replicated"], "p99 step time")
+    check(set(bars) == {"owners refresh", "replicated refresh"} and len(ticks) == 4,
+          f"owners/replicated with empty defaults: bars {sorted(bars)}, groups {ticks}")
+    check(len(line_data(figures["distributed_step_time"], "soap: p50 step time")) == 4,
+          "runs naming no sharing are owned runs: four (nodes, K) lines")
+    for figure in figures.values():
+        plot_common.plt.close(figure)
+
+
 def test_distributed_bad_input(root):
     rows = distributed_rows()
     directory = os.path.join(root, "no-network")
@@ -489,7 +510,8 @@ def main():
     for test in (test_warmup_is_excluded, test_tier_occupancy_draws_every_step, test_figures_are_readable,
                  test_study_renders, test_nothing_fits, test_missing_table_column, test_missing_steps_columns,
                  test_bad_steps_values, test_single_scripts, test_distributed_plots_draw_the_table,
-                 test_distributed_plots_render, test_distributed_plots_without_pairs, test_distributed_bad_input):
+                 test_distributed_plots_render, test_distributed_plots_without_pairs, test_distributed_bad_input,
+                 test_distributed_axes_left_empty_read_as_their_defaults):
         with tempfile.TemporaryDirectory(prefix="asteria-plots-") as root:
             test(root)
     if failures:
