@@ -81,4 +81,29 @@ void check_collective(Collective collective, const CommGroup& group, const CommB
   }
 }
 
+Pending CheckedCommGroup::checked(CollectiveCall call, CollectiveOptions options) {
+  check_collective(call.collective, *this, call.in, call.out);
+  if (call.collective == Collective::broadcast && (call.root < 0 || call.root >= size()))
+    throw std::invalid_argument("broadcast: root " + std::to_string(call.root) + " is not a rank of a group of " +
+                                std::to_string(size()));
+  check_buffers(call);
+  return start(call, std::move(options));
+}
+
+Pending CheckedCommGroup::all_reduce(CommBuffer data, ReduceOp op, CollectiveOptions options) {
+  return checked({Collective::all_reduce, op, 0, data, data}, std::move(options));
+}
+
+Pending CheckedCommGroup::reduce_scatter(CommBuffer all, CommBuffer mine, ReduceOp op, CollectiveOptions options) {
+  return checked({Collective::reduce_scatter, op, 0, all, mine}, std::move(options));
+}
+
+Pending CheckedCommGroup::all_gather(CommBuffer mine, CommBuffer all, CollectiveOptions options) {
+  return checked({Collective::all_gather, ReduceOp::sum, 0, mine, all}, std::move(options));
+}
+
+Pending CheckedCommGroup::broadcast(CommBuffer data, int root, CollectiveOptions options) {
+  return checked({Collective::broadcast, ReduceOp::sum, root, data, data}, std::move(options));
+}
+
 }  // namespace asteria::platform

@@ -73,6 +73,35 @@ class CommGroup {
   virtual std::unique_ptr<CommGroup> split(int colour, int key) = 0;
 };
 
+// One collective as a backend receives it: what, how, and its buffers (checked).
+struct CollectiveCall {
+  Collective collective = Collective::all_reduce;
+  ReduceOp op = ReduceOp::sum;  // all_reduce and reduce_scatter
+  int root = 0;                 // broadcast (a group rank)
+  CommBuffer in;                // all_reduce, broadcast: in place (in and out are one buffer)
+  CommBuffer out;
+};
+
+// The four collectives checked once, core-side (check_collective, a broadcast's root), then
+// handed to the backend as one call: a backend implements start() (and may add checks of its
+// own in check_buffers(), e.g. that buffers are device memory) instead of four entry points.
+class CheckedCommGroup : public CommGroup {
+ public:
+  Pending all_reduce(CommBuffer data, ReduceOp op, CollectiveOptions options = {}) final;
+  Pending reduce_scatter(CommBuffer all, CommBuffer mine, ReduceOp op, CollectiveOptions options = {}) final;
+  Pending all_gather(CommBuffer mine, CommBuffer all, CollectiveOptions options = {}) final;
+  Pending broadcast(CommBuffer data, int root, CollectiveOptions options = {}) final;
+
+ protected:
+  // Backend-specific checks, after the common ones; throw std::invalid_argument naming the
+  // collective.
+  virtual void check_buffers(const CollectiveCall& /*call*/) const {}
+  virtual Pending start(const CollectiveCall& call, CollectiveOptions options) = 0;
+
+ private:
+  Pending checked(CollectiveCall call, CollectiveOptions options);
+};
+
 // This rank's view of the world: its groups and where ranks live.
 class Comm {
  public:

@@ -290,7 +290,7 @@ class LocalComm final : public platform::Comm {
 
 namespace {
 
-class LocalGroup final : public platform::CommGroup {
+class LocalGroup final : public platform::CheckedCommGroup {
  public:
   LocalGroup(LocalComm& owner, std::string id, std::vector<int> members)
       : owner_(owner), id_(std::move(id)), members_(std::move(members)) {
@@ -309,29 +309,6 @@ class LocalGroup final : public platform::CommGroup {
     return members_[static_cast<std::size_t>(group_rank)];
   }
 
-  platform::Pending all_reduce(platform::CommBuffer data, platform::ReduceOp op,
-                               platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::all_reduce, *this, data, data);
-    return start(platform::Collective::all_reduce, op, 0, data, data, std::move(options));
-  }
-  platform::Pending reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
-                                   platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::reduce_scatter, *this, all, mine);
-    return start(platform::Collective::reduce_scatter, op, 0, all, mine, std::move(options));
-  }
-  platform::Pending all_gather(platform::CommBuffer mine, platform::CommBuffer all,
-                               platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::all_gather, *this, mine, all);
-    return start(platform::Collective::all_gather, platform::ReduceOp::sum, 0, mine, all, std::move(options));
-  }
-  platform::Pending broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::broadcast, *this, data, data);
-    if (root < 0 || root >= size())
-      throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
-                                  std::to_string(size()));
-    return start(platform::Collective::broadcast, platform::ReduceOp::sum, root, data, data, std::move(options));
-  }
-
   std::unique_ptr<platform::CommGroup> split(int colour, int key) override {
     const std::string name = id_ + "/" + std::to_string(splits_++);
     std::vector<int> joined = owner_.hub.split(name, members_, my_index_, colour, key);
@@ -340,15 +317,14 @@ class LocalGroup final : public platform::CommGroup {
   }
 
  private:
-  platform::Pending start(platform::Collective collective, platform::ReduceOp op, int root, platform::CommBuffer in,
-                          platform::CommBuffer out, platform::CollectiveOptions options) {
+  platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = owner_.board.make();
     Call call;
-    call.collective = collective;
-    call.op = op;
-    call.root = root;
-    call.in = in;
-    call.out = out;
+    call.collective = c.collective;
+    call.op = c.op;
+    call.root = c.root;
+    call.in = c.in;
+    call.out = c.out;
     call.promise = std::move(promise);
     call.label = std::move(options.label);
     call.tag = options.tag;

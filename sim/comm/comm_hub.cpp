@@ -16,7 +16,7 @@ namespace {
 std::string key_text(const std::string& group, std::int64_t sequence) { return group + "#" + std::to_string(sequence); }
 
 // The nccl-tests size of a collective: the buffer, or for reduce_scatter / all_gather the whole.
-double schedule_bytes(const CollectiveCall& call) {
+double schedule_bytes(const MemberCall& call) {
   switch (call.collective) {
     case platform::Collective::all_reduce:
     case platform::Collective::broadcast:
@@ -35,7 +35,7 @@ bool even_over_nodes(const collective::Members& who) {
                      [&](const auto& entry) { return entry.second == per_node.begin()->second; });
 }
 
-bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
+bool same_call(const MemberCall& a, const MemberCall& b) {
   return a.collective == b.collective && a.op == b.op && a.root == b.root && a.in.count == b.in.count &&
          a.out.count == b.out.count && a.in.dtype == b.in.dtype && a.in.bytes_only() == b.in.bytes_only();
 }
@@ -76,7 +76,7 @@ int CommHub::register_group(const std::string& name, const std::vector<int>& mem
 const CommHub::MemberList& CommHub::members(int group) const { return groups_.at(static_cast<std::size_t>(group)).members; }
 const std::string& CommHub::name(int group) const { return groups_.at(static_cast<std::size_t>(group)).name; }
 
-void CommHub::arrive(int group, std::int64_t sequence, int group_rank, CollectiveCall call, bool may_block,
+void CommHub::arrive(int group, std::int64_t sequence, int group_rank, MemberCall call, bool may_block,
                      sg4::Host* host) {
   const Group& g = groups_.at(static_cast<std::size_t>(group));
   const auto key = std::make_pair(group, sequence);
@@ -155,7 +155,7 @@ void CommHub::run(int group, Calls& calls) {
   const MemberList list = members(group);  // a copy: groups may be added while the flows run
   const std::vector<int>& members = *list;
   Status outcome = Status::success();
-  const CollectiveCall* first = nullptr;
+  const MemberCall* first = nullptr;
   bool complete = true;  // every member called (no mirrors)
   for (const auto& c : calls) {
     if (!c) {
@@ -191,7 +191,7 @@ void CommHub::run(int group, Calls& calls) {
   const double end = sg4::Engine::get_clock();
   for (std::size_t r = 0; r < calls.size(); ++r) {
     if (!calls[r]) continue;
-    CollectiveCall& c = *calls[r];
+    MemberCall& c = *calls[r];
     if (c.activities != nullptr && c.activities->recording(c.tag.step)) {
       platform::Activity a;
       a.track = platform::comm_track(members[r]);

@@ -32,7 +32,7 @@
 namespace asteria::sim {
 
 // One member's part of a collective.
-struct CollectiveCall {
+struct MemberCall {
   platform::Collective collective = platform::Collective::all_reduce;
   platform::ReduceOp op = platform::ReduceOp::sum;
   int root = 0;
@@ -74,7 +74,7 @@ class CommHub {
   // collective (simulated time passes) and returns when every member's Pending is complete; the
   // last member's call with `may_block` false runs it in a fresh actor on `host` instead.
   // Inside an actor, or before the simulation runs.
-  void arrive(int group, std::int64_t sequence, int group_rank, CollectiveCall call, bool may_block,
+  void arrive(int group, std::int64_t sequence, int group_rank, MemberCall call, bool may_block,
               simgrid::s4u::Host* host);
 
   // The members (units, in group order) of the group that `group_rank` joins with `colour`
@@ -84,7 +84,7 @@ class CommHub {
   std::vector<int> split(int group, std::int64_t sequence, int group_rank, int colour, int key);
 
  private:
-  using Calls = std::vector<std::optional<CollectiveCall>>;
+  using Calls = std::vector<std::optional<MemberCall>>;
   struct Group {
     std::string name;
     MemberList members;
@@ -95,7 +95,7 @@ class CommHub {
     std::map<std::int64_t, std::shared_ptr<Calls>> gathered;
   };
   struct Gathering {
-    std::vector<std::optional<CollectiveCall>> calls;
+    std::vector<std::optional<MemberCall>> calls;
     int arrived = 0;
   };
   struct SplitGathering {

@@ -37,8 +37,14 @@ int SimGroup::world_rank(int group_rank) const {
   return (*members_)[static_cast<std::size_t>(group_rank)];
 }
 
-platform::Pending SimGroup::start(CollectiveCall call, platform::CollectiveOptions options) {
+platform::Pending SimGroup::start(const platform::CollectiveCall& c, platform::CollectiveOptions options) {
   auto [promise, pending] = rank_.board->make();
+  MemberCall call;
+  call.collective = c.collective;
+  call.op = c.op;
+  call.root = c.root;
+  call.in = c.in;
+  call.out = c.out;
   call.promise = std::move(promise);
   call.label = std::move(options.label);
   call.tag = options.tag;
@@ -63,45 +69,6 @@ platform::Pending SimGroup::start(CollectiveCall call, platform::CollectiveOptio
                        hub->arrive(group, sequence, index, std::move(call), /*may_block=*/true, host);
                      });
   return std::move(pending);
-}
-
-namespace {
-CollectiveCall call_of(platform::Collective collective, platform::ReduceOp op, int root, platform::CommBuffer in,
-                       platform::CommBuffer out) {
-  CollectiveCall call;
-  call.collective = collective;
-  call.op = op;
-  call.root = root;
-  call.in = in;
-  call.out = out;
-  return call;
-}
-}  // namespace
-
-platform::Pending SimGroup::all_reduce(platform::CommBuffer data, platform::ReduceOp op,
-                                       platform::CollectiveOptions options) {
-  platform::check_collective(platform::Collective::all_reduce, *this, data, data);
-  return start(call_of(platform::Collective::all_reduce, op, 0, data, data), std::move(options));
-}
-
-platform::Pending SimGroup::reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
-                                           platform::CollectiveOptions options) {
-  platform::check_collective(platform::Collective::reduce_scatter, *this, all, mine);
-  return start(call_of(platform::Collective::reduce_scatter, op, 0, all, mine), std::move(options));
-}
-
-platform::Pending SimGroup::all_gather(platform::CommBuffer mine, platform::CommBuffer all,
-                                       platform::CollectiveOptions options) {
-  platform::check_collective(platform::Collective::all_gather, *this, mine, all);
-  return start(call_of(platform::Collective::all_gather, platform::ReduceOp::sum, 0, mine, all), std::move(options));
-}
-
-platform::Pending SimGroup::broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options) {
-  platform::check_collective(platform::Collective::broadcast, *this, data, data);
-  if (root < 0 || root >= size())
-    throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
-                                std::to_string(size()));
-  return start(call_of(platform::Collective::broadcast, platform::ReduceOp::sum, root, data, data), std::move(options));
 }
 
 std::unique_ptr<platform::CommGroup> SimGroup::split(int colour, int key) {

@@ -18,7 +18,7 @@ struct RankContext {
   platform::ActivitySink* activities = nullptr;
 };
 
-class SimGroup final : public platform::CommGroup {
+class SimGroup final : public platform::CheckedCommGroup {
  public:
   SimGroup(CommHub& hub, RankContext rank, std::string id, std::vector<int> members);
 
@@ -26,17 +26,10 @@ class SimGroup final : public platform::CommGroup {
   int size() const noexcept override { return static_cast<int>(members_->size()); }
   int world_rank(int group_rank) const override;
 
-  platform::Pending all_reduce(platform::CommBuffer data, platform::ReduceOp op,
-                               platform::CollectiveOptions options = {}) override;
-  platform::Pending reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
-                                   platform::CollectiveOptions options = {}) override;
-  platform::Pending all_gather(platform::CommBuffer mine, platform::CommBuffer all,
-                               platform::CollectiveOptions options = {}) override;
-  platform::Pending broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options = {}) override;
   std::unique_ptr<platform::CommGroup> split(int colour, int key) override;
 
  private:
-  platform::Pending start(CollectiveCall call, platform::CollectiveOptions options);
+  platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override;
 
   CommHub& hub_;
   RankContext rank_;

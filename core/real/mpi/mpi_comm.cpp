@@ -346,7 +346,7 @@ void run_collective(MpiEngine& engine, const GroupState& g, Call& call) {
   call.promise.fulfil(std::move(outcome));
 }
 
-class MpiGroup final : public platform::CommGroup {
+class MpiGroup final : public platform::CheckedCommGroup {
  public:
   MpiGroup(std::shared_ptr<MpiEngine> engine, GroupState state, std::string id)
       : engine_(std::move(engine)), state_(std::make_shared<GroupState>(std::move(state))), id_(std::move(id)) {}
@@ -366,29 +366,6 @@ class MpiGroup final : public platform::CommGroup {
       throw std::out_of_range("MpiGroup::world_rank: no group rank " + std::to_string(group_rank) +
                               " in a group of " + std::to_string(size()));
     return state_->world_ranks[static_cast<std::size_t>(group_rank)];
-  }
-
-  platform::Pending all_reduce(platform::CommBuffer data, platform::ReduceOp op,
-                               platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::all_reduce, *this, data, data);
-    return start(platform::Collective::all_reduce, op, 0, data, data, std::move(options));
-  }
-  platform::Pending reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
-                                   platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::reduce_scatter, *this, all, mine);
-    return start(platform::Collective::reduce_scatter, op, 0, all, mine, std::move(options));
-  }
-  platform::Pending all_gather(platform::CommBuffer mine, platform::CommBuffer all,
-                               platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::all_gather, *this, mine, all);
-    return start(platform::Collective::all_gather, platform::ReduceOp::sum, 0, mine, all, std::move(options));
-  }
-  platform::Pending broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options) override {
-    platform::check_collective(platform::Collective::broadcast, *this, data, data);
-    if (root < 0 || root >= size())
-      throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
-                                  std::to_string(size()));
-    return start(platform::Collective::broadcast, platform::ReduceOp::sum, root, data, data, std::move(options));
   }
 
   // MPI_Comm_split on the progress thread, after every call issued before; the caller waits.
@@ -418,15 +395,14 @@ class MpiGroup final : public platform::CommGroup {
   }
 
  private:
-  platform::Pending start(platform::Collective collective, platform::ReduceOp op, int root, platform::CommBuffer in,
-                          platform::CommBuffer out, platform::CollectiveOptions options) {
+  platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = engine_->board.make();
     auto call = std::make_shared<Call>();
-    call->collective = collective;
-    call->op = op;
-    call->root = root;
-    call->in = in;
-    call->out = out;
+    call->collective = c.collective;
+    call->op = c.op;
+    call->root = c.root;
+    call->in = c.in;
+    call->out = c.out;
     call->after = std::move(options.after);
     call->promise = std::move(promise);
     call->name = id_ + "#" + std::to_string(collectives_++);

@@ -248,7 +248,7 @@ void check_device_buffer(platform::Collective collective, const platform::CommBu
                                 ", the comm's device is " + std::to_string(device));
 }
 
-class NcclGroup final : public platform::CommGroup {
+class NcclGroup final : public platform::CheckedCommGroup {
  public:
   NcclGroup(std::shared_ptr<NcclEngine> engine, std::shared_ptr<NcclGroupState> state, std::string id)
       : engine_(std::move(engine)), state_(std::move(state)), id_(std::move(id)) {}
@@ -275,29 +275,6 @@ class NcclGroup final : public platform::CommGroup {
       throw std::out_of_range("NcclGroup::world_rank: no group rank " + std::to_string(group_rank) +
                               " in a group of " + std::to_string(size()));
     return state_->world_ranks[static_cast<std::size_t>(group_rank)];
-  }
-
-  platform::Pending all_reduce(platform::CommBuffer data, platform::ReduceOp op,
-                               platform::CollectiveOptions options) override {
-    check(platform::Collective::all_reduce, data, data);
-    return start(platform::Collective::all_reduce, op, 0, data, data, std::move(options));
-  }
-  platform::Pending reduce_scatter(platform::CommBuffer all, platform::CommBuffer mine, platform::ReduceOp op,
-                                   platform::CollectiveOptions options) override {
-    check(platform::Collective::reduce_scatter, all, mine);
-    return start(platform::Collective::reduce_scatter, op, 0, all, mine, std::move(options));
-  }
-  platform::Pending all_gather(platform::CommBuffer mine, platform::CommBuffer all,
-                               platform::CollectiveOptions options) override {
-    check(platform::Collective::all_gather, mine, all);
-    return start(platform::Collective::all_gather, platform::ReduceOp::sum, 0, mine, all, std::move(options));
-  }
-  platform::Pending broadcast(platform::CommBuffer data, int root, platform::CollectiveOptions options) override {
-    if (root < 0 || root >= size())
-      throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of a group of " +
-                                  std::to_string(size()));
-    check(platform::Collective::broadcast, data, data);
-    return start(platform::Collective::broadcast, platform::ReduceOp::sum, root, data, data, std::move(options));
   }
 
   // ncclCommSplit on the issue thread once every call issued before has completed; the caller
@@ -352,21 +329,20 @@ class NcclGroup final : public platform::CommGroup {
   }
 
  private:
-  void check(platform::Collective collective, const platform::CommBuffer& in, const platform::CommBuffer& out) const {
-    platform::check_collective(collective, *this, in, out);
-    check_device_buffer(collective, in, engine_->device);
-    if (out.data != in.data) check_device_buffer(collective, out, engine_->device);
+  // The buffers must be this rank's device memory (where the calling thread can tell).
+  void check_buffers(const platform::CollectiveCall& c) const override {
+    check_device_buffer(c.collective, c.in, engine_->device);
+    if (c.out.data != c.in.data) check_device_buffer(c.collective, c.out, engine_->device);
   }
 
-  platform::Pending start(platform::Collective collective, platform::ReduceOp op, int root, platform::CommBuffer in,
-                          platform::CommBuffer out, platform::CollectiveOptions options) {
+  platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = engine_->board.make();
     auto call = std::make_shared<NcclCall>();
-    call->collective = collective;
-    call->op = op;
-    call->root = root;
-    call->in = in;
-    call->out = out;
+    call->collective = c.collective;
+    call->op = c.op;
+    call->root = c.root;
+    call->in = c.in;
+    call->out = c.out;
     call->after = std::move(options.after);
     call->promise = std::move(promise);
     call->name = id_ + "#" + std::to_string(collectives_++);
