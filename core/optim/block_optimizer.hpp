@@ -99,6 +99,13 @@ class BlockOptimizer {
   virtual std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> /*spare*/) const {
     return snapshot(t);
   }
+  // The job of a data-parallel rank that does not own the block's refresh: at the same snapshot
+  // point, it only receives the owner's result (RefreshJob::load_result) and publishes it, so
+  // it needs no copy of the statistics and holds only the result's bytes. It never runs. The
+  // fallback is a full snapshot (correct, but it copies and holds what the owner does).
+  virtual std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+    return snapshot_reusing(t, std::move(spare));
+  }
   virtual void publish(RefreshJob<T>& /*finished*/) {}
   virtual int activation_delay() const noexcept { return 0; }
 

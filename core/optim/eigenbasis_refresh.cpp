@@ -52,15 +52,43 @@ EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from
 }
 
 template <Real T>
+EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from_version, index left_n, index right_n,
+                                              linalg::EigenvalueOrder ordering, linalg::Orthogonalization method,
+                                              bool compute_change_of_basis)
+    : RefreshJob<T>(stats_step),
+      from_version_(from_version),
+      ordering_(ordering),
+      method_(method),
+      compute_change_of_basis_(compute_change_of_basis) {
+  receive(stats_step, from_version, left_n, right_n);
+}
+
+template <Real T>
+void EigenbasisRefreshJob<T>::receive(Step stats_step, std::int64_t from_version, index left_n, index right_n) {
+  this->restamp(stats_step);
+  from_version_ = from_version;
+  receiving_ = true;
+  const std::array<index, 2> sizes = {left_n, right_n};
+  for (std::size_t s = 0; s < 2; ++s) {
+    Factor& f = factors_[s];
+    f.n = sizes[s];
+    f.stats = linalg::Matrix<T>();  // a receiver never reads statistics: hold none
+    f.basis = linalg::Matrix<T>();
+  }
+}
+
+template <Real T>
 void EigenbasisRefreshJob<T>::refill(Step stats_step, std::int64_t from_version,
                                      linalg::ConstMatrixView<T> left_stats, linalg::ConstMatrixView<T> right_stats,
                                      linalg::ConstMatrixView<T> left_basis, linalg::ConstMatrixView<T> right_basis) {
   this->restamp(stats_step);
   from_version_ = from_version;
+  receiving_ = false;
   const std::array<linalg::ConstMatrixView<T>, 2> stats = {left_stats, right_stats};
   const std::array<linalg::ConstMatrixView<T>, 2> bases = {left_basis, right_basis};
   for (std::size_t s = 0; s < 2; ++s) {
     Factor& f = factors_[s];
+    f.n = stats[s].rows();
     f.stats.assign(stats[s]);
     if (!full()) f.basis.assign(bases[s]);  // a full job never reads it; a stale one is harmless
   }
@@ -96,6 +124,7 @@ Status EigenbasisRefreshJob<T>::run_one(Factor& f, const char* which) {
 
 template <Real T>
 Status EigenbasisRefreshJob<T>::run() {
+  if (receiving_) return {StatusCode::invalid_argument, "a receiving refresh job loads its owner's result; it never runs"};
   if (Status s = run_one(factors_[0], "left"); !s.ok()) return s;
   return run_one(factors_[1], "right");
 }
@@ -104,15 +133,16 @@ template <Real T>
 std::vector<platform::Cost> EigenbasisRefreshJob<T>::cost() const {
   std::vector<platform::Cost> costs;
   for (const Factor& f : factors_)
-    append_eigenbasis_cost(costs, f.stats.rows(), sizeof(T), full(), method_, compute_change_of_basis_);
+    append_eigenbasis_cost(costs, f.n, sizeof(T), full(), method_, compute_change_of_basis_);
   return costs;
 }
 
 template <Real T>
 std::size_t EigenbasisRefreshJob<T>::bytes() const {
-  // From the shapes alone: result buffers are sized by run().
+  // From the shapes alone: result buffers are sized by run() (or load_result()).
+  if (receiving_) return result_bytes();
   std::size_t total = 0;
-  for (const Factor& f : factors_) total += eigenbasis_job_bytes(f.stats.rows(), sizeof(T), compute_change_of_basis_);
+  for (const Factor& f : factors_) total += eigenbasis_job_bytes(f.n, sizeof(T), compute_change_of_basis_);
   return total;
 }
 
@@ -124,7 +154,7 @@ std::size_t eigenbasis_result_bytes(index n, std::size_t element_bytes, bool cha
 template <Real T>
 std::size_t EigenbasisRefreshJob<T>::result_bytes() const {
   std::size_t total = 0;
-  for (const Factor& f : factors_) total += eigenbasis_result_bytes(f.stats.rows(), sizeof(T), compute_change_of_basis_);
+  for (const Factor& f : factors_) total += eigenbasis_result_bytes(f.n, sizeof(T), compute_change_of_basis_);
   return total;
 }
 
@@ -159,7 +189,7 @@ void EigenbasisRefreshJob<T>::load_result(std::span<const std::byte> image) {
   if (image.size() != result_bytes()) throw std::logic_error("EigenbasisRefreshJob::load_result: wrong image size");
   std::size_t at = 0;
   for (Factor& f : factors_) {
-    const index n = f.stats.rows();
+    const index n = f.n;
     f.new_basis.resize(n, n);
     get_bytes<T>(image, at, std::span<T>(f.new_basis.data(), static_cast<std::size_t>(f.new_basis.size())));
     std::vector<std::int64_t> order(static_cast<std::size_t>(n));
@@ -185,6 +215,18 @@ std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_receiver(const EigenbasisSnapshot<T>& s,
+                                                        std::unique_ptr<RefreshJob<T>> spare) {
+  if (auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get())) {
+    job->receive(s.stats_step, s.from_version, s.left_stats.rows(), s.right_stats.rows());
+    return spare;
+  }
+  return std::make_unique<EigenbasisRefreshJob<T>>(s.stats_step, s.from_version, s.left_stats.rows(),
+                                                   s.right_stats.rows(), s.ordering, s.method,
+                                                   s.compute_change_of_basis);
+}
+
+template <Real T>
 bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay) {
   const T keep = T(1) - decay;
   auto updated = [&](index i, index j) { return (weights(i, j) - step * direction(i, j)) * keep; };
@@ -202,6 +244,10 @@ template class EigenbasisRefreshJob<double>;
 template std::unique_ptr<RefreshJob<float>> take_eigenbasis_snapshot<float>(const EigenbasisSnapshot<float>&,
                                                                             std::unique_ptr<RefreshJob<float>>);
 template std::unique_ptr<RefreshJob<double>> take_eigenbasis_snapshot<double>(const EigenbasisSnapshot<double>&,
+                                                                              std::unique_ptr<RefreshJob<double>>);
+template std::unique_ptr<RefreshJob<float>> take_eigenbasis_receiver<float>(const EigenbasisSnapshot<float>&,
+                                                                            std::unique_ptr<RefreshJob<float>>);
+template std::unique_ptr<RefreshJob<double>> take_eigenbasis_receiver<double>(const EigenbasisSnapshot<double>&,
                                                                               std::unique_ptr<RefreshJob<double>>);
 template bool write_update_then_decay<float>(linalg::MatrixView<float>, linalg::ConstMatrixView<float>, float, float);
 template bool write_update_then_decay<double>(linalg::MatrixView<double>, linalg::ConstMatrixView<double>, double,

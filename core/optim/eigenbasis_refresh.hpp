@@ -51,22 +51,33 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
                        linalg::ConstMatrixView<T> right_basis, linalg::EigenvalueOrder ordering,
                        linalg::Orthogonalization method, bool compute_change_of_basis);
 
+  // A receiving job (data-parallel ranks that do not own the block's refresh): factors of
+  // left_n x left_n and right_n x right_n, no statistics copied; it never runs, its result is
+  // loaded (load_result) from the owner's and then published as if it had run here.
+  EigenbasisRefreshJob(Step stats_step, std::int64_t from_version, index left_n, index right_n,
+                       linalg::EigenvalueOrder ordering, linalg::Orthogonalization method,
+                       bool compute_change_of_basis);
   // Makes this (resolved) job a new snapshot of the same block, keeping its buffers; the
   // ordering, method and change-of-basis choice stay those of construction.
   void refill(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
               linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
               linalg::ConstMatrixView<T> right_basis);
+  // Makes this (resolved) job a receiving job of the same block (see above), keeping the result
+  // buffers it has.
+  void receive(Step stats_step, std::int64_t from_version, index left_n, index right_n);
 
+  // A receiving job's run() fails (invalid_argument): its result comes from the owner.
   Status run() override;
   std::vector<platform::Cost> cost() const override;
   std::size_t bytes() const override;
-  // Per factor: the new basis (n x n), the order (n 64-bit indices), the change of basis when
-  // computed (n x n).
+  // Per factor (also for a receiving job, which holds this and nothing else): the new basis
+  // (n x n), the order (n 64-bit indices), the change of basis when computed (n x n).
   std::size_t result_bytes() const override;
   void save_result(std::span<std::byte> image) const override;
   void load_result(std::span<const std::byte> image) override;
 
   bool full() const noexcept { return from_version_ == 0; }
+  bool receiving() const noexcept { return receiving_; }
   std::int64_t from_version() const noexcept { return from_version_; }
   // Results, valid after a successful run().
   linalg::ConstMatrixView<T> new_basis(Side s) const noexcept { return side(s).new_basis.view(); }
@@ -78,6 +89,7 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
 
  private:
   struct Factor {
+    index n = 0;  // the factor's size (n x n), also for receiving jobs, which hold no statistics
     linalg::Matrix<T> stats;
     linalg::Matrix<T> basis;  // empty for full jobs
     linalg::Matrix<T> new_basis;  // sized by run(), on the worker
@@ -91,6 +103,7 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   linalg::EigenvalueOrder ordering_;
   linalg::Orthogonalization method_;
   bool compute_change_of_basis_;
+  bool receiving_ = false;
   std::array<Factor, 2> factors_;
 };
 
@@ -107,6 +120,11 @@ struct EigenbasisSnapshot {
 // `spare` refilled when it is an eigenbasis job of the block (its buffers kept), a new job otherwise.
 template <Real T>
 std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot<T>& snapshot,
+                                                        std::unique_ptr<RefreshJob<T>> spare);
+// The receiving job for the same snapshot point (only the statistics' sizes are read), `spare`
+// reused the same way.
+template <Real T>
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_receiver(const EigenbasisSnapshot<T>& snapshot,
                                                         std::unique_ptr<RefreshJob<T>> spare);
 
 // Decoupled weight decay after the step, as SOAP and KL-Shampoo do it:

@@ -161,6 +161,15 @@ std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot_reusing(Step t, std::
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  const BlockState<T>& s = this->state_;
+  return take_eigenbasis_receiver<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+                                      s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::keep,
+                                      hp_.basis_orthogonalization, /*compute_change_of_basis=*/false},
+                                     std::move(spare));
+}
+
+template <Real T>
 void KlShampooBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("kl-shampoo: publish() was given a refresh job of another optimizer");

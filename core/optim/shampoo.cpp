@@ -84,6 +84,18 @@ std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot_reusing(Step t, std::un
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  const std::int64_t k = this->state_.counter(stats_steps_);
+  const index left_n = this->state_.tensor(left_).rows();
+  const index right_n = this->state_.tensor(right_).rows();
+  if (auto* job = dynamic_cast<ShampooRefreshJob<T>*>(spare.get())) {
+    job->receive(t, k, left_n, right_n);
+    return spare;
+  }
+  return std::make_unique<ShampooRefreshJob<T>>(t, k, left_n, right_n, settings_);
+}
+
+template <Real T>
 void ShampooBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
   if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");

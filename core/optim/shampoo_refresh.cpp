@@ -72,8 +72,32 @@ ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_coun
       stats_count_(stats_count),
       bias_correction_(bias_correction),
       settings_(settings),
-      left_{"L", linalg::Matrix<T>(left), {}},
-      right_{"R", linalg::Matrix<T>(right), {}} {}  // roots are sized by run(), on the worker
+      left_{"L", left.rows(), linalg::Matrix<T>(left), {}},
+      right_{"R", right.rows(), linalg::Matrix<T>(right), {}} {}  // roots are sized by run(), on the worker
+
+template <Real T>
+ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_count, index left_n, index right_n,
+                                        const ShampooRootSettings& settings)
+    : RefreshJob<T>(stats_step), stats_count_(stats_count), bias_correction_(1.0), settings_(settings),
+      left_{"L", left_n, {}, {}}, right_{"R", right_n, {}, {}} {
+  receive(stats_step, stats_count, left_n, right_n);
+}
+
+template <Real T>
+void ShampooRefreshJob<T>::receive(Step stats_step, std::int64_t stats_count, index left_n, index right_n) {
+  this->restamp(stats_step);
+  stats_count_ = stats_count;
+  bias_correction_ = 1.0;
+  finished_ = false;
+  receiving_ = true;
+  for (auto [factor, n] : {std::pair{&left_, left_n}, std::pair{&right_, right_n}}) {
+    factor->n = n;
+    factor->statistics = linalg::Matrix<T>();  // a receiver never reads statistics: hold none
+    factor->newton = {};
+    factor->newton_ran = false;
+    factor->bias_corrected = false;
+  }
+}
 
 template <Real T>
 void ShampooRefreshJob<T>::refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
@@ -82,7 +106,9 @@ void ShampooRefreshJob<T>::refill(Step stats_step, std::int64_t stats_count, lin
   stats_count_ = stats_count;
   bias_correction_ = bias_correction;
   finished_ = false;
+  receiving_ = false;
   for (auto [factor, source] : {std::pair{&left_, left}, std::pair{&right_, right}}) {
+    factor->n = source.rows();
     factor->statistics.assign(source);
     factor->newton = {};
     factor->newton_ran = false;
@@ -116,6 +142,7 @@ Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
 
 template <Real T>
 Status ShampooRefreshJob<T>::run() {
+  if (receiving_) return {StatusCode::invalid_argument, "a receiving refresh job loads its owner's result; it never runs"};
   finished_ = false;
   if (Status s = compute_root(left_); !s.ok()) return s;
   if (Status s = compute_root(right_); !s.ok()) return s;
@@ -129,21 +156,22 @@ std::vector<platform::Cost> ShampooRefreshJob<T>::cost() const {
   for (const Factor* factor : {&left_, &right_}) {
     // After run() the iteration count is known (also when the iteration failed).
     const int iterations = factor->newton_ran ? factor->newton.iterations : kNewtonIterationsEstimate;
-    append_root_cost(pieces, settings_, factor->statistics.rows(), sizeof(T), iterations);
+    append_root_cost(pieces, settings_, factor->n, sizeof(T), iterations);
   }
   return pieces;
 }
 
 template <Real T>
 std::size_t ShampooRefreshJob<T>::bytes() const {
-  // From the shapes: roots are sized by run().
-  return root_job_bytes(left_.statistics.rows(), sizeof(T)) + root_job_bytes(right_.statistics.rows(), sizeof(T));
+  // From the shapes: roots are sized by run() (or load_result()).
+  if (receiving_) return result_bytes();
+  return root_job_bytes(left_.n, sizeof(T)) + root_job_bytes(right_.n, sizeof(T));
 }
 
 template class ShampooRefreshJob<float>;
 template <Real T>
 std::size_t ShampooRefreshJob<T>::result_bytes() const {
-  return root_result_bytes(left_.statistics.rows(), sizeof(T)) + root_result_bytes(right_.statistics.rows(), sizeof(T));
+  return root_result_bytes(left_.n, sizeof(T)) + root_result_bytes(right_.n, sizeof(T));
 }
 
 template <Real T>
@@ -163,7 +191,7 @@ void ShampooRefreshJob<T>::load_result(std::span<const std::byte> image) {
   if (image.size() != result_bytes()) throw std::logic_error("ShampooRefreshJob::load_result: wrong image size");
   std::size_t at = 0;
   for (Factor* f : {&left_, &right_}) {
-    const index n = f->statistics.rows();
+    const index n = f->n;
     f->root.resize(n, n);
     const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
     std::memcpy(f->root.data(), image.data() + at, bytes);

@@ -42,13 +42,23 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
                     linalg::ConstMatrixView<T> right, double bias_correction, const ShampooRootSettings& settings);
 
+  // A receiving job (data-parallel ranks that do not own the block's refresh): roots of
+  // left_n x left_n and right_n x right_n, no statistics copied; it never runs, its result is
+  // loaded (load_result) from the owner's and then published as if it had run here.
+  ShampooRefreshJob(Step stats_step, std::int64_t stats_count, index left_n, index right_n,
+                    const ShampooRootSettings& settings);
+
   // Makes this (resolved) job a new snapshot of the same block, keeping its buffers.
   void refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
               linalg::ConstMatrixView<T> right, double bias_correction);
+  // Makes this (resolved) job a receiving job of the same block, keeping its root buffers.
+  void receive(Step stats_step, std::int64_t stats_count, index left_n, index right_n);
 
+  // A receiving job's run() fails (invalid_argument): its result comes from the owner.
   Status run() override;
   // Per factor: eigh + reconstruction, or one coupled Newton piece (estimated before run()).
   std::vector<platform::Cost> cost() const override;
+  // A computing job's snapshot and roots; a receiving job's roots only.
   std::size_t bytes() const override;
   // Both roots (n x n each, row-major).
   std::size_t result_bytes() const override;
@@ -56,6 +66,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   void load_result(std::span<const std::byte> image) override;
 
   bool finished() const noexcept { return finished_; }
+  bool receiving() const noexcept { return receiving_; }
   std::int64_t stats_count() const noexcept { return stats_count_; }
   linalg::ConstMatrixView<T> left_root() const noexcept { return left_.root.view(); }
   linalg::ConstMatrixView<T> right_root() const noexcept { return right_.root.view(); }
@@ -63,6 +74,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
  private:
   struct Factor {
     const char* name;
+    index n = 0;  // the factor's size (n x n), also for receiving jobs, which hold no statistics
     linalg::Matrix<T> statistics;
     linalg::Matrix<T> root;
     linalg::NewtonReport newton{};
@@ -77,6 +89,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   Factor left_;
   Factor right_;
   bool finished_ = false;
+  bool receiving_ = false;
 };
 
 }  // namespace asteria::optim

@@ -71,6 +71,12 @@ class ShapeBlock final : public BlockOptimizer<T> {
     return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_, job_bytes_,
                                                 result_bytes_);
   }
+  // A receiving job holds the result's bytes only (the real receiving jobs' bytes()).
+  std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> /*spare*/) const override {
+    if (statistics_counter(kind_).empty()) return nullptr;
+    return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_,
+                                                result_bytes_, result_bytes_);
+  }
   void publish(RefreshJob<T>& /*finished*/) override { ++publications_; }
   [[nodiscard]] bool apply(linalg::MatrixView<T> /*weights*/, linalg::ConstMatrixView<T> /*grad*/,
                            Step /*t*/) override {

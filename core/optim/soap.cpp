@@ -69,6 +69,15 @@ std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(Step t, std::uniqu
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  const BlockState<T>& s = this->state_;
+  return take_eigenbasis_receiver<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+                                      s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::descending,
+                                      hp_.basis_orthogonalization, /*compute_change_of_basis=*/true},
+                                     std::move(spare));
+}
+
+template <Real T>
 void SoapBlock<T>::rotate_momentum(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
   // m ← C_L m C_Rᵀ with C = Q_newᵀ Q_installed: back to the original space and into the new basis.
   MatrixView<T> m = this->state_.tensor(m_);

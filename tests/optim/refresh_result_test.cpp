@@ -76,6 +76,77 @@ TYPED_TEST(RefreshResult, ALoadedResultPublishesWhatTheRunOneDoes) {
   }
 }
 
+TYPED_TEST(RefreshResult, AReceivingJobHoldsTheResultOnlyAndPublishesWhatTheRunOneDoes) {
+  using T = TypeParam;
+  for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    Hyperparameters hp = default_hyperparameters(kind);
+    hp.precondition_frequency = 3;
+    hp.start_preconditioning_step = 3;
+    constexpr index rows = 13, cols = 7;
+    auto owner = make_block_optimizer<T>(kind, hp, rows, cols);
+    auto replica = make_block_optimizer<T>(kind, hp, rows, cols);
+    linalg::Matrix<T> w_owner(rows, cols), w_replica(rows, cols);
+    std::mt19937_64 rng(29);
+    std::unique_ptr<RefreshJob<T>> owner_spare, replica_spare;  // reused, as the service does
+    int shared = 0;
+    for (Step t = 1; t <= 19; ++t) {
+      const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
+      owner->accumulate(g, t);
+      replica->accumulate(g, t);
+      std::unique_ptr<RefreshJob<T>> ran, received;
+      if (owner->refresh_due(t)) {
+        ran = owner->snapshot_reusing(t, std::move(owner_spare));
+        received = replica->receiver(t, std::move(replica_spare));
+        ASSERT_NE(received, nullptr);
+        ASSERT_EQ(ran->result_bytes(), received->result_bytes());
+        // No statistics copied: the receiver holds exactly its result, less than the snapshot.
+        EXPECT_EQ(received->bytes(), received->result_bytes());
+        EXPECT_LT(received->bytes(), ran->bytes());
+        EXPECT_EQ(received->bytes(), refresh_result_bytes(kind, hp, rows, cols, sizeof(T)));
+        EXPECT_EQ(received->run().code(), StatusCode::invalid_argument);  // it never computes
+        ASSERT_TRUE(ran->run().ok());
+        std::vector<std::byte> image(ran->result_bytes());
+        ran->save_result(image);
+        received->load_result(image);
+        ++shared;
+      }
+      if (ran && owner->activation_delay() == 0) {
+        owner->publish(*ran);
+        replica->publish(*received);
+      }
+      ASSERT_TRUE(owner->apply(w_owner.view(), g, t));
+      ASSERT_TRUE(replica->apply(w_replica.view(), g, t));
+      if (ran && owner->activation_delay() == 1) {
+        owner->publish(*ran);
+        replica->publish(*received);
+      }
+      if (ran) {
+        owner_spare = std::move(ran);
+        replica_spare = std::move(received);
+      }
+      ASSERT_EQ(owner->state().serialize(), replica->state().serialize()) << "step " << t;
+      ASSERT_EQ(std::vector<T>(w_owner.values().begin(), w_owner.values().end()),
+                std::vector<T>(w_replica.values().begin(), w_replica.values().end()))
+          << "step " << t;
+    }
+    EXPECT_GE(shared, 5);
+  }
+}
+
+TYPED_TEST(RefreshResult, ShapeReceiversHoldTheRealReceiversBytes) {
+  using T = TypeParam;
+  for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
+    SCOPED_TRACE(std::string(to_string(kind)));
+    const Hyperparameters hp = default_hyperparameters(kind);
+    ShapeBlock<T> shape(kind, hp, 9, 5);
+    const auto received = shape.receiver(1, nullptr);
+    ASSERT_NE(received, nullptr);
+    EXPECT_EQ(received->bytes(), refresh_result_bytes(kind, hp, 9, 5, sizeof(T)));
+    EXPECT_LT(received->bytes(), shape.snapshot(1)->bytes());
+  }
+}
+
 TYPED_TEST(RefreshResult, ShapeJobsCarryTheRealResultSizeWithoutValues) {
   using T = TypeParam;
   for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo}) {

@@ -65,17 +65,24 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   }
   for (Block& b : blocks_)
     if (b.local) b.service_id = service_->register_block(*b.optimizer, b.label);
+  std::vector<int> refresh_owners;
   if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !options_.shard_state) {
     std::vector<double> costs;
     for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
     platform::Comm& side = *platform_.side_comm();  // off the gradients' queue
-    service_->share_refreshes(side, assign_refresh_owners(costs, side), options_.sync_period);
+    refresh_owners = assign_refresh_owners(costs, side);
+    service_->share_refreshes(side, refresh_owners, options_.sync_period);
   }
   // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
-  // refused at placement (a PlacementError naming the host), before the first step.
+  // refused at placement (a PlacementError naming the host), before the first step. A block
+  // whose refresh another rank owns holds receiving jobs: their results' bytes only.
   std::size_t shadow = 0;
-  for (const Block& b : blocks_)
-    if (b.local) shadow += b.shadow_bytes;
+  for (std::size_t i = 0; i < blocks_.size(); ++i) {
+    const Block& b = blocks_[i];
+    if (!b.local) continue;
+    const bool receiving = !refresh_owners.empty() && refresh_owners[i] != platform_.side_comm()->rank();
+    shadow += receiving && b.receiving_shadow_bytes > 0 ? b.receiving_shadow_bytes : b.shadow_bytes;
+  }
   service_->set_aside_shadow(shadow);
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
@@ -122,9 +129,10 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
     for (const platform::Cost& piece : optim::refresh_cost(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T),
                                                            /*first=*/false))
       block.refresh_flops += piece.flops;
-    block.shadow_bytes =
-        static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness)) *
-        optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
+    const auto live_jobs = static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness));
+    block.shadow_bytes = live_jobs * optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
+    block.receiving_shadow_bytes =
+        live_jobs * optim::refresh_result_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
     if (tensor != nullptr) {
       block.optimizer = tensor->blocks()[b].optimizer.get();
       block.bytes = std::make_unique<BlockStateRelocatable<T>>(block.optimizer->state());

@@ -82,6 +82,9 @@ class StepDriver {
     BlockId service_id = 0;
     BlockId store_id = 0;
     std::size_t shadow_bytes = 0;  // its refresh jobs' buffers at worst (shadow_bound.hpp)
+    // The same for receiving jobs (another rank owns the refresh): results only; 0 when the
+    // result cannot travel (every rank then runs the job: shadow_bytes).
+    std::size_t receiving_shadow_bytes = 0;
     double refresh_flops = 0.0;    // of one (warm) refresh: what ownership balances
     int owner = -1;                // sharded state: the rank that holds and updates it
     bool local = true;             // this rank holds its state (registered with the service and store)

@@ -169,7 +169,11 @@ template <linalg::Real T>
 void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& tag) {
   // The spare's buffers (and their place on the host) go to the new job.
   TierSetAside::Hold shadow = std::move(b.spare_shadow);
-  std::unique_ptr<optim::RefreshJob<T>> job = b.optimizer->snapshot_reusing(t, std::move(b.spare));
+  // A rank that does not own the block's refresh only receives its result: no statistics copied,
+  // only the result's bytes held (a block's owner never changes, so spares stay of one kind).
+  const bool receiving = comm_ != nullptr && owner_of_[b.id] != comm_->rank();
+  std::unique_ptr<optim::RefreshJob<T>> job = receiving ? b.optimizer->receiver(t, std::move(b.spare))
+                                                        : b.optimizer->snapshot_reusing(t, std::move(b.spare));
   if (!job) return;
   const std::size_t bytes = job->bytes();
   if (shadow.bytes() != bytes) {

@@ -135,7 +135,8 @@ class PreconditionerService {
   std::size_t in_flight(BlockId b) const { return block(b).jobs.size(); }
 
   // Data-parallel ranks share refreshes (refresh_sharing.hpp): `owner_of_block[b]` (a world rank
-  // of `comm`, which outlives the service) runs block b's jobs; every other rank skips run() and
+  // of `comm`, which outlives the service) runs block b's jobs; every other rank holds a
+  // receiving job (BlockOptimizer::receiver: no statistics copied, the result's bytes only) and
   // receives the result, sent once per job at the end of the last step before it is due for
   // publication (the submitting step itself when it is due there), rounded down to a multiple of
   // `sync_period` when one lies between. Every rank must register the same blocks, call this
