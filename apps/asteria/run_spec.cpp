@@ -83,8 +83,8 @@ po::options_description run_spec_options(RunVerb verb) {
        "data-parallel ranks: owners (each block's refreshes run on one rank, chosen by cost, and the "
        "results travel hierarchically) | replicated (every rank runs every refresh)")
       ("sync-period", po::value<int>()->default_value(1)->value_name("K"),
-       "data-parallel ranks: refresh results are sent at step ends on multiples of K when the staleness "
-       "bound leaves room (otherwise at the last step end before they are due)")
+       "data-parallel ranks: each refresh result is sent at the first step end on a multiple of K from "
+       "its snapshot on (as soon as its owner has it), at the latest at the last step end before it is due")
       ("straggler", po::value<std::string>()->value_name("RANK:FACTOR"),
        "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower")
       ("shard-state", "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update "

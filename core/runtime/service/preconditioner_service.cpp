@@ -188,11 +188,14 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
     entry.owner = owner_of_[b.id];
     // Whole 4-byte words: the exchange moves words. Data-free runs move the bytes only.
     if (block_numerics_ && raw->has_values()) entry.image.resize((result_bytes + 3) / 4 * 4);
-    // The last step boundary before the result is due, on the sync period's grid when it can be.
+    // The first step boundary on the sync period's grid from the submitting step on, so that
+    // the result travels as soon as the owner has it (the collective waits for the owner's job)
+    // and its broadcast overlaps the steps left before it is due; at the latest the last step
+    // boundary before it is due.
     const Step due = entry.due;
-    Step at = due > t ? due - 1 : t;
-    if (const Step grid = at / sync_period_ * sync_period_; grid >= t) at = grid;
-    entry.exchange_step = at;
+    const Step latest = due > t ? due - 1 : t;
+    const Step k = sync_period_;
+    entry.exchange_step = std::min(latest, (t + k - 1) / k * k);
   }
   if (entry.owner < 0 || entry.owner == comm_->rank()) {
     platform::Work work;

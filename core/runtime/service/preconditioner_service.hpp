@@ -137,9 +137,11 @@ class PreconditionerService {
   // Data-parallel ranks share refreshes (refresh_sharing.hpp): `owner_of_block[b]` (a world rank
   // of `comm`, which outlives the service) runs block b's jobs; every other rank holds a
   // receiving job (BlockOptimizer::receiver: no statistics copied, the result's bytes only) and
-  // receives the result, sent once per job at the end of the last step before it is due for
-  // publication (the submitting step itself when it is due there), rounded down to a multiple of
-  // `sync_period` when one lies between. Every rank must register the same blocks, call this
+  // receives the result, sent once per job at the end of the first step from the submitting
+  // one on that is a multiple of `sync_period` (the collective then waits for the owner's job;
+  // every later step of the bound overlaps the broadcast), and at the latest at the end of the
+  // last step before the result is due for publication (the submitting step itself when it is
+  // due there). Every rank must register the same blocks, call this
   // with the same arguments, and run the same steps. Call before the first step.
   void share_refreshes(platform::Comm& comm, std::vector<int> owner_of_block, int sync_period);
   // Jobs this rank ran and results it received, so far.
