@@ -81,6 +81,27 @@ void check_collective(Collective collective, const CommGroup& group, const CommB
   }
 }
 
+CallHeader header_of(const CollectiveCall& c, bool failed) {
+  return {static_cast<std::int64_t>(c.collective), static_cast<std::int64_t>(c.op), c.root,
+          static_cast<std::int64_t>(c.in.count),   static_cast<std::int64_t>(c.out.count),
+          static_cast<std::int64_t>(c.in.dtype),   c.in.bytes_only() ? 1 : 0,
+          failed ? 1 : 0};
+}
+
+std::string describe(const CallHeader& h) {
+  const auto collective = static_cast<Collective>(h[0]);
+  std::string text(to_string(collective));
+  text += " of " + std::to_string(h[3]) + " -> " + std::to_string(h[4]) + " " +
+          std::string(to_string(static_cast<DType>(h[5])));
+  if (h[6] != 0) text += " (bytes only)";
+  if (collective == Collective::all_reduce || collective == Collective::reduce_scatter)
+    text += h[1] == static_cast<std::int64_t>(ReduceOp::sum) ? " sum" : " average";
+  if (collective == Collective::broadcast) text += " from root " + std::to_string(h[2]);
+  return text;
+}
+
+std::string describe(const CollectiveCall& call) { return describe(header_of(call, false)); }
+
 Pending CheckedCommGroup::checked(CollectiveCall call, CollectiveOptions options) {
   check_collective(call.collective, *this, call.in, call.out);
   if (call.collective == Collective::broadcast && (call.root < 0 || call.root >= size()))

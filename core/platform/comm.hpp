@@ -6,6 +6,7 @@
 //
 // Every rank of a group must call the group's collectives in the same order with the same
 // sizes (as MPI and NCCL require); the i-th call on each rank is one collective.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -81,6 +82,15 @@ struct CollectiveCall {
   CommBuffer in;                // all_reduce, broadcast: in place (in and out are one buffer)
   CommBuffer out;
 };
+
+// A call as the members of a collective compare it before moving data (the MPI and NCCL
+// backends' header exchange): the call's fields, and whether its inputs failed (last).
+using CallHeader = std::array<std::int64_t, 8>;
+inline constexpr std::size_t kCallHeaderFailed = 7;
+CallHeader header_of(const CollectiveCall& call, bool failed);
+// "all_reduce of 8 -> 8 fp32 sum", "broadcast of 4 -> 4 bf16 (bytes only) from root 1", ...
+std::string describe(const CallHeader& header);
+std::string describe(const CollectiveCall& call);
 
 // The four collectives checked once, core-side (check_collective, a broadcast's root), then
 // handed to the backend as one call: a backend implements start() (and may add checks of its

@@ -23,12 +23,7 @@ namespace asteria::real {
 namespace {
 
 // One member's part of a collective.
-struct Call {
-  platform::Collective collective = platform::Collective::all_reduce;
-  platform::ReduceOp op = platform::ReduceOp::sum;
-  int root = 0;
-  platform::CommBuffer in;
-  platform::CommBuffer out;
+struct Call : platform::CollectiveCall {
   Status input;  // the `after` work's outcome, or the mismatch found on arrival
   platform::Promise promise;
   std::string label;
@@ -38,16 +33,7 @@ struct Call {
   const platform::Clock* clock = nullptr;
 };
 
-std::string describe(const Call& c) {
-  std::string text(platform::to_string(c.collective));
-  text += " of " + std::to_string(c.in.count) + " -> " + std::to_string(c.out.count) + " " +
-          std::string(platform::to_string(c.in.dtype));
-  if (c.in.bytes_only()) text += " (bytes only)";
-  if (c.collective == platform::Collective::all_reduce || c.collective == platform::Collective::reduce_scatter)
-    text += c.op == platform::ReduceOp::sum ? " sum" : " average";
-  if (c.collective == platform::Collective::broadcast) text += " from root " + std::to_string(c.root);
-  return text;
-}
+using platform::describe;
 
 bool same_call(const Call& a, const Call& b) {
   return a.collective == b.collective && a.op == b.op && a.root == b.root && a.in.count == b.in.count &&
@@ -320,11 +306,7 @@ class LocalGroup final : public platform::CheckedCommGroup {
   platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = owner_.board.make();
     Call call;
-    call.collective = c.collective;
-    call.op = c.op;
-    call.root = c.root;
-    call.in = c.in;
-    call.out = c.out;
+    static_cast<platform::CollectiveCall&>(call) = c;
     call.promise = std::move(promise);
     call.label = std::move(options.label);
     call.tag = options.tag;

@@ -32,12 +32,7 @@
 namespace asteria::sim {
 
 // One member's part of a collective.
-struct MemberCall {
-  platform::Collective collective = platform::Collective::all_reduce;
-  platform::ReduceOp op = platform::ReduceOp::sum;
-  int root = 0;
-  platform::CommBuffer in;
-  platform::CommBuffer out;
+struct MemberCall : platform::CollectiveCall {
   Status input;  // the `after` work's outcome: a failure fails the collective for every member
   platform::Promise promise;
   std::string label;

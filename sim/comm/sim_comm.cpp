@@ -40,11 +40,7 @@ int SimGroup::world_rank(int group_rank) const {
 platform::Pending SimGroup::start(const platform::CollectiveCall& c, platform::CollectiveOptions options) {
   auto [promise, pending] = rank_.board->make();
   MemberCall call;
-  call.collective = c.collective;
-  call.op = c.op;
-  call.root = c.root;
-  call.in = c.in;
-  call.out = c.out;
+  static_cast<platform::CollectiveCall&>(call) = c;
   call.promise = std::move(promise);
   call.label = std::move(options.label);
   call.tag = options.tag;

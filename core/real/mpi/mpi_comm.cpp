@@ -162,12 +162,7 @@ namespace {
 using detail::MpiEngine;
 
 // One member's part of a collective, as issued.
-struct Call {
-  platform::Collective collective = platform::Collective::all_reduce;
-  platform::ReduceOp op = platform::ReduceOp::sum;
-  int root = 0;
-  platform::CommBuffer in;
-  platform::CommBuffer out;
+struct Call : platform::CollectiveCall {
   std::vector<platform::Pending> after;
   platform::Promise promise;
   std::string name;  // "<group>#<sequence>"
@@ -177,27 +172,10 @@ struct Call {
   const platform::Clock* clock = nullptr;
 };
 
-// What the members compare before moving data: the call, and whether its inputs failed.
-using Header = std::array<std::int64_t, 8>;
-Header header_of(const Call& c, bool failed) {
-  return {static_cast<std::int64_t>(c.collective), static_cast<std::int64_t>(c.op), c.root,
-          static_cast<std::int64_t>(c.in.count),   static_cast<std::int64_t>(c.out.count),
-          static_cast<std::int64_t>(c.in.dtype),   c.in.bytes_only() ? 1 : 0,
-          failed ? 1 : 0};
-}
-constexpr std::size_t kFailed = 7;
-
-std::string describe(const Header& h) {
-  const auto collective = static_cast<platform::Collective>(h[0]);
-  std::string text(platform::to_string(collective));
-  text += " of " + std::to_string(h[3]) + " -> " + std::to_string(h[4]) + " " +
-          std::string(platform::to_string(static_cast<platform::DType>(h[5])));
-  if (h[6] != 0) text += " (bytes only)";
-  if (collective == platform::Collective::all_reduce || collective == platform::Collective::reduce_scatter)
-    text += h[1] == static_cast<std::int64_t>(platform::ReduceOp::sum) ? " sum" : " average";
-  if (collective == platform::Collective::broadcast) text += " from root " + std::to_string(h[2]);
-  return text;
-}
+using platform::describe;
+using platform::header_of;
+using Header = platform::CallHeader;
+constexpr std::size_t kFailed = platform::kCallHeaderFailed;
 
 int as_count(std::size_t count, const Call& call) {
   if (count > static_cast<std::size_t>(INT_MAX))
@@ -398,11 +376,7 @@ class MpiGroup final : public platform::CheckedCommGroup {
   platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = engine_->board.make();
     auto call = std::make_shared<Call>();
-    call->collective = c.collective;
-    call->op = c.op;
-    call->root = c.root;
-    call->in = c.in;
-    call->out = c.out;
+    static_cast<platform::CollectiveCall&>(*call) = c;
     call->after = std::move(options.after);
     call->promise = std::move(promise);
     call->name = id_ + "#" + std::to_string(collectives_++);

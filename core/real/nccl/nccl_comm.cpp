@@ -29,29 +29,12 @@ using detail::NcclEngine;
 using detail::NcclGroupState;
 using detail::nccl_words;
 
-// What the members compare before moving data (check_calls): the call, and whether its inputs
-// failed. The same fields as MpiComm's header.
-using Header = std::array<std::int64_t, 8>;
+// What the members compare before moving data (check_calls): MpiComm's header.
+using platform::describe;
+using platform::header_of;
+using Header = platform::CallHeader;
 static_assert(sizeof(Header) == NcclEngine::kHeaderBytes);
-Header header_of(const NcclCall& c, bool failed) {
-  return {static_cast<std::int64_t>(c.collective), static_cast<std::int64_t>(c.op), c.root,
-          static_cast<std::int64_t>(c.in.count),   static_cast<std::int64_t>(c.out.count),
-          static_cast<std::int64_t>(c.in.dtype),   c.in.bytes_only() ? 1 : 0,
-          failed ? 1 : 0};
-}
-constexpr std::size_t kFailed = 7;
-
-std::string describe(const Header& h) {
-  const auto collective = static_cast<platform::Collective>(h[0]);
-  std::string text(platform::to_string(collective));
-  text += " of " + std::to_string(h[3]) + " -> " + std::to_string(h[4]) + " " +
-          std::string(platform::to_string(static_cast<platform::DType>(h[5])));
-  if (h[6] != 0) text += " (bytes only)";
-  if (collective == platform::Collective::all_reduce || collective == platform::Collective::reduce_scatter)
-    text += h[1] == static_cast<std::int64_t>(platform::ReduceOp::sum) ? " sum" : " average";
-  if (collective == platform::Collective::broadcast) text += " from root " + std::to_string(h[2]);
-  return text;
-}
+constexpr std::size_t kFailed = platform::kCallHeaderFailed;
 
 ncclDataType_t nccl_type(platform::DType dtype) {
   return dtype == platform::DType::fp32 ? ncclFloat32 : ncclBfloat16;
@@ -338,11 +321,7 @@ class NcclGroup final : public platform::CheckedCommGroup {
   platform::Pending start(const platform::CollectiveCall& c, platform::CollectiveOptions options) override {
     auto [promise, pending] = engine_->board.make();
     auto call = std::make_shared<NcclCall>();
-    call->collective = c.collective;
-    call->op = c.op;
-    call->root = c.root;
-    call->in = c.in;
-    call->out = c.out;
+    static_cast<platform::CollectiveCall&>(*call) = c;
     call->after = std::move(options.after);
     call->promise = std::move(promise);
     call->name = id_ + "#" + std::to_string(collectives_++);

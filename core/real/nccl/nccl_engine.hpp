@@ -31,12 +31,7 @@ std::string nccl_words(ncclResult_t code, ncclComm_t comm);  // the code's words
 void check_nccl(ncclResult_t code, ncclComm_t comm, const std::string& what);
 
 // One member's part of a collective, as issued.
-struct NcclCall {
-  platform::Collective collective = platform::Collective::all_reduce;
-  platform::ReduceOp op = platform::ReduceOp::sum;
-  int root = 0;
-  platform::CommBuffer in;
-  platform::CommBuffer out;
+struct NcclCall : platform::CollectiveCall {
   std::vector<platform::Pending> after;
   platform::Promise promise;
   std::string name;  // "<group>#<sequence>"
