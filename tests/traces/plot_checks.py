@@ -1,5 +1,6 @@
-"""Shared pieces of check_plots.py: synthetic studies, statistics computed independently of the
-plotting code, and readers of what a figure drew (its series, colours, legends, tick labels)."""
+"""Shared pieces of check_plots.py and check_distributed_plots.py: synthetic studies, statistics
+computed independently of the plotting code, and readers of what a figure drew (its series,
+colours, legends, tick labels)."""
 import csv
 import math
 import os
@@ -345,3 +346,7 @@ def run(script, *args):
 # Tests
 
 
+def expect_bad_input(root, what, result, *fragments):
+    check(result.returncode == 2, f"{what}: exit {result.returncode}, expected 2 ({result.stderr!r})")
+    for fragment in fragments:
+        check(fragment in result.stderr, f"{what}: '{fragment}' not in the message: {result.stderr!r}")
