@@ -27,51 +27,76 @@ class RefreshResult : public ::testing::Test {};
 using Dtypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(RefreshResult, Dtypes);
 
+// An owner block runs its refresh jobs; a replica fed the same gradients gets its jobs from
+// `replica_job(replica, t, spare)` and loads the owner's result into them. After every step the
+// two blocks' states and weights must be bitwise equal. `check(ran, replica_job)` inspects each
+// pair of jobs before the owner's runs. Both sides reuse their resolved jobs as the service
+// does. Returns how many results were shared.
+template <class T, class ReplicaJob, class Check>
+int share_refreshes(OptimizerKind kind, index rows, index cols, std::uint64_t seed, int steps, ReplicaJob replica_job,
+                    Check check) {
+  Hyperparameters hp = default_hyperparameters(kind);
+  hp.precondition_frequency = 3;
+  hp.start_preconditioning_step = 3;
+  auto owner = make_block_optimizer<T>(kind, hp, rows, cols);
+  auto replica = make_block_optimizer<T>(kind, hp, rows, cols);
+  linalg::Matrix<T> w_owner(rows, cols), w_replica(rows, cols);
+  std::mt19937_64 rng(seed);
+  std::unique_ptr<RefreshJob<T>> owner_spare, replica_spare;
+  int shared = 0;
+  for (Step t = 1; t <= steps; ++t) {
+    const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
+    owner->accumulate(g, t);
+    replica->accumulate(g, t);
+    std::unique_ptr<RefreshJob<T>> ran, loaded;
+    if (owner->refresh_due(t)) {
+      ran = owner->snapshot_reusing(t, std::move(owner_spare));
+      loaded = replica_job(*replica, t, std::move(replica_spare));
+      EXPECT_NE(loaded, nullptr);
+      if (loaded == nullptr) return shared;
+      EXPECT_EQ(ran->result_bytes(), loaded->result_bytes());
+      EXPECT_EQ(ran->result_bytes(), refresh_result_bytes(kind, hp, rows, cols, sizeof(T)));
+      check(*ran, *loaded);
+      EXPECT_TRUE(ran->run().ok());
+      std::vector<std::byte> image(ran->result_bytes());
+      ran->save_result(image);
+      loaded->load_result(image);
+      ++shared;
+    }
+    if (ran && owner->activation_delay() == 0) {
+      owner->publish(*ran);
+      replica->publish(*loaded);
+    }
+    EXPECT_TRUE(owner->apply(w_owner.view(), g, t));
+    EXPECT_TRUE(replica->apply(w_replica.view(), g, t));
+    if (ran && owner->activation_delay() == 1) {
+      owner->publish(*ran);
+      replica->publish(*loaded);
+    }
+    if (ran) {
+      owner_spare = std::move(ran);
+      replica_spare = std::move(loaded);
+    }
+    EXPECT_EQ(owner->state().serialize(), replica->state().serialize()) << "step " << t;
+    EXPECT_EQ(std::vector<T>(w_owner.values().begin(), w_owner.values().end()),
+              std::vector<T>(w_replica.values().begin(), w_replica.values().end()))
+        << "step " << t;
+    if (::testing::Test::HasFailure()) return shared;
+  }
+  return shared;
+}
+
 TYPED_TEST(RefreshResult, ALoadedResultPublishesWhatTheRunOneDoes) {
   using T = TypeParam;
   for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
     SCOPED_TRACE(std::string(to_string(kind)));
-    Hyperparameters hp = default_hyperparameters(kind);
-    hp.precondition_frequency = 3;
-    hp.start_preconditioning_step = 3;
-    constexpr index rows = 11, cols = 6;
-    // The owner runs its jobs; the replica loads the owner's result into its own snapshot.
-    auto owner = make_block_optimizer<T>(kind, hp, rows, cols);
-    auto replica = make_block_optimizer<T>(kind, hp, rows, cols);
-    linalg::Matrix<T> w_owner(rows, cols), w_replica(rows, cols);
-    std::mt19937_64 rng(11);
-    int shared = 0;
-    for (Step t = 1; t <= 16; ++t) {
-      const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
-      owner->accumulate(g, t);
-      replica->accumulate(g, t);
-      std::unique_ptr<RefreshJob<T>> ran, loaded;
-      if (owner->refresh_due(t)) {
-        ran = owner->snapshot(t);
-        loaded = replica->snapshot(t);
-        ASSERT_EQ(ran->result_bytes(), loaded->result_bytes());
-        EXPECT_EQ(ran->result_bytes(), refresh_result_bytes(kind, hp, rows, cols, sizeof(T)));
-        ASSERT_TRUE(ran->run().ok());
-        std::vector<std::byte> image(ran->result_bytes());
-        ran->save_result(image);
-        loaded->load_result(image);
-        ++shared;
-      }
-      if (ran && owner->activation_delay() == 0) {
-        owner->publish(*ran);
-        replica->publish(*loaded);
-      }
-      ASSERT_TRUE(owner->apply(w_owner.view(), g, t));
-      ASSERT_TRUE(replica->apply(w_replica.view(), g, t));
-      if (ran && owner->activation_delay() == 1) {
-        owner->publish(*ran);
-        replica->publish(*loaded);
-      }
-      ASSERT_EQ(owner->state().serialize(), replica->state().serialize()) << "step " << t;
-      ASSERT_EQ(std::vector<T>(w_owner.values().begin(), w_owner.values().end()),
-                std::vector<T>(w_replica.values().begin(), w_replica.values().end()))
-          << "step " << t;
-    }
+    // The replica loads the owner's result into a snapshot of its own.
+    const int shared = share_refreshes<T>(
+        kind, 11, 6, 11, 16,
+        [](const BlockOptimizer<T>& replica, Step t, std::unique_ptr<RefreshJob<T>> spare) {
+          return replica.snapshot_reusing(t, std::move(spare));
+        },
+        [](const RefreshJob<T>&, const RefreshJob<T>&) {});
     EXPECT_GE(shared, 4);
   }
 }
@@ -80,56 +105,17 @@ TYPED_TEST(RefreshResult, AReceivingJobHoldsTheResultOnlyAndPublishesWhatTheRunO
   using T = TypeParam;
   for (OptimizerKind kind : {OptimizerKind::shampoo, OptimizerKind::soap, OptimizerKind::kl_shampoo}) {
     SCOPED_TRACE(std::string(to_string(kind)));
-    Hyperparameters hp = default_hyperparameters(kind);
-    hp.precondition_frequency = 3;
-    hp.start_preconditioning_step = 3;
-    constexpr index rows = 13, cols = 7;
-    auto owner = make_block_optimizer<T>(kind, hp, rows, cols);
-    auto replica = make_block_optimizer<T>(kind, hp, rows, cols);
-    linalg::Matrix<T> w_owner(rows, cols), w_replica(rows, cols);
-    std::mt19937_64 rng(29);
-    std::unique_ptr<RefreshJob<T>> owner_spare, replica_spare;  // reused, as the service does
-    int shared = 0;
-    for (Step t = 1; t <= 19; ++t) {
-      const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
-      owner->accumulate(g, t);
-      replica->accumulate(g, t);
-      std::unique_ptr<RefreshJob<T>> ran, received;
-      if (owner->refresh_due(t)) {
-        ran = owner->snapshot_reusing(t, std::move(owner_spare));
-        received = replica->receiver(t, std::move(replica_spare));
-        ASSERT_NE(received, nullptr);
-        ASSERT_EQ(ran->result_bytes(), received->result_bytes());
-        // No statistics copied: the receiver holds exactly its result, less than the snapshot.
-        EXPECT_EQ(received->bytes(), received->result_bytes());
-        EXPECT_LT(received->bytes(), ran->bytes());
-        EXPECT_EQ(received->bytes(), refresh_result_bytes(kind, hp, rows, cols, sizeof(T)));
-        EXPECT_EQ(received->run().code(), StatusCode::invalid_argument);  // it never computes
-        ASSERT_TRUE(ran->run().ok());
-        std::vector<std::byte> image(ran->result_bytes());
-        ran->save_result(image);
-        received->load_result(image);
-        ++shared;
-      }
-      if (ran && owner->activation_delay() == 0) {
-        owner->publish(*ran);
-        replica->publish(*received);
-      }
-      ASSERT_TRUE(owner->apply(w_owner.view(), g, t));
-      ASSERT_TRUE(replica->apply(w_replica.view(), g, t));
-      if (ran && owner->activation_delay() == 1) {
-        owner->publish(*ran);
-        replica->publish(*received);
-      }
-      if (ran) {
-        owner_spare = std::move(ran);
-        replica_spare = std::move(received);
-      }
-      ASSERT_EQ(owner->state().serialize(), replica->state().serialize()) << "step " << t;
-      ASSERT_EQ(std::vector<T>(w_owner.values().begin(), w_owner.values().end()),
-                std::vector<T>(w_replica.values().begin(), w_replica.values().end()))
-          << "step " << t;
-    }
+    const int shared = share_refreshes<T>(
+        kind, 13, 7, 29, 19,
+        [](const BlockOptimizer<T>& replica, Step t, std::unique_ptr<RefreshJob<T>> spare) {
+          return replica.receiver(t, std::move(spare));
+        },
+        [](RefreshJob<T>& ran, RefreshJob<T>& received) {
+          // No statistics copied: the receiver holds exactly its result, less than the snapshot.
+          EXPECT_EQ(received.bytes(), received.result_bytes());
+          EXPECT_LT(received.bytes(), ran.bytes());
+          EXPECT_EQ(received.run().code(), StatusCode::invalid_argument);  // it never computes
+        });
     EXPECT_GE(shared, 5);
   }
 }
