@@ -11,12 +11,21 @@ constexpr std::array<std::string_view, kOpKindCount> kKindNames = {
     "forward", "backward", "reduce",  "prefetch", "acquire", "release",
     "publish", "accumulate", "refresh", "update",  "transfer", "gather"};
 constexpr std::array<std::string_view, 5> kResourceNames = {"device", "host", "issuer", "network", "link"};
+constexpr std::array<std::string_view, 3> kPayloadNames = {"gradient", "weights", "checkpoint"};
 
 }  // namespace
 
 std::string_view to_string(OpKind kind) noexcept { return kKindNames[static_cast<std::size_t>(kind)]; }
 
 std::string_view to_string(Resource resource) noexcept { return kResourceNames[static_cast<std::size_t>(resource)]; }
+
+std::string_view to_string(Payload payload) noexcept { return kPayloadNames[static_cast<std::size_t>(payload)]; }
+
+Payload parse_payload(std::string_view text, const std::string& source, const std::string& field) {
+  for (std::size_t i = 0; i < kPayloadNames.size(); ++i)
+    if (kPayloadNames[i] == text) return static_cast<Payload>(i);
+  throw InputError(source, field, "expected gradient, weights or checkpoint, found \"" + std::string(text) + "\"");
+}
 
 OpKind parse_op_kind(std::string_view text, const std::string& source, const std::string& field) {
   for (std::size_t i = 0; i < kKindNames.size(); ++i)

@@ -27,9 +27,12 @@ enum class OpKind {
   accumulate,  // the non-finite gradient check, then the gradient folded into the block's statistics
   refresh,     // snapshot the block's statistics and submit a refresh job, if one is due
   update,      // the block's weights updated with its active preconditioner (on the device or host)
-  // Bytes of the block moved between memory tiers for an update that runs away from the device:
-  // its gradient down before a host update, its new weights back up after. Data-free: the
-  // numbers travel on the numerics' own path; the op charges the move's time (Memory::transfer).
+  // Bytes moved between memory tiers (its payload says what): a block's gradient down before a
+  // host update and its new weights back after it; or, for a layer (block -1), its weights
+  // fetched from where they rest before a use, its gradient sent to where gradients rest, an
+  // activation checkpoint sent away after a forward and fetched back before the backward.
+  // Data-free: the numbers travel on the numerics' own path; the op charges the move's time
+  // (Memory::transfer).
   transfer,
   // Sharded optimizer state: the block's new weights sent from the rank that owns (and updated)
   // it to every other data-parallel rank.
@@ -42,14 +45,19 @@ inline constexpr int kOpKindCount = 12;
 // the memory tiers of a transfer.
 enum class Resource { device, host, issuer, network, link };
 
+// What a transfer op moves.
+enum class Payload { gradient, weights, checkpoint };
+
 std::string_view to_string(OpKind kind) noexcept;
 std::string_view to_string(Resource resource) noexcept;
+std::string_view to_string(Payload payload) noexcept;
 // Inverses of to_string; throw InputError naming `source` and `field` for unknown names.
 OpKind parse_op_kind(std::string_view text, const std::string& source, const std::string& field);
 Resource parse_resource(std::string_view text, const std::string& source, const std::string& field);
+Payload parse_payload(std::string_view text, const std::string& source, const std::string& field);
 
 // Kinds that act on one optimizer block (their `block` is set): every kind but forward,
-// backward and reduce.
+// backward and reduce; a transfer may instead move a layer's tensors (block -1).
 bool is_block_op(OpKind kind) noexcept;
 // Optimizer phases whose numerics touch the block's values (run inside a launch's body when
 // device numerics run): publish, accumulate, refresh, update.
@@ -66,6 +74,10 @@ struct Op {
   // transfer: the tiers its bytes (cost.bytes()) move between; unused by other kinds.
   platform::Tier from = platform::Tier::device;
   platform::Tier to = platform::Tier::device;
+  Payload payload = Payload::gradient;  // transfer: what it moves
+  // Ops of the previous step's optimizer issued during this step (an update deferred into the
+  // next forward): they run with step t - 1, and not at all in a run's first step.
+  bool carried = false;
   // What the op declares it costs, for models, piece by piece (a layer's matmuls and its
   // elementwise work). A publish op's cost is charged only when its point installs a refresh.
   platform::Costs cost{platform::Cost{}};

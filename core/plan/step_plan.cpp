@@ -79,6 +79,7 @@ void validate(const StepPlan& plan, const std::string& source) {
       throw InputError(source, "blocks[" + std::to_string(b) + "].layer",
                        "expected a layer index in [0, " + std::to_string(layers) + ")");
   const std::vector<OpId> submitted_at = launch_submit_points(plan);
+  std::vector<int> launch_carried(plan.launches.size(), -1);  // per launch: -1 unseen, 0 current, 1 carried
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (!resource_allowed(op.kind, op.on))
@@ -92,7 +93,11 @@ void validate(const StepPlan& plan, const std::string& source) {
         throw InputError(source, op_field(i, "micro_batch"),
                          "expected a micro-batch in [0, " + std::to_string(plan.micro_batches) + ")");
     }
-    if (is_block_op(op.kind)) {
+    if (op.kind == OpKind::transfer && op.block == -1) {
+      if (op.layer < 0 || op.layer >= layers)
+        throw InputError(source, op_field(i, "layer"),
+                         "expected the layer whose tensors the transfer moves, in [0, " + std::to_string(layers) + ")");
+    } else if (is_block_op(op.kind)) {
       if (op.block < 0 || op.block >= blocks)
         throw InputError(source, op_field(i, "block"), "expected a block index in [0, " + std::to_string(blocks) + ")");
       if (op.layer != plan.blocks[static_cast<std::size_t>(op.block)].layer)
@@ -102,6 +107,26 @@ void validate(const StepPlan& plan, const std::string& source) {
       throw InputError(source, op_field(i, "bucket"), "expected a bucket index >= 0");
     if (op.kind == OpKind::gather && op.owner < 0)
       throw InputError(source, op_field(i, "owner"), "expected the owning rank (>= 0)");
+    if (op.carried && (op.kind == OpKind::forward || op.kind == OpKind::backward || op.kind == OpKind::reduce ||
+                       op.kind == OpKind::gather))
+      throw InputError(source, op_field(i, "carried"),
+                       "only optimizer, store and transfer ops carried over from the previous step, found a " +
+                           std::string(to_string(op.kind)));
+    if (op.carried)
+      for (OpId d : op.deps)
+        if (d >= 0 && static_cast<std::size_t>(d) < i && !plan.ops[static_cast<std::size_t>(d)].carried)
+          throw InputError(source, op_field(i, "deps"),
+                           "a carried op depends only on carried ops (it also runs alone, after the last step), found op " +
+                               std::to_string(d));
+    for (int l : {op.launch, op.hook})
+      if (l >= 0 && l < launches) {
+        int& seen = launch_carried[static_cast<std::size_t>(l)];
+        if (seen < 0) seen = op.carried ? 1 : 0;
+        if (seen != (op.carried ? 1 : 0))
+          throw InputError(source, op_field(i, "launch"),
+                           "carried and current-step ops in different launches, found launch " + std::to_string(l) +
+                               " with both");
+      }
     if (op.kind == OpKind::transfer && op.from == op.to)
       throw InputError(source, op_field(i, "to"),
                        "a tier other than the one the transfer moves from (" +
@@ -191,7 +216,9 @@ std::string to_text(const StepPlan& plan) {
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
     if (op.owner >= 0) text += " owner=" + std::to_string(op.owner);
     if (op.kind == OpKind::transfer)
-      text += " from=" + std::string(platform::to_string(op.from)) + " to=" + std::string(platform::to_string(op.to));
+      text += " " + std::string(to_string(op.payload)) + " from=" + std::string(platform::to_string(op.from)) +
+              " to=" + std::string(platform::to_string(op.to));
+    if (op.carried) text += " carried";
     text += " on=" + std::string(to_string(op.on)) + " cost=" + platform::to_text(op.cost) + " deps=";
     for (std::size_t d = 0; d < op.deps.size(); ++d) {
       if (d) text += ',';

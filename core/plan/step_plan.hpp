@@ -1,7 +1,7 @@
 #pragma once
 // A training step as data: typed operations (op.hpp) in issue order, each with its Cost and its
 // dependencies, plus the launches that fuse several ops into one executor submission. A plan
-// generator (horizontal_schedule.hpp, and later schedules) writes it; the interpreter
+// generator (schedule.hpp, and later schedules) writes it; the interpreter
 // (core/runtime/driver/plan_interpreter.hpp) runs it on any Platform; the native trace records
 // what it ran. Layers and blocks are named so that a plan can be read (to_text) and compared.
 //

@@ -34,6 +34,12 @@ runtime::SyntheticModelSpec runtime_stack(const WorkloadModel& model, const runt
       s.rows = w.rows;
       s.cols = w.cols;
       s.vector = w.order < 2;
+      // The compute copy of the weights is in the activations' precision (mixed precision).
+      s.weight_bytes = static_cast<double>(w.elements()) * static_cast<double>(model.config.activation_bytes);
+      // A decoder layer's checkpoint is its input (the residual stream), kept with its first tensor.
+      if (i == 0 && layer.layer >= 0 && layer.layer < static_cast<int>(model.config.layers))
+        s.checkpoint_bytes = static_cast<double>(model.totals.tokens) * static_cast<double>(model.config.d_model) *
+                             static_cast<double>(model.config.activation_bytes);
       s.forward = with_reduced_precision(layer.forward.scaled(fraction));
       s.backward = with_reduced_precision(layer.backward.scaled(fraction));
       if (i == 0 && !(carry_forward.free() && carry_backward.free())) {

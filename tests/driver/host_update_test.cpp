@@ -91,7 +91,8 @@ TEST(HostUpdateTransfers, AStepPaysTheGradientDownAndTheWeightsUp) {
     const plan::Op& op = plan.ops[static_cast<std::size_t>(a.tag.op)];
     EXPECT_EQ(op.kind, plan::OpKind::transfer);
     EXPECT_EQ(a.cost.bytes(), 64.0);
-    EXPECT_EQ(a.label, "transfer " + std::string(platform::to_string(op.from)) + "->" +
+    EXPECT_EQ(a.label, "transfer " + std::string(plan::to_string(op.payload)) + " " +
+                           std::string(platform::to_string(op.from)) + "->" +
                            std::string(platform::to_string(op.to)) + " " + driver.block_label(0));
   }
   driver.finish();

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/plan/horizontal_schedule.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/platform/fake/fake_platform.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/workload/runtime_stack.hpp"
@@ -51,7 +51,7 @@ std::vector<BlockWork> three_blocks() {
 }
 
 TEST(GoldenPlan, HorizontalTwoLayers) {
-  const StepPlan plan = horizontal_plan(two_layers(), three_blocks());
+  const StepPlan plan = schedule_plan(two_layers(), three_blocks());
   expect_golden(to_text(plan), "horizontal_two_layers.txt");
 }
 
@@ -64,12 +64,12 @@ TEST(GoldenPlan, HorizontalHostReleaseDelayTwo) {
   std::vector<BlockWork> blocks = three_blocks();
   blocks.push_back({2, "c block 0", 0, Resource::host, {}, {platform::WorkKind::elementwise, 32, 224, 8}, {}, 1024.0,
                     1024.0});
-  const StepPlan plan = horizontal_plan(layers, blocks, {.host_release_delay = 2});
+  const StepPlan plan = schedule_plan(layers, blocks, {.host_release_delay = 2});
   expect_golden(to_text(plan), "horizontal_host_release_delay_two.txt");
 }
 
 TEST(GoldenPlan, HorizontalMicroBatchesAndDataParallelReduce) {
-  const StepPlan plan = horizontal_plan(two_layers(), three_blocks(), {.micro_batches = 2, .data_parallel_ranks = 4});
+  const StepPlan plan = schedule_plan(two_layers(), three_blocks(), {.micro_batches = 2, .data_parallel_ranks = 4});
   EXPECT_EQ(plan.count(OpKind::forward), 4u);
   EXPECT_EQ(plan.count(OpKind::backward), 4u);
   EXPECT_EQ(plan.count(OpKind::reduce), 2u);  // one bucket per layer, after its last micro-batch

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/common/error.hpp"
-#include "core/plan/horizontal_schedule.hpp"
+#include "core/plan/schedule.hpp"
 
 namespace asteria::plan {
 namespace {
@@ -26,7 +26,7 @@ StepPlan small_plan(Resource update_on = Resource::device, int delay = 1, int ho
       label += std::to_string(b);
       blocks.push_back({l, std::move(label), delay, update_on, gemm(1e6), gemm(2e6), gemm(3e6), 100.0 + id, 200.0 + id});
     }
-  return horizontal_plan(layers, blocks, {.host_release_delay = host_release_delay});
+  return schedule_plan(layers, blocks, {.host_release_delay = host_release_delay});
 }
 
 // Index of the first op matching `match`, -1 if none.
@@ -207,11 +207,11 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
     plan.ops[static_cast<std::size_t>(t)].on = Resource::issuer;  // a transfer runs on the link
     EXPECT_EQ(field_of(plan), "ops[" + std::to_string(t) + "].on");
   }
-  EXPECT_THROW(horizontal_plan({}, {}), InputError);
-  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{0, "x", 0, Resource::host, {}, {}, {}, -1.0, 0.0}}), InputError);
-  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.host_release_delay = -1}), InputError);
-  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
-  EXPECT_THROW(horizontal_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);
+  EXPECT_THROW(schedule_plan({}, {}), InputError);
+  EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {{0, "x", 0, Resource::host, {}, {}, {}, -1.0, 0.0}}), InputError);
+  EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {}, {.host_release_delay = -1}), InputError);
+  EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
+  EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);
 }
 
 TEST(OpKinds, NamesReadBack) {
@@ -262,7 +262,7 @@ TEST(StepPlan, HostUpdatesMoveTheGradientDownAndTheWeightsUp) {
     EXPECT_EQ(u.deps, std::vector<OpId>{find_op(plan, of_block(OpKind::update))});
     EXPECT_LT(up, find_op(plan, of_block(OpKind::release)));
   }
-  EXPECT_NE(to_text(plan).find("op 10 transfer layer=2 block=4 from=device to=host on=link cost=other/0/104/0 deps=9"),
+  EXPECT_NE(to_text(plan).find("op 10 transfer layer=2 block=4 gradient from=device to=host on=link cost=other/0/104/0 deps=9"),
             std::string::npos)
       << to_text(plan);
 }

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "core/common/error.hpp"
-#include "core/plan/horizontal_schedule.hpp"
+#include "core/plan/schedule.hpp"
 #include "tests/io/temp_dir.hpp"
 #include "traces/chrome_trace.hpp"
 #include "traces/native_trace.hpp"
@@ -104,7 +104,7 @@ TEST(NativeTrace, ChromeTraceIsDrawnFromItWithArgs) {
 
 plan::StepPlan two_block_plan() {
   const platform::Cost c{platform::WorkKind::gemm, 1e9, 1e6, 8};
-  return plan::horizontal_plan({{"only", c, c, 64.0}},
+  return plan::schedule_plan({{"only", c, c, 64.0}},
                                {{0, "only block 0", 0, plan::Resource::device, c, c, c},
                                 {0, "only block 1", 0, plan::Resource::device, c, c, c}});
 }

@@ -6,7 +6,7 @@
 #include <functional>
 #include <string>
 
-#include "core/plan/horizontal_schedule.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/platform/cost.hpp"
 #include "core/platform/execution.hpp"
 #include "core/platform/memory.hpp"
@@ -44,7 +44,7 @@ struct DriverOptions {
   plan::NumericsSite numerics_site = plan::NumericsSite::own_launch;
   // Micro-batches, data-parallel ranks, and the release delay of host-updated blocks (0: the
   // driver picks it, see StepDriver).
-  plan::HorizontalOptions schedule;
+  plan::ScheduleOptions schedule;
   // Data-parallel ranks (schedule.data_parallel_ranks > 1, the platform's communicator): each
   // block's refreshes run on one owner rank and the results are shared
   // (service/refresh_sharing.hpp), sent at most every sync_period steps; false: every rank runs

@@ -49,6 +49,19 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
         launches_after_[i].push_back(l);
     if (op.hook >= 0) numerics_of_[static_cast<std::size_t>(op.hook)].push_back(static_cast<OpId>(i));
   }
+  launch_carried_.assign(plan_.launches.size(), 0);
+  last_backward_.assign(plan_.layers.size(), -1);
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    for (int l : {op.launch, op.hook})
+      if (l >= 0 && op.carried) launch_carried_[static_cast<std::size_t>(l)] = 1;  // uniform (validated)
+    if (op.kind == OpKind::backward) last_backward_[static_cast<std::size_t>(op.layer)] = static_cast<OpId>(i);
+  }
+}
+
+template <linalg::Real T>
+bool PlanInterpreter<T>::skipped_op(const Op& op) const noexcept {
+  return op.carried ? step_ <= 1 : carried_only_;
 }
 
 template <linalg::Real T>
@@ -68,8 +81,10 @@ void PlanInterpreter<T>::wait_in_flight() noexcept {
 }
 
 template <linalg::Real T>
-PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool warmup) {
+PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool warmup,
+                                   const std::function<void()>& boundary, bool carried_only) {
   step_ = t;
+  carried_only_ = carried_only;
   values_ = numerics != platform::Numerics::shapes;
   device_numerics_ = values_ && (numerics == platform::Numerics::values || warmup);
   body_ = numerics == platform::Numerics::values;
@@ -80,10 +95,25 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   launch_state_.assign(plan_.launches.size(), {});
   skipped_.assign(plan_.blocks.size(), 0);
   body_skipped_.assign(plan_.blocks.size(), 0);
+  bool boundary_passed = !boundary;
+  // The previous step's optimizer work (the carried ops, numerics in launch bodies) is over.
+  auto pass_boundary = [&] {
+    for (std::size_t i = 0; i < plan_.ops.size(); ++i)
+      if (plan_.ops[i].carried)
+        for (const platform::Pending& p : finished_[i])
+          if (p.valid()) wait_ok(p, "carried " + std::string(plan::to_string(plan_.ops[i].kind)));
+    boundary();
+    boundary_passed = true;
+  };
   for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
+    const Op& op = plan_.ops[i];
+    if (skipped_op(op)) continue;  // nothing to wait for: its finished_ stays empty
+    if (!boundary_passed && !op.carried && plan::is_optimizer_op(op.kind)) pass_boundary();
     execute(static_cast<OpId>(i));
-    for (int l : launches_after_[i]) submit_launch(l);
+    for (int l : launches_after_[i])
+      if (!(launch_carried_[static_cast<std::size_t>(l)] ? step_ <= 1 : carried_only_)) submit_launch(l);
   }
+  if (!boundary_passed) pass_boundary();
   // The step ends when everything it submitted has (the device stream has drained).
   for (const platform::Pending& p : in_flight_) wait_ok(p, "step work");
   in_flight_.clear();
@@ -175,11 +205,19 @@ void PlanInterpreter<T>::execute(OpId i) {
       if (plan_.micro_batches > 1) work.label += " mb " + std::to_string(op.micro_batch);
       work.cost = op.cost;
       work.tag = {step_, i, -1, platform::ActivityRole::op};
-      if (op.kind == OpKind::backward && device_numerics_ && op.micro_batch == plan_.micro_batches - 1)
-        work.body = [this, layer = static_cast<std::size_t>(op.layer), t = step_] {
+      const auto layer = static_cast<std::size_t>(op.layer);
+      if (device_numerics_ && model_.pass() == ModelPass::per_micro_batch) {
+        work.body = [this, layer, m = op.micro_batch, t = step_, forward = op.kind == OpKind::forward] {
+          if (forward) model_.forward_pass(layer, m, t);
+          else model_.backward_pass(layer, m, t);
+          return Status::success();
+        };
+      } else if (op.kind == OpKind::backward && device_numerics_ && last_backward_[layer] == i) {
+        work.body = [this, layer, t = step_] {
           model_.compute_gradient(layer, t);
           return Status::success();
         };
+      }
       if (seconds_) totals_.compute += platform::total_seconds(op.cost, seconds_);
       finished_[static_cast<std::size_t>(i)].push_back(submit(platform_.device_stream(), std::move(work)));
       return;
@@ -221,9 +259,11 @@ template <linalg::Real T>
 void PlanInterpreter<T>::run_transfer(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
   for (OpId d : op.deps) await(d);
-  std::string label = "transfer " + std::string(platform::to_string(op.from)) + "->" +
-                      std::string(platform::to_string(op.to)) + " " +
-                      plan_.blocks[static_cast<std::size_t>(op.block)].label;
+  std::string label = "transfer " + std::string(plan::to_string(op.payload)) + " " +
+                      std::string(platform::to_string(op.from)) + "->" + std::string(platform::to_string(op.to)) +
+                      " " +
+                      (op.block >= 0 ? plan_.blocks[static_cast<std::size_t>(op.block)].label
+                                     : plan_.layers[static_cast<std::size_t>(op.layer)].name);
   const platform::Pending moved =
       platform_.memory().transfer(op.from, op.to, static_cast<std::size_t>(op.cost.bytes()), std::move(label),
                                   {step_, i, -1, platform::ActivityRole::transfer});
@@ -317,7 +357,7 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
   switch (op.kind) {
     case OpKind::publish: {
       const std::int64_t before = service_.version(id).publications;
-      service_.publication_point(id, step_);
+      service_.publication_point(id, step_of(op));
       // Installing costs device (or host) work; known here only when the service runs now.
       if (const int charged = charged_launch_[static_cast<std::size_t>(i)];
           !body && charged >= 0 && service_.version(id).publications > before)
@@ -325,13 +365,13 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       break;
     }
     case OpKind::accumulate:
-      if (!service_.accumulate(id, gradient(op), step_)) skipped = 1;
+      if (!service_.accumulate(id, gradient(op), step_of(op))) skipped = 1;
       break;
     case OpKind::refresh:
-      if (!skipped) service_.submit_refresh(id, step_, {step_, i, -1, platform::ActivityRole::refresh_job});
+      if (!skipped) service_.submit_refresh(id, step_of(op), {step_, i, -1, platform::ActivityRole::refresh_job});
       break;
     case OpKind::update:
-      if (!skipped) service_.apply(id, weights(op), gradient(op), step_);
+      if (!skipped) service_.apply(id, weights(op), gradient(op), step_of(op));
       break;
     default: throw std::logic_error("PlanInterpreter: not an optimizer op");
   }

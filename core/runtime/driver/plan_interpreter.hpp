@@ -33,6 +33,7 @@
 // recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
 // ops that ran inside a launch body are recorded on the device stream's track.
 #include <exception>
+#include <functional>
 #include <vector>
 
 #include "core/optim/blocking.hpp"
@@ -80,7 +81,14 @@ class PlanInterpreter {
   // refresh: backward bodies run during the warm-up only, optimizer ops run on this thread (the
   // service decides whether blocks compute: set_block_numerics); shapes: nothing computes and
   // the service sees empty views.
-  PlanTotals run(Step t, platform::Numerics numerics, bool warmup);
+  //
+  // Carried ops (an update deferred into this step's forward) run as ops of step t - 1, and not
+  // at all at t = 1. `boundary`, when set, is called once, before the first current-step
+  // optimizer op is issued and after every carried op has finished: where the previous step's
+  // optimizer work ends and this step's begins (the service's step boundary).
+  // `carried_only`: run nothing but the carried ops (after the last step, with t = last + 1).
+  PlanTotals run(Step t, platform::Numerics numerics, bool warmup, const std::function<void()>& boundary = {},
+                 bool carried_only = false);
   void wait_in_flight() noexcept;
 
   const plan::StepPlan& plan() const noexcept { return plan_; }
@@ -92,6 +100,8 @@ class PlanInterpreter {
   };
 
   void execute(plan::OpId i);
+  bool skipped_op(const plan::Op& op) const noexcept;
+  Step step_of(const plan::Op& op) const noexcept { return op.carried ? step_ - 1 : step_; }
   void run_optimizer_op(plan::OpId i, bool body);
   void run_store_op(plan::OpId i);
   void run_transfer(plan::OpId i);
@@ -124,12 +134,15 @@ class PlanInterpreter {
   std::vector<std::vector<plan::OpId>> charges_;
   std::vector<int> charged_launch_;
   std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
+  std::vector<char> launch_carried_;                  // per launch: its ops are carried
+  std::vector<plan::OpId> last_backward_;             // per layer: its last backward op
 
   // Per step.
   Step step_ = 0;
   bool body_ = false;    // optimizer ops run inside their hook launch
   bool device_numerics_ = false;
   bool values_ = false;
+  bool carried_only_ = false;
   PlanTotals totals_;
   std::vector<std::vector<platform::Pending>> finished_;  // per op: what must end for it to have ended
   std::vector<LaunchState> launch_state_;

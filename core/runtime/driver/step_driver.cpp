@@ -8,7 +8,7 @@
 #include "core/common/error.hpp"
 #include "core/optim/shape_block.hpp"
 #include "core/optim/shape_model.hpp"
-#include "core/plan/horizontal_schedule.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/runtime/service/shadow_bound.hpp"
 
 namespace asteria::runtime {
@@ -38,9 +38,6 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     throw InputError(source, "--numerics",
                      "shapes: the " + std::string(platform_.backend()) +
                          " platform's memory holds sizes only (a data-free simulation), no values");
-  if (options_.numerics == platform::Numerics::values && options_.schedule.micro_batches > 1)
-    throw InputError(source, "micro_batches",
-                     "1 with values: the model computes one gradient per step (shapes run any number)");
   optim::validate(hp, source);
   service_ = std::make_unique<PreconditionerService<T>>(platform_, options_.service);
   layer_count_ = model_.layer_count();
@@ -89,6 +86,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   for (Block& b : blocks_)
     if (b.local) b.store_id = store_->add(*b.bytes, b.label);
   plan_ = make_plan();
+  carries_updates_ = std::any_of(plan_.ops.begin(), plan_.ops.end(), [](const plan::Op& op) { return op.carried; });
   // The store's use order is read off the plan, so prefetch follows whatever the schedule is.
   std::vector<BlockId> use_order;
   for (int b : plan::block_use_order(plan_)) use_order.push_back(blocks_[static_cast<std::size_t>(b)].store_id);
@@ -151,8 +149,9 @@ plan::StepPlan StepDriver<T>::make_plan() const {
   std::vector<plan::LayerWork> layers;
   for (std::size_t l = 0; l < layer_count_; ++l) {
     const LayerSpec& spec = model_.layer(l);
-    layers.push_back({spec.name, spec.forward, spec.backward,
-                      static_cast<double>(spec.rows) * static_cast<double>(spec.cols) * sizeof(T)});
+    const double values = static_cast<double>(spec.rows) * static_cast<double>(spec.cols) * sizeof(T);
+    layers.push_back({spec.name, spec.forward, spec.backward, values,
+                      spec.weight_bytes > 0.0 ? spec.weight_bytes : values, spec.checkpoint_bytes});
   }
   std::vector<plan::BlockWork> blocks;
   for (const Block& b : blocks_) {
@@ -164,10 +163,10 @@ plan::StepPlan StepDriver<T>::make_plan() const {
                       on_device ? plan::Resource::device : plan::Resource::host, costs.accumulate, costs.apply,
                       costs.publish, values, values, b.owner});
   }
-  plan::HorizontalOptions schedule = options_.schedule;
+  plan::ScheduleOptions schedule = options_.schedule;
   if (platform::Comm* comm = platform_.comm(); comm != nullptr) schedule.rank = comm->rank();
   schedule.host_release_delay = host_release_delay();
-  return plan::horizontal_plan(layers, blocks, schedule);
+  return plan::schedule_plan(layers, blocks, schedule);
 }
 
 namespace {
@@ -236,16 +235,30 @@ StepRecord StepDriver<T>::run_step() {
   if (finished_) throw std::logic_error("step driver: run_step() after finish()");
   const optim::Step t = step_ + 1;
   const bool warmup = t <= options_.warmup_steps;
-  // With refresh numerics the blocks compute only during the warm-up (their statistics are real).
-  service_->set_block_numerics(options_.numerics != platform::Numerics::refresh || warmup);
   platform::ActivitySink* sink = platform_.activities();
   if (sink != nullptr) sink->begin_step(t);
+  // With refresh numerics the blocks compute only during the warm-up (their statistics are real).
+  const auto begin_service_step = [this, t, warmup] {
+    service_->set_block_numerics(options_.numerics != platform::Numerics::refresh || warmup);
+    service_->on_step_begin(t);
+  };
 
   const platform::Seconds start = platform_.clock().now();
-  service_->on_step_begin(t);
   step_ = t;
-  const PlanTotals totals = interpreter_->run(t, options_.numerics, warmup);
-  const StepMetrics metrics = service_->on_step_end(t);
+  PlanTotals totals;
+  StepMetrics metrics;
+  if (carries_updates_) {
+    // The service's step t - 1 ends inside this plan, once its carried updates are done; its
+    // figures go to that step's record; step t's stay open until the next plan (or finish()).
+    totals = interpreter_->run(t, options_.numerics, warmup, [&] {
+      if (t > 1) add_service_figures(history_.back(), service_->on_step_end(t - 1));
+      begin_service_step();
+    });
+  } else {
+    begin_service_step();
+    totals = interpreter_->run(t, options_.numerics, warmup);
+    metrics = service_->on_step_end(t);
+  }
   store_->set_cause({t, -1, -1, platform::ActivityRole::transfer});
   const StoreStepStats moved = store_->end_step();
   store_->take_moves();  // the per-move log is not needed here; keep long runs bounded
@@ -260,29 +273,40 @@ StepRecord StepDriver<T>::run_step() {
   r.step_time_s = end - start;
   r.compute_s = totals.compute;
   r.visible_optimizer_s = r.step_time_s - r.compute_s;
-  r.refresh_wait_s = metrics.visible_wait_s;
   r.state_move_wait_s = totals.state_move_wait;
   r.optimizer_device_s = totals.optimizer_device;
-  r.refreshes_submitted = metrics.submitted;
-  r.refreshes_published = metrics.published;
-  r.refresh_backlog = metrics.refresh_backlog;
-  r.max_staleness = metrics.max_staleness;
-  r.shadow_bytes = metrics.shadow_bytes;
+  if (!carries_updates_) add_service_figures(r, metrics);
   for (std::size_t tier = 0; tier < platform::kTierCount; ++tier) {
     r.resident_bytes[tier] = moved.usage[tier].resident;
     r.peak_bytes[tier] = moved.usage[tier].peak_resident;
     r.capacity_bytes[tier] = moved.usage[tier].capacity;
   }
   r.bytes_moved = moved.bytes_moved;
-  r.network_bytes = totals.network_bytes + metrics.exchanged_bytes;
+  r.network_bytes += totals.network_bytes;
   history_.push_back(r);
   return r;
+}
+
+template <linalg::Real T>
+void StepDriver<T>::add_service_figures(StepRecord& r, const StepMetrics& metrics) {
+  r.refresh_wait_s = metrics.visible_wait_s;
+  r.refreshes_submitted = metrics.submitted;
+  r.refreshes_published = metrics.published;
+  r.refresh_backlog = metrics.refresh_backlog;
+  r.max_staleness = metrics.max_staleness;
+  r.shadow_bytes = metrics.shadow_bytes;
+  r.network_bytes += metrics.exchanged_bytes;
 }
 
 template <linalg::Real T>
 void StepDriver<T>::finish() {
   if (finished_) return;
   interpreter_->wait_in_flight();
+  if (carries_updates_ && step_ > 0) {
+    // The last step's deferred updates, then its end in the service.
+    interpreter_->run(step_ + 1, options_.numerics, false, {}, /*carried_only=*/true);
+    add_service_figures(history_.back(), service_->on_step_end(step_));
+  }
   store_->set_cause({step_, -1, -1, platform::ActivityRole::transfer});
   store_->drain();
   store_->unplace();

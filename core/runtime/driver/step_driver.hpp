@@ -7,7 +7,7 @@
 // (the real optimizers, or optim::ShapeBlocks when numerics are shapes), registers them with the
 // service and the store, sets aside host room for the refresh jobs' buffers at their worst
 // (service/shadow_bound.hpp; the store keeps it free, so placement refuses a run whose shadow
-// state cannot fit), and has the horizontal schedule (core/plan/horizontal_schedule.hpp) write
+// state cannot fit), and has the horizontal schedule (core/plan/schedule.hpp) write
 // the step as a plan, with the release delay of host-updated blocks chosen to keep the host
 // workers busy; the store's use order is read off the plan's acquire ops. Each step then is
 //   service.on_step_begin(t); PlanInterpreter::run(t) (plan_interpreter.hpp); service.on_step_end(t);
@@ -47,7 +47,11 @@ class StepDriver {
   StepDriver(const StepDriver&) = delete;
   StepDriver& operator=(const StepDriver&) = delete;
 
-  // Runs the next step (1, 2, ...) and returns its figures.
+  // Runs the next step (1, 2, ...) and returns its figures. With deferred updates (the schedule's
+  // defer fraction), the step's optimizer work ends during the next step: its service figures
+  // (refreshes, staleness, waits, shadow and exchanged bytes) are added to history() then, and
+  // the weights are those of the step only after the next step's forward has used them (or
+  // after finish()).
   StepRecord run_step();
   // After the last step: waits for state moves, gives every block's state its own storage back
   // (the store's regions are released) and settles the service, so that with S = 0 every block
@@ -92,6 +96,7 @@ class StepDriver {
 
   void add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp);
   plan::StepPlan make_plan() const;
+  static void add_service_figures(StepRecord& r, const StepMetrics& metrics);
   int host_release_delay() const;
 
   platform::Platform& platform_;
@@ -104,6 +109,9 @@ class StepDriver {
   std::unique_ptr<PreconditionerService<T>> service_;
   std::unique_ptr<StateStore> store_;  // after the states and the service: destroyed before them
   plan::StepPlan plan_;
+  // The plan carries deferred updates into the next step's forward: the service's step t ends
+  // during plan t + 1 (at its boundary), and finish() runs the last step's carried ops.
+  bool carries_updates_ = false;
   std::unique_ptr<PlanInterpreter<T>> interpreter_;  // last: destroyed (drained) first
   std::vector<StepRecord> history_;
   optim::Step step_ = 0;

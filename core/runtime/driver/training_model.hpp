@@ -25,15 +25,24 @@ struct LayerSpec {
   // A 1-D parameter (a norm's scale, a bias) seen as 1 x cols: optimized by the AdamW fallback
   // of tensors of order <= 1, as a framework integration would.
   bool vector = false;
+  // Bytes of the layer's weights as its forward reads them (the compute copy: what a fetch moves
+  // when weights rest off the device); 0: rows · cols values of the model's type.
+  double weight_bytes = 0.0;
+  // Bytes of the activation checkpoint kept for the layer's backward over the whole step (split
+  // over the micro-batches): what moves when checkpoints rest off the device.
+  double checkpoint_bytes = 0.0;
 };
 
 // How a model computes a step's gradients: layer_by_layer (each layer's backward body computes
 // its own), or whole_step (the first backward body of a step runs the whole forward and backward
 // pass; the later ones find their gradients ready). A trace records it, so that a replay charges
-// the step's compute where the model spent it.
-enum class ModelPass { layer_by_layer, whole_step };
+// the step's compute where the model spent it. per_micro_batch: the model computes each (layer,
+// micro-batch) pass in the body of the plan's op for it (TrainingModel::forward_pass and
+// backward_pass), in whatever order the schedule issues them.
+enum class ModelPass { layer_by_layer, whole_step, per_micro_batch };
 std::string_view to_string(ModelPass pass) noexcept;
-// "layer_by_layer" or "whole_step"; InputError naming `source` and `field` otherwise.
+// "layer_by_layer", "whole_step" or "per_micro_batch"; InputError naming `source` and `field`
+// otherwise.
 ModelPass parse_model_pass(std::string_view text, const std::string& source, const std::string& field);
 
 template <linalg::Real T>
@@ -55,9 +64,28 @@ class TrainingModel {
   // calling it for layer l - 1 (with data-parallel ranks after it: a layer's update waits for
   // its gradient's all-reduce, which overlaps the next backward, and the backward of layer l - 1
   // never reads layer l's parameters): a model whose backward is not layer by layer computes
-  // every gradient at the first call of a step.
+  // every gradient at the first call of a step. With micro-batches the call is the body of the
+  // layer's last backward op: the micro-batches shape the step's time, not its numbers (a model
+  // that computes each micro-batch is per_micro_batch, below).
   virtual void compute_gradient(std::size_t l, Step t) = 0;
   virtual ModelPass pass() const noexcept { return ModelPass::layer_by_layer; }
+
+  // Models whose pass() is per_micro_batch (the others are never called here):
+  //   forward_pass(l, m, t)   the body of the plan's forward op of layer l and micro-batch m;
+  //   backward_pass(l, m, t)  the body of its backward op.
+  // The driver calls them on the device stream, every layer and micro-batch of step t once, in
+  // the plan's order: a micro-batch's forward passes in layer order, then its backward passes in
+  // reverse order, any interleaving of micro-batches (horizontal, vertical, snake). Layer l's
+  // gradient (gradient_matrix) is complete after its last backward_pass of the step and is the
+  // sum of the micro-batches' gradients added in ascending micro-batch order, whatever order they
+  // were computed in, so two schedules of the same micro-batches give bit-identical gradients.
+  // A layer's weights may change (its update) after its last backward_pass of a step and before
+  // its first forward_pass of the next, never in between. compute_gradient is not called.
+  virtual void forward_pass(std::size_t l, int m, Step t);
+  virtual void backward_pass(std::size_t l, int m, Step t);
 };
+
+extern template class TrainingModel<float>;
+extern template class TrainingModel<double>;
 
 }  // namespace asteria::runtime

@@ -1,0 +1,141 @@
+#pragma once
+// The plan generators of a training step: the horizontal schedule (micro-batch after micro-batch,
+// the step a framework with per-parameter backward hooks runs; ZeRO-Offload/Infinity's order) and
+// the vertical schedule (GreedySnake, arXiv 2512.17570: all micro-batches of a layer before the
+// next layer, the micro-batch order reversing at each layer, and a fraction of the optimizer
+// update deferred into the next step's forward). Both are one builder over a visit order:
+//
+//   horizontal  forward: for m: for l: (l, m);  backward: for m: for l = L-1..0: (l, m)
+//   vertical    forward: for l: for m in snake order: (l, m);  backward: for l = L-1..0: the same
+//               (the order of m reverses at every layer, across the forward/backward turn too)
+//
+// Each visit is a forward or backward op of layer l for micro-batch m on the device stream. After
+// the last backward visit of layer l, with data-parallel ranks reduce(l) (its gradient averaged
+// over the ranks), and then the layer's hook (with data-parallel ranks after the next layer's
+// backward visits and reduce, so that waiting for the reduce overlaps that backward):
+//   release the device-updated blocks of the layer hooked before (once its device updates are
+//   done); finish the host-updated blocks of the layer hooked D hooks before: transfer each one's
+//   new weights to where weights rest (once its update is done), then release them;
+//   transfer the gradient of each host-updated block of layer l down to the host (unless
+//   gradients rest there already);
+//   acquire the blocks of layer l;
+//   per block, in block order: [publish if its optimizer activates a refresh one step late],
+//   accumulate (a host-updated block's after its gradient transfer), refresh, [publish if it
+//   activates at once], update;
+// with sharded optimizer state, a layer's gathers (the owners' new weights to the other ranks)
+// follow the next layer's hook. At the step's end: release the device-updated blocks of the last
+// hooked layer, finish the remaining host-updated blocks, the last gathers.
+//
+// Deferred updates (defer_fraction α > 0): a fraction α of the blocks (by weight bytes, spread
+// evenly over the layers) is not hooked in the backward. Their whole optimizer step (acquire,
+// publish, accumulate, refresh, update, release, weight moves) runs in the NEXT step's plan,
+// marked `carried` (the interpreter runs them with the previous step's number, and skips them in
+// a run's first step), during the forward: a layer's carried ops are issued `prefetch_depth`
+// layer visits before its first forward visit, and its first forward (and the fetch of its
+// weights) waits for them: weights are never stale. The gradient of a deferred block is kept
+// until then (the backward of its layer comes after its forward).
+//
+// Model state tiers. Weights, gradients and activation checkpoints rest on a tier each:
+//   weights off the device: fetched (transfer weights tier -> device) before each run of
+//     consecutive visits of a layer (every visit in the horizontal schedule with micro-batches;
+//     once per layer and pass in the vertical one; the last forward run and the first backward
+//     run of the same layer share one fetch), at most prefetch_depth runs ahead (device
+//     buffers); a device update's new weights go back to the tier, a host update's to the tier
+//     unless it is the host;
+//   gradients off the device: each run of backward visits of a layer ends with its gradient
+//     sent to the tier (accumulated there: per micro-batch in the horizontal schedule, once per
+//     layer in the vertical one); a device-updated block's gradient comes back before its update;
+//   checkpoints off the device (activation checkpointing, recompute_activations): each forward
+//     visit's checkpoint goes to the tier and comes back before that micro-batch's backward.
+// recompute_activations charges each backward visit the layer's forward again (the recompute of
+// the activations that were not kept).
+//
+// A block's accumulate, publish and update are charged where its update runs (the device, or the
+// host workers). A layer's device-charged optimizer ops form one device launch, which also
+// carries the numerics of its host-charged ones (their hook); the host-charged ops of a block
+// form one host launch.
+//
+// D, the host release delay, is how many hooks later a layer's host-updated blocks are finished.
+// The thread that issues the plan waits for a host update only when it reaches the op that needs
+// it (the weights transfer), so with D > 1 the host workers run the updates of D layers while the
+// next layers' backward and hooks are issued. A deferred release keeps the block acquired D - 1
+// hooks longer (the step driver bounds D by the host memory that can hold them).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/plan/step_plan.hpp"
+
+namespace asteria::plan {
+
+struct LayerWork {
+  std::string name;
+  platform::Costs forward;  // of the whole step (split evenly over the micro-batches)
+  platform::Costs backward;
+  double gradient_bytes = 0.0;  // the layer's gradient bucket, all-reduced under data parallelism
+  double weight_bytes = 0.0;    // the layer's weights as the forward reads them (fetched when off device)
+  double checkpoint_bytes = 0.0;  // its activation checkpoint for the whole step (split over micro-batches)
+};
+
+struct BlockWork {
+  int layer = 0;
+  std::string label;
+  int activation_delay = 0;          // 0: a refresh serves the update of its own step; 1: the next step's
+  Resource update_on = Resource::device;  // device or host
+  platform::Cost accumulate;         // every-step costs of the block's optimizer phases
+  platform::Cost apply;
+  platform::Cost publish;            // installing a finished refresh
+  // Bytes of the block's gradient and of its weights: what an update on the host moves over the
+  // link (the gradient down before it, the new weights up after it).
+  double gradient_bytes = 0.0;
+  double weight_bytes = 0.0;
+  // Sharded optimizer state: the data-parallel rank that owns the block's state and update
+  // (-1: every rank updates it). A block another rank owns has no store or optimizer op here,
+  // only a gather op receiving its new weights.
+  int owner = -1;
+};
+
+enum class ScheduleOrder { horizontal, vertical };
+std::string_view to_string(ScheduleOrder order) noexcept;
+// "horizontal" or "vertical"; InputError naming `source` and `field` otherwise.
+ScheduleOrder parse_schedule_order(std::string_view text, const std::string& source, const std::string& field);
+
+// Where the model's own tensors rest between their uses.
+struct ModelStateTiers {
+  platform::Tier weights = platform::Tier::device;
+  platform::Tier gradients = platform::Tier::device;
+  platform::Tier checkpoints = platform::Tier::device;
+};
+
+struct ScheduleOptions {
+  ScheduleOrder order = ScheduleOrder::horizontal;
+  int micro_batches = 1;
+  int data_parallel_ranks = 1;  // > 1: a reduce op per layer (its gradient bucket)
+  // This rank (world) when blocks have owners: one gather op per block of a layer, sending the
+  // owner's new weights to the others, issued with the next layer's hook (after the last hook for
+  // the last layer), so the weights travel during the rest of the backward.
+  int rank = 0;
+  // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
+  // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to
+  // occupy the host workers); the schedule itself takes 0 as 1.
+  int host_release_delay = 0;
+  // α above, in [0, 1): the fraction of the optimizer update deferred into the next forward.
+  double defer_fraction = 0.0;
+  ModelStateTiers tiers{};
+  bool recompute_activations = false;  // activation checkpointing (required for checkpoints off device)
+  int prefetch_depth = 2;  // layer visits a fetch (or carried update) is issued ahead, >= 1
+};
+
+// Blocks must be listed layer by layer in forward order (as the step driver registers them).
+// Throws InputError for empty layers, blocks out of order, negative bytes or a bad option; the
+// plan is validated. The plan's schedule name is the order's ("horizontal", "vertical").
+StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                       const ScheduleOptions& options = {});
+
+// Which blocks a defer fraction α defers: walking the blocks in order, block b is deferred when
+// that keeps the deferred weight bytes closest to α of the bytes so far (so every layer with
+// several blocks defers about α of them, and α = 0 defers none). Blocks another rank owns are
+// never deferred (their weights arrive by gather).
+std::vector<bool> deferred_blocks(const std::vector<BlockWork>& blocks, double defer_fraction, int rank);
+
+}  // namespace asteria::plan

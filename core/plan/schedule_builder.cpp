@@ -1,0 +1,522 @@
+// The one builder behind the horizontal and vertical schedules (schedule.hpp): the visit order is
+// the only difference between them; hooks, deferred updates and model-state moves follow it.
+#include <algorithm>
+#include <cmath>
+
+#include "core/common/error.hpp"
+#include "core/plan/schedule.hpp"
+
+namespace asteria::plan {
+namespace {
+
+using platform::Tier;
+
+constexpr const char* kSource = "step schedule";
+
+Op make_op(OpKind kind, Resource on, int layer) {
+  Op op;
+  op.kind = kind;
+  op.on = on;
+  op.layer = layer;
+  return op;
+}
+
+platform::Costs per_micro_batch(const platform::Costs& cost, int micro_batches) {
+  if (micro_batches == 1) return cost;  // exact: a single micro-batch is the whole step
+  return cost.scaled(1.0 / micro_batches);
+}
+
+// One forward or backward op of the step.
+struct Visit {
+  OpKind kind = OpKind::forward;
+  int layer = 0;
+  int micro_batch = 0;
+};
+
+std::vector<Visit> visit_order(ScheduleOrder order, int layers, int micro_batches) {
+  std::vector<Visit> visits;
+  if (order == ScheduleOrder::horizontal) {
+    for (int m = 0; m < micro_batches; ++m)
+      for (int l = 0; l < layers; ++l) visits.push_back({OpKind::forward, l, m});
+    for (int m = 0; m < micro_batches; ++m)
+      for (int l = layers - 1; l >= 0; --l) visits.push_back({OpKind::backward, l, m});
+    return visits;
+  }
+  // Snake: the micro-batch order reverses at every layer, so the micro-batch a layer ends with is
+  // the one the next starts with (its activations are the freshest), across the turn too.
+  bool ascending = true;
+  auto layer_visits = [&](OpKind kind, int l) {
+    for (int i = 0; i < micro_batches; ++i) visits.push_back({kind, l, ascending ? i : micro_batches - 1 - i});
+    ascending = !ascending;
+  };
+  // The last layer's backward starts with the micro-batch its forward ended with.
+  for (int l = 0; l < layers; ++l) layer_visits(OpKind::forward, l);
+  for (int l = layers - 1; l >= 0; --l) layer_visits(OpKind::backward, l);
+  return visits;
+}
+
+class Builder {
+ public:
+  Builder(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks, const ScheduleOptions& o)
+      : layers_(layers), blocks_(blocks), options_(o), by_layer_(layers.size()), deferred_by_layer_(layers.size()),
+        update_of_(blocks.size(), -1), ready_for_use_(layers.size()),
+        delay_(std::min(std::max(1, o.host_release_delay), static_cast<int>(layers.size()))),
+        visits_(visit_order(o.order, static_cast<int>(layers.size()), o.micro_batches)) {
+    plan_.schedule = std::string(to_string(o.order));
+    plan_.micro_batches = o.micro_batches;
+    for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
+    const std::vector<bool> deferred = deferred_blocks(blocks, o.defer_fraction, o.rank);
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      plan_.blocks.push_back({blocks[b].layer, blocks[b].label});
+      // A block another rank owns has no state here: only its gather op names it.
+      if (blocks[b].owner >= 0 && blocks[b].owner != o.rank) continue;
+      auto& list = deferred[b] ? deferred_by_layer_ : by_layer_;
+      list[static_cast<std::size_t>(blocks[b].layer)].push_back(static_cast<int>(b));
+    }
+    // Runs: maximal stretches of consecutive visits of one layer (one weights residency each).
+    for (std::size_t v = 0; v < visits_.size(); ++v) {
+      if (runs_.empty() || runs_.back().layer != visits_[v].layer) runs_.push_back({visits_[v].layer, v, v});
+      runs_.back().last = v;
+      run_of_.push_back(static_cast<int>(runs_.size() - 1));
+    }
+    fetch_of_run_.assign(runs_.size(), -1);
+    last_op_of_run_.assign(runs_.size(), -1);
+    op_of_visit_.assign(visits_.size(), -1);
+    checkpoint_out_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
+    checkpoint_in_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
+    gradient_out_.assign(layers.size(), -1);
+    for (std::size_t v = visits_.size(); v-- > 0;)
+      if (visits_[v].kind == OpKind::backward && last_backward_.size() < layers.size() + 1) {
+        if (last_backward_.empty()) last_backward_.assign(layers.size(), -1);
+        auto& last = last_backward_[static_cast<std::size_t>(visits_[v].layer)];
+        if (last < 0) last = static_cast<int>(v);
+      }
+    first_forward_.assign(layers.size(), -1);
+    for (std::size_t v = 0; v < visits_.size(); ++v)
+      if (visits_[v].kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visits_[v].layer)] < 0)
+        first_forward_[static_cast<std::size_t>(visits_[v].layer)] = static_cast<int>(v);
+  }
+
+  StepPlan build() {
+    const int depth = options_.prefetch_depth;
+    for (int r = 0; r < std::min<int>(depth, static_cast<int>(runs_.size())); ++r) run_ahead(r, -1);
+    for (int v = 0; v < std::min<int>(depth, static_cast<int>(visits_.size())); ++v) visit_ahead(v, -1);
+    struct Hook {
+      int layer = -1;
+      OpId gradient = -1;
+      OpId gate = -1;
+    } deferred;
+    for (std::size_t v = 0; v < visits_.size(); ++v) {
+      const Visit& visit = visits_[v];
+      const OpId op = emit_visit(v);
+      const int r = run_of_[v];
+      if (runs_[static_cast<std::size_t>(r)].last == v) {
+        last_op_of_run_[static_cast<std::size_t>(r)] = op;
+        if (visit.kind == OpKind::backward && offloaded(options_.tiers.gradients))
+          gradient_out_[static_cast<std::size_t>(visit.layer)] =
+              add_transfer(-1, visit.layer, Payload::gradient, Tier::device, options_.tiers.gradients,
+                           layer(visit.layer).gradient_bytes, {op});
+        if (r + depth < static_cast<int>(runs_.size())) run_ahead(r + depth, op);
+      }
+      if (v + static_cast<std::size_t>(depth) < visits_.size()) visit_ahead(static_cast<int>(v) + depth, op);
+      if (visit.kind != OpKind::backward || last_backward_[static_cast<std::size_t>(visit.layer)] != static_cast<int>(v))
+        continue;
+      // The layer's gradient is complete (on the device, or where gradients rest).
+      const int l = visit.layer;
+      const OpId gradient = gradient_out_[static_cast<std::size_t>(l)] >= 0 ? gradient_out_[static_cast<std::size_t>(l)] : op;
+      if (options_.data_parallel_ranks == 1) {
+        hook(l, gradient, gradient);
+        continue;
+      }
+      Op reduce = make_op(OpKind::reduce, Resource::network, l);
+      reduce.bucket = l;
+      reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer(l).gradient_bytes, 0};
+      const OpId reduced = add(std::move(reduce), op);
+      if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+      deferred = {l, gradient, reduced};
+    }
+    if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+    if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
+    for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
+         i < static_cast<int>(hooked_.size()); ++i)
+      if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
+    if (gathers_due_ >= 0) gather(gathers_due_);
+    validate(plan_, kSource);
+    return std::move(plan_);
+  }
+
+ private:
+  struct Run {
+    int layer = 0;
+    std::size_t first = 0;
+    std::size_t last = 0;
+  };
+
+  const LayerWork& layer(int l) const { return layers_[static_cast<std::size_t>(l)]; }
+  const BlockWork& block(int b) const { return blocks_[static_cast<std::size_t>(b)]; }
+  static bool offloaded(Tier tier) { return tier != Tier::device; }
+  bool on_host(int b) const { return block(b).update_on == Resource::host; }
+  std::size_t slot(int l, int m) const {
+    return static_cast<std::size_t>(l) * static_cast<std::size_t>(options_.micro_batches) + static_cast<std::size_t>(m);
+  }
+
+  OpId add(Op op, OpId dep = -1) {
+    if (dep >= 0) op.deps.insert(op.deps.begin(), dep);
+    op.carried = op.carried || carrying_;
+    plan_.ops.push_back(std::move(op));
+    return static_cast<OpId>(plan_.ops.size() - 1);
+  }
+
+  Op block_op(OpKind kind, Resource on, int b) const {
+    Op op = make_op(kind, on, block(b).layer);
+    op.block = b;
+    return op;
+  }
+
+  // A move of `bytes` between two tiers; `b` < 0: of layer l's tensors. No op for 0 bytes.
+  OpId add_transfer(int b, int l, Payload payload, Tier from, Tier to, double bytes, std::vector<OpId> deps) {
+    Op op = make_op(OpKind::transfer, Resource::link, l);
+    op.block = b;
+    op.payload = payload;
+    op.from = from;
+    op.to = to;
+    op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes, 0};
+    std::erase(deps, -1);
+    op.deps = std::move(deps);
+    return add(std::move(op));
+  }
+
+  int add_launch(Resource on, std::string label) {
+    plan_.launches.push_back({on, std::move(label)});
+    return static_cast<int>(plan_.launches.size() - 1);
+  }
+
+  // Issued `prefetch_depth` runs ahead (after the op that frees a buffer, `freed`): the carried
+  // updates of the layer (before its first forward visit), then the fetch of its weights.
+  void run_ahead(int r, OpId freed) {
+    const Run& run = runs_[static_cast<std::size_t>(r)];
+    const int l = run.layer;
+    const bool first_forward = first_forward_[static_cast<std::size_t>(l)] == static_cast<int>(run.first);
+    if (first_forward) carried_hook(l);
+    if (!offloaded(options_.tiers.weights)) return;
+    std::vector<OpId> deps = {freed};
+    if (first_forward) deps.insert(deps.end(), ready_for_use_[static_cast<std::size_t>(l)].begin(),
+                                   ready_for_use_[static_cast<std::size_t>(l)].end());
+    fetch_of_run_[static_cast<std::size_t>(r)] =
+        add_transfer(-1, l, Payload::weights, options_.tiers.weights, Tier::device, layer(l).weight_bytes, deps);
+  }
+
+  // Issued `prefetch_depth` visits ahead: a backward visit's checkpoint comes back.
+  void visit_ahead(int v, OpId freed) {
+    const Visit& visit = visits_[static_cast<std::size_t>(v)];
+    if (visit.kind != OpKind::backward || !offloaded(options_.tiers.checkpoints)) return;
+    const std::size_t s = slot(visit.layer, visit.micro_batch);
+    checkpoint_in_[s] = add_transfer(-1, visit.layer, Payload::checkpoint, options_.tiers.checkpoints, Tier::device,
+                                     layer(visit.layer).checkpoint_bytes / options_.micro_batches,
+                                     {checkpoint_out_[s], freed});
+  }
+
+  OpId emit_visit(std::size_t v) {
+    const Visit& visit = visits_[v];
+    const LayerWork& w = layer(visit.layer);
+    const int m_count = options_.micro_batches;
+    Op op = make_op(visit.kind, Resource::device, visit.layer);
+    op.micro_batch = visit.micro_batch;
+    op.cost = per_micro_batch(visit.kind == OpKind::forward ? w.forward : w.backward, m_count);
+    if (visit.kind == OpKind::backward && options_.recompute_activations)
+      op.cost.merge(per_micro_batch(w.forward, m_count));  // the forward again, for the activations not kept
+    const int r = run_of_[v];
+    if (fetch_of_run_[static_cast<std::size_t>(r)] >= 0 && runs_[static_cast<std::size_t>(r)].first == v)
+      op.deps.push_back(fetch_of_run_[static_cast<std::size_t>(r)]);
+    if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v))
+      for (OpId d : ready_for_use_[static_cast<std::size_t>(visit.layer)]) op.deps.push_back(d);
+    const std::size_t s = slot(visit.layer, visit.micro_batch);
+    if (visit.kind == OpKind::backward && checkpoint_in_[s] >= 0) op.deps.push_back(checkpoint_in_[s]);
+    // Stream order: after the previous visit.
+    if (v > 0) op.deps.insert(op.deps.begin(), op_of_visit_[v - 1]);
+    const OpId id = add(std::move(op));
+    op_of_visit_[v] = id;
+    // Forward hooks: start moving the state of the blocks updated first (backward order), the
+    // k-th layer's first forward prefetching the k-th hooked layer's blocks.
+    if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v)) {
+      const int hooked = static_cast<int>(layers_.size()) - 1 - visit.layer;
+      for (int b : by_layer_[static_cast<std::size_t>(hooked)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
+    }
+    if (visit.kind == OpKind::forward && offloaded(options_.tiers.checkpoints))
+      checkpoint_out_[s] = add_transfer(-1, visit.layer, Payload::checkpoint, Tier::device, options_.tiers.checkpoints,
+                                        w.checkpoint_bytes / m_count, {id});
+    return id;
+  }
+
+  // Sharded state: a layer's gathers are issued one hook after its updates (by then they are
+  // mostly done, so neither the issuing thread nor a collective queue waits long for them), so the
+  // weights travel while the backward and the gradient reduces of the next layers go on. Every
+  // rank issues them at the same point, in block order, as collectives must be.
+  void hook_and_gather(int l, OpId gradient, OpId gate) {
+    hook(l, gradient, gate);
+    if (gathers_due_ >= 0) gather(gathers_due_);
+    gathers_due_ = l;
+  }
+
+  // One gather op per owned block of layer l: the owner's new weights go to the other ranks once
+  // the owner's update is done.
+  void gather(int l) {
+    for (std::size_t b = 0; b < blocks_.size(); ++b) {
+      const BlockWork& w = blocks_[b];
+      if (w.layer != l || w.owner < 0) continue;
+      Op op = block_op(OpKind::gather, Resource::network, static_cast<int>(b));
+      op.owner = w.owner;
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, w.weight_bytes, 0};
+      if (update_of_[b] >= 0) op.deps.push_back(update_of_[b]);
+      add(std::move(op));
+    }
+  }
+
+  // Releases the listed blocks updated where `host` says once all of those updates are done (and
+  // after `gate`).
+  void release_blocks(const std::vector<int>& members, bool host, OpId gate) {
+    std::vector<OpId> updates;
+    for (int b : members)
+      if (on_host(b) == host) updates.push_back(update_of_[static_cast<std::size_t>(b)]);
+    for (int b : members) {
+      if (on_host(b) != host) continue;
+      Op op = block_op(OpKind::release, Resource::issuer, b);
+      if (gate >= 0) op.deps.push_back(gate);
+      op.deps.insert(op.deps.end(), updates.begin(), updates.end());
+      add(std::move(op));
+    }
+  }
+
+  void release_device_blocks(int l, OpId gate) { release_blocks(by_layer_[static_cast<std::size_t>(l)], false, gate); }
+
+  // Where a block's new weights go after its update: from the host (a host update) or the device
+  // to where weights rest; -1 when they are there already.
+  OpId weights_back(int b) {
+    const Tier at = on_host(b) ? Tier::host : Tier::device;
+    if (at == options_.tiers.weights) return -1;
+    return add_transfer(b, block(b).layer, Payload::weights, at, options_.tiers.weights, block(b).weight_bytes,
+                        {update_of_[static_cast<std::size_t>(b)]});
+  }
+
+  // The new weights of the host-updated blocks of the hooked layer `h` go where weights rest,
+  // then the blocks are released (nothing in the step needs those weights: they must be there
+  // before the next step's first use).
+  void finish_host_blocks(int l, OpId gate) {
+    const auto it = std::find(hooked_.begin(), hooked_.end(), l);
+    finished_[static_cast<std::size_t>(it - hooked_.begin())] = true;
+    for (int b : by_layer_[static_cast<std::size_t>(l)])
+      if (on_host(b)) weights_back(b);
+    release_blocks(by_layer_[static_cast<std::size_t>(l)], true, gate);
+  }
+
+  // The gradient of block b where its update reads it: down to the host for a host update
+  // (unless gradients rest there), back up for a device update when they rest elsewhere.
+  OpId gradient_to_update(int b, OpId gate) {
+    const Tier rests = options_.tiers.gradients;
+    const Tier reads = on_host(b) ? Tier::host : Tier::device;
+    if (rests == reads) return -1;
+    return add_transfer(b, block(b).layer, Payload::gradient, rests, reads, block(b).gradient_bytes, {gate});
+  }
+
+  // Acquire, optimizer phases and update of `members` (all of one layer), after `gate`; the
+  // device-charged ones in one launch `label`. Returns nothing: update_of_ is filled.
+  void optimizer_step(const std::vector<int>& members, OpId gate, const std::vector<OpId>& gradient_moves,
+                      const std::string& label) {
+    std::vector<OpId> acquired;
+    for (int b : members) acquired.push_back(add(block_op(OpKind::acquire, Resource::issuer, b), gate));
+    const int device_launch = add_launch(Resource::device, label);
+    std::vector<int> launch_of(members.size());
+    std::vector<OpId> last(members.size(), -1);
+    // One optimizer op of block members[i], after the block's previous one (the reference order).
+    auto chain = [&](std::size_t i, OpKind kind, Resource where, platform::Cost cost, int own_launch) {
+      Op op = block_op(kind, where, members[i]);
+      op.cost = cost;
+      op.launch = own_launch;
+      op.hook = device_launch;
+      if (last[i] < 0) {
+        if (gate >= 0) op.deps.push_back(gate);
+        op.deps.push_back(acquired[i]);
+      } else {
+        op.deps = {last[i]};
+      }
+      if (kind == OpKind::accumulate && gradient_moves[i] >= 0) op.deps.push_back(gradient_moves[i]);
+      last[i] = add(std::move(op));
+      return last[i];
+    };
+    // First every block's publication point, statistics and refresh, then every update: the
+    // updates go out together (one multi-tensor launch on the device, host tasks in block order).
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const BlockWork& w = block(members[i]);
+      launch_of[i] = w.update_on == Resource::device ? device_launch : add_launch(w.update_on, "host optimizer " + w.label);
+      if (w.activation_delay == 1) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
+      chain(i, OpKind::accumulate, w.update_on, w.accumulate, launch_of[i]);
+      chain(i, OpKind::refresh, Resource::issuer, {}, -1);
+      if (w.activation_delay == 0) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      const BlockWork& w = block(members[i]);
+      update_of_[static_cast<std::size_t>(members[i])] = chain(i, OpKind::update, w.update_on, w.apply, launch_of[i]);
+    }
+  }
+
+  // What runs once layer l's gradient exists (`gradient`: its last backward, or its move to where
+  // gradients rest) and is the one the optimizer reads (`gate`: that, or the gradient's reduce).
+  void hook(int l, OpId gradient, OpId gate) {
+    if (last_hooked_ >= 0) release_device_blocks(last_hooked_, gradient);
+    hooked_.push_back(l);
+    finished_.push_back(false);
+    if (static_cast<int>(hooked_.size()) > delay_) {
+      const std::size_t due = hooked_.size() - 1 - static_cast<std::size_t>(delay_);
+      if (!finished_[due]) finish_host_blocks(hooked_[due], gradient);
+    }
+    last_hooked_ = l;
+    // The gradients of deferred host-updated blocks go down now; their step runs in the next plan.
+    for (int b : deferred_by_layer_[static_cast<std::size_t>(l)])
+      if (on_host(b)) gradient_to_update(b, gate);
+    const auto& members = by_layer_[static_cast<std::size_t>(l)];
+    if (members.empty()) return;
+    std::vector<OpId> moves;
+    for (int b : members) moves.push_back(gradient_to_update(b, gate));
+    optimizer_step(members, gate, moves, "optimizer " + layer(l).name);
+    // A device update's new weights go back to where weights rest (the next fetch reads them).
+    for (int b : members)
+      if (!on_host(b)) weights_back(b);
+  }
+
+  // The previous step's deferred blocks of layer l: their whole optimizer step, carried, before
+  // the layer's first forward of this step. ready_for_use_[l] collects what that forward (and
+  // the fetch of its weights) waits for.
+  void carried_hook(int l) {
+    const auto& members = deferred_by_layer_[static_cast<std::size_t>(l)];
+    if (members.empty()) return;
+    carrying_ = true;
+    std::vector<OpId> moves;
+    for (int b : members) {
+      // A device update of weights that rest elsewhere fetches them first; a deferred device
+      // update whose gradient rests off the device brings it back.
+      OpId fetched = -1;
+      if (!on_host(b) && offloaded(options_.tiers.weights))
+        fetched = add_transfer(b, l, Payload::weights, options_.tiers.weights, Tier::device, block(b).weight_bytes, {});
+      const OpId gradient = on_host(b) ? -1 : gradient_to_update(b, -1);
+      moves.push_back(gradient >= 0 ? gradient : fetched);
+      if (gradient >= 0 && fetched >= 0) plan_.ops[static_cast<std::size_t>(gradient)].deps.push_back(fetched);
+    }
+    optimizer_step(members, -1, moves, "carried optimizer " + layer(l).name);
+    for (int b : members) {
+      const OpId back = weights_back(b);
+      ready_for_use_[static_cast<std::size_t>(l)].push_back(back >= 0 ? back : update_of_[static_cast<std::size_t>(b)]);
+    }
+    release_blocks(members, false, -1);
+    release_blocks(members, true, -1);
+    carrying_ = false;
+  }
+
+  const std::vector<LayerWork>& layers_;
+  const std::vector<BlockWork>& blocks_;
+  ScheduleOptions options_;
+  std::vector<std::vector<int>> by_layer_;           // blocks hooked in the backward
+  std::vector<std::vector<int>> deferred_by_layer_;  // blocks whose step is carried into the next plan
+  std::vector<OpId> update_of_;
+  std::vector<std::vector<OpId>> ready_for_use_;  // per layer: carried ops its first forward waits for
+  int delay_;  // host release delay, in [1, layers]
+  std::vector<Visit> visits_;
+  std::vector<Run> runs_;
+  std::vector<int> run_of_;
+  std::vector<OpId> fetch_of_run_;
+  std::vector<OpId> last_op_of_run_;
+  std::vector<OpId> op_of_visit_;
+  std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
+  std::vector<OpId> checkpoint_in_;
+  std::vector<OpId> gradient_out_;  // per layer: its last move to where gradients rest
+  std::vector<int> last_backward_;  // per layer: its last backward visit
+  std::vector<int> first_forward_;  // per layer: its first forward visit
+  std::vector<int> hooked_;         // layers in hook order
+  std::vector<bool> finished_;      // per hooked layer: its host-updated blocks finished
+  int last_hooked_ = -1;
+  int gathers_due_ = -1;  // the layer whose gathers the next hook issues (-1: none)
+  bool carrying_ = false;  // ops added now are carried
+  StepPlan plan_;
+};
+
+}  // namespace
+
+std::string_view to_string(ScheduleOrder order) noexcept {
+  return order == ScheduleOrder::vertical ? "vertical" : "horizontal";
+}
+
+ScheduleOrder parse_schedule_order(std::string_view text, const std::string& source, const std::string& field) {
+  if (text == "horizontal") return ScheduleOrder::horizontal;
+  if (text == "vertical") return ScheduleOrder::vertical;
+  throw InputError(source, field, "horizontal or vertical, found '" + std::string(text) + "'");
+}
+
+std::vector<bool> deferred_blocks(const std::vector<BlockWork>& blocks, double defer_fraction, int rank) {
+  std::vector<bool> deferred(blocks.size(), false);
+  if (!(defer_fraction > 0.0)) return deferred;
+  double all = 0.0;
+  double kept_back = 0.0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (blocks[b].owner >= 0 && blocks[b].owner != rank) continue;
+    const double bytes = std::max(blocks[b].weight_bytes, 1.0);  // blocks without bytes count as one
+    all += bytes;
+    // Defer when the deferred share ends closer to α with this block than without it.
+    if (std::abs(kept_back + bytes - defer_fraction * all) <= std::abs(kept_back - defer_fraction * all)) {
+      deferred[b] = true;
+      kept_back += bytes;
+    }
+  }
+  return deferred;
+}
+
+StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                       const ScheduleOptions& options) {
+  if (layers.empty()) throw InputError(kSource, "layers", "expected at least one layer");
+  if (options.micro_batches < 1) throw InputError(kSource, "micro_batches", "expected an integer >= 1");
+  if (options.data_parallel_ranks < 1) throw InputError(kSource, "data_parallel_ranks", "expected an integer >= 1");
+  if (options.rank < 0 || options.rank >= options.data_parallel_ranks)
+    throw InputError(kSource, "rank", "expected a rank in [0, " + std::to_string(options.data_parallel_ranks) + ")");
+  if (options.host_release_delay < 0)
+    throw InputError(kSource, "host_release_delay", "expected an integer >= 1 (or 0: 1)");
+  if (!(options.defer_fraction >= 0.0 && options.defer_fraction < 1.0))
+    throw InputError(kSource, "defer_fraction", "expected a fraction in [0, 1)");
+  if (options.prefetch_depth < 1) throw InputError(kSource, "prefetch_depth", "expected an integer >= 1");
+  if (options.tiers.checkpoints != platform::Tier::device && !options.recompute_activations)
+    throw InputError(kSource, "tiers.checkpoints",
+                     "activation checkpoints off the device only with recompute_activations (the rest of the "
+                     "activations is recomputed in the backward)");
+  bool owners = false;
+  for (const BlockWork& b : blocks) {
+    if (b.owner >= options.data_parallel_ranks || b.owner < -1)
+      throw InputError(kSource, "owner", "expected -1 or a rank in [0, " + std::to_string(options.data_parallel_ranks) +
+                                             ") for block " + b.label);
+    owners = owners || b.owner >= 0;
+  }
+  if (owners && options.defer_fraction > 0.0)
+    throw InputError(kSource, "defer_fraction",
+                     "0 with sharded optimizer state (a deferred update's weights would have to be gathered during the "
+                     "next forward)");
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const std::string field = "layers[" + std::to_string(l) + "]";
+    if (!(layers[l].gradient_bytes >= 0.0)) throw InputError(kSource, field + ".gradient_bytes", "expected bytes >= 0");
+    if (!(layers[l].weight_bytes >= 0.0)) throw InputError(kSource, field + ".weight_bytes", "expected bytes >= 0");
+    if (!(layers[l].checkpoint_bytes >= 0.0))
+      throw InputError(kSource, field + ".checkpoint_bytes", "expected bytes >= 0");
+  }
+  int previous_layer = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const BlockWork& w = blocks[b];
+    const std::string field = "blocks[" + std::to_string(b) + "]";
+    if (w.layer < previous_layer || w.layer >= static_cast<int>(layers.size()))
+      throw InputError(kSource, field + ".layer", "expected blocks listed layer by layer in forward order");
+    previous_layer = w.layer;
+    if (w.activation_delay != 0 && w.activation_delay != 1)
+      throw InputError(kSource, field + ".activation_delay", "expected 0 or 1");
+    if (w.update_on != Resource::device && w.update_on != Resource::host)
+      throw InputError(kSource, field + ".update_on", "expected device or host");
+    if (!(w.gradient_bytes >= 0.0)) throw InputError(kSource, field + ".gradient_bytes", "expected bytes >= 0");
+    if (!(w.weight_bytes >= 0.0)) throw InputError(kSource, field + ".weight_bytes", "expected bytes >= 0");
+  }
+  return Builder(layers, blocks, options).build();
+}
+
+}  // namespace asteria::plan
