@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake make pkg-config git
-  libopenblas-dev liblapacke-dev
+  libopenblas-dev liblapacke-dev libglpk-dev
   libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev libjemalloc-dev
