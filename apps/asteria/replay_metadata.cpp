@@ -87,7 +87,14 @@ std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, in
       "--non-finite-policy", hp.non_finite == optim::NonFinitePolicy::skip ? "skip" : "error",
       "--max-consecutive-non-finite", std::to_string(hp.max_consecutive_non_finite),
       "--max-consecutive-refresh-failures", std::to_string(hp.max_consecutive_refresh_failures),
+      "--schedule", std::string(plan::to_string(spec.schedule)),
+      "--micro-batches", std::to_string(spec.micro_batches),
+      "--defer-fraction", exact_number(spec.defer_fraction),
+      "--weights-on", std::string(platform::to_string(spec.model_tiers.weights)),
+      "--gradients-on", std::string(platform::to_string(spec.model_tiers.gradients)),
+      "--checkpoints-on", std::string(platform::to_string(spec.model_tiers.checkpoints)),
   };
+  if (spec.recompute_activations) a.emplace_back("--recompute-activations");
   return a;
 }
 

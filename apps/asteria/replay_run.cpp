@@ -94,7 +94,8 @@ SimWorkload recorded_workload(const RecordedRun& run, const RunSpec& spec, const
     w.stack.layers.back().backward = std::move(whole);
   }
   w.stack.gradients = runtime::GradientSpec{spec.seed};
-  w.model_device_bytes = run.model_device_bytes;
+  w.model_memory = workload::ModelMemory{};
+  w.model_memory->bytes[static_cast<std::size_t>(platform::Tier::device)] = run.model_device_bytes;
   if (run.state_budgets) w.state_budgets = sim::TierBudgets{spec.device_budget, spec.host_budget, spec.nvme_budget, 0};
   w.numerics_site = run.numerics_site;
   w.trace_metadata = {{"replay_of", source}};

@@ -89,6 +89,20 @@ po::options_description run_spec_options(RunVerb verb) {
        "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower")
       ("shard-state", "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update "
        "on one rank; new weights sent to the others at the step's end)")
+      ("schedule", po::value<std::string>()->default_value("horizontal")->value_name("ORDER"),
+       "horizontal (micro-batch after micro-batch) | vertical (all micro-batches of a layer before the next, "
+       "in snake order: GreedySnake)")
+      ("micro-batches", po::value<int>()->default_value(1)->value_name("M"),
+       "micro-batches per step (gradient accumulation; the step's batch is split evenly)")
+      ("defer-fraction", po::value<double>()->default_value(0.0)->value_name("ALPHA"),
+       "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, in [0, 1)")
+      ("weights-on", po::value<std::string>()->default_value("device")->value_name("TIER"),
+       "where the model's weights rest between uses: device | host | nvme (fetched before each use)")
+      ("gradients-on", po::value<std::string>()->default_value("device")->value_name("TIER"),
+       "where gradients are accumulated: device | host | nvme")
+      ("checkpoints-on", po::value<std::string>()->default_value("device")->value_name("TIER"),
+       "where activation checkpoints rest: device | host | nvme (off the device implies --recompute-activations)")
+      ("recompute-activations", "activation checkpointing: each backward recomputes its layer's forward")
       ("host-workers", po::value<int>()->default_value(d.host_workers)->value_name("N"),
        "refresh workers per unit (0: the cores but one, by the profile's threads per worker)")
       ("steps", po::value<int>()->default_value(d.steps)->value_name("N"), "measured steps")
@@ -139,6 +153,11 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
   o.shard_state = spec.shard_state;
+  o.schedule.order = spec.schedule;
+  o.schedule.micro_batches = spec.micro_batches;
+  o.schedule.defer_fraction = spec.defer_fraction;
+  o.schedule.tiers = spec.model_tiers;
+  o.schedule.recompute_activations = spec.recompute_activations;
   // Computing values on the real backend, each hook's device launch computes every optimizer op
   // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
   // time goes there, and the trace says so.
@@ -159,6 +178,14 @@ std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, 
     throw InputError(option, option, "expected FIRST:LAST, steps >= 1 with FIRST <= LAST, found \"" + text + "\"");
   return {first, last};
 }
+
+namespace {
+platform::Tier parse_tier(const std::string& text, const std::string& option) {
+  for (platform::Tier t : {platform::Tier::device, platform::Tier::host, platform::Tier::nvme})
+    if (text == platform::to_string(t)) return t;
+  throw InputError("command line", option, "device, host or nvme, found '" + text + "'");
+}
+}  // namespace
 
 RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   RunSpec s = default_run_spec(verb);
@@ -194,6 +221,13 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
       throw InputError("command line", "--straggler", "RANK:FACTOR (e.g. 3:2.5), found '" + text + "'");
     }
   }
+  s.schedule = plan::parse_schedule_order(v["schedule"].as<std::string>(), "command line", "--schedule");
+  s.micro_batches = v["micro-batches"].as<int>();
+  s.defer_fraction = v["defer-fraction"].as<double>();
+  s.model_tiers.weights = parse_tier(v["weights-on"].as<std::string>(), "--weights-on");
+  s.model_tiers.gradients = parse_tier(v["gradients-on"].as<std::string>(), "--gradients-on");
+  s.model_tiers.checkpoints = parse_tier(v["checkpoints-on"].as<std::string>(), "--checkpoints-on");
+  s.recompute_activations = v.count("recompute-activations") != 0 || s.model_tiers.checkpoints != platform::Tier::device;
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
@@ -227,6 +261,12 @@ void validate(const RunSpec& s) {
                                  !std::isfinite(s.straggler.factor) || s.straggler.factor > 1000.0))
     throw InputError(source, "--straggler", "a rank >= 0 and a slowdown factor in [1, 1000]");
   if (s.lookahead < 0) throw InputError(source, "--lookahead", "expected an integer >= 0");
+  if (s.micro_batches < 1) throw InputError(source, "--micro-batches", "expected an integer >= 1");
+  if (!(s.defer_fraction >= 0.0 && s.defer_fraction < 1.0))
+    throw InputError(source, "--defer-fraction", "expected a fraction in [0, 1)");
+  if (s.defer_fraction > 0.0 && s.shard_state)
+    throw InputError(source, "--defer-fraction",
+                     "0 with --shard-state (a deferred update's weights would be gathered during the next forward)");
   if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
   if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");
   if (s.host_budget == 0) throw InputError(source, "--host-budget", "expected a size > 0");

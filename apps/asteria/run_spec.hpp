@@ -7,7 +7,8 @@
 // message that names the option.
 //
 // Shared options: --hw --model --optimizer (+ hyperparameters) --placement --lookahead
-// --staleness --publish --host-workers --steps --warmup-steps --seed --numerics --time --out
+// --staleness --publish --schedule --micro-batches --defer-fraction --weights-on --gradients-on
+// --checkpoints-on --recompute-activations --host-workers --steps --warmup-steps --seed --numerics --time --out
 // --overwrite --trace --trace-steps --trace-max-bytes --no-progress, and the tier budgets
 // --device-budget --host-budget --nvme-budget --nvme-dir where the verb's platform takes them.
 #include <cstddef>
@@ -21,6 +22,7 @@
 
 #include "apps/asteria/options.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/platform/execution.hpp"
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/service/service_options.hpp"
@@ -58,6 +60,13 @@ struct RunSpec {
     int rank = -1;
     double factor = 1.0;
   } straggler;
+  // The step's schedule (core/plan/schedule.hpp): order, micro-batches, the fraction of the
+  // update deferred into the next forward, and where the model's own tensors rest.
+  plan::ScheduleOrder schedule = plan::ScheduleOrder::horizontal;
+  int micro_batches = 1;
+  double defer_fraction = 0.0;
+  plan::ModelStateTiers model_tiers{};
+  bool recompute_activations = false;  // activation checkpointing (implied by checkpoints off the device)
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
   int steps = 30;        // measured steps

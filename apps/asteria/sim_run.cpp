@@ -26,18 +26,21 @@ using WallClock = std::chrono::steady_clock;
 
 constexpr std::size_t kStateElementBytes = sizeof(float);  // optimizer state is fp32
 
-// Subtracts what the model itself keeps on the device (weights, gradients, activations) from the
-// budgets the optimizer state may use; a model that alone exceeds the device fits nowhere.
-std::optional<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& budgets, std::size_t model_bytes) {
-  if (model_bytes > budgets.device)
-    return runtime::TierShortfall{Tier::device, model_bytes, budgets.device, budgets.device};
-  budgets.device -= model_bytes;
-  if (budgets.unified != 0) {
-    if (model_bytes > budgets.unified)
-      return runtime::TierShortfall{Tier::device, model_bytes, budgets.unified, budgets.unified};
-    budgets.unified -= model_bytes;
+// Subtracts what the model itself keeps on each tier (weights, gradients, activations) from the
+// budgets the optimizer state may use; a model that alone exceeds a tier fits nowhere.
+std::vector<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& budgets, const workload::ModelMemory& model) {
+  std::vector<runtime::TierShortfall> short_of;
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
+    std::size_t& budget = t == Tier::device ? budgets.device : (t == Tier::host ? budgets.host : budgets.nvme);
+    if (model.on(t) > budget) short_of.push_back({t, model.on(t), budget, budget});
+    else budget -= model.on(t);
   }
-  return std::nullopt;
+  const std::size_t pooled = model.on(Tier::device) + model.on(Tier::host);
+  if (budgets.unified != 0) {
+    if (pooled > budgets.unified) short_of.push_back({Tier::device, pooled, budgets.unified, budgets.unified});
+    else budgets.unified -= pooled;
+  }
+  return short_of;
 }
 
 }  // namespace
@@ -68,15 +71,17 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
   return {*units, *nodes};
 }
 
-SimWorkload workload_from_config(const std::string& model, std::uint64_t seed) {
-  const workload::ModelConfig config = workload::find_model_config(model);
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, std::optional<int> batch) {
+  workload::ModelConfig config = workload::find_model_config(model);
+  if (batch) {
+    if (*batch < 1) throw InputError("command line", "--batch", "expected an integer >= 1");
+    config.micro_batch = static_cast<workload::count>(*batch);
+  }
   workload::WorkloadModel wl = workload::build_workload(config);
   SimWorkload w;
   w.name = config.name;
   w.parameters = static_cast<std::size_t>(wl.totals.parameters);
   w.stack = workload::runtime_stack(wl, runtime::GradientSpec{seed});
-  w.model_device_bytes = static_cast<std::size_t>(wl.totals.parameter_bytes + wl.totals.gradient_bytes +
-                                                  wl.totals.activation_bytes);
   w.weights = std::move(wl);
   return w;
 }
@@ -84,7 +89,8 @@ SimWorkload workload_from_config(const std::string& model, std::uint64_t seed) {
 RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   validate(settings.spec);
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*settings.spec.hw));
-  return simulate(settings, profile, workload_from_config(*settings.spec.model, settings.spec.seed), progress_out);
+  return simulate(settings, profile, workload_from_config(*settings.spec.model, settings.spec.seed, settings.batch),
+                  progress_out);
 }
 
 RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
@@ -97,6 +103,11 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.hw = profile.name;
   out.model = workload.name;
   const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
+  if (workload.weights.config.micro_batch % static_cast<workload::count>(spec.micro_batches) != 0)
+    throw InputError("command line", "--micro-batches",
+                     "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
+                         " sequences (--batch, or the model config's micro_batch), found " +
+                         std::to_string(spec.micro_batches));
   out.units = count.units;
   out.nodes = count.nodes;
   out.parameters = workload.parameters;
@@ -104,12 +115,22 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   const workload::OptimizerTotals totals = workload::summarize(blocks);
   out.blocks = totals.blocks;
   out.state_bytes = totals.state_bytes;
-  const std::size_t model_device_bytes = workload.model_device_bytes;
+  const workload::ModelMemory model_memory =
+      workload.model_memory
+          ? *workload.model_memory
+          : workload::model_memory(workload.weights, driver_options(spec, 0, {}).schedule,
+                                   spec.placement == runtime::PlacementPolicy::host ||
+                                           spec.placement == runtime::PlacementPolicy::nvme
+                                       ? Tier::host
+                                       : Tier::device);
+  const std::size_t model_device_bytes = model_memory.on(Tier::device);
   out.host_workers = spec.host_workers > 0 ? spec.host_workers : sim::default_host_workers(profile);
   out.platform = "SimGrid model of " + std::to_string(out.units) + " x " + profile.name + " (" +
                  std::to_string(out.nodes) + (out.nodes == 1 ? " node" : " nodes") + "), " +
                  std::to_string(out.host_workers) + " host worker(s) per unit";
   out.extra.emplace_back("model_device_bytes", model_device_bytes);
+  out.extra.emplace_back("model_host_bytes", model_memory.on(Tier::host));
+  out.extra.emplace_back("model_nvme_bytes", model_memory.on(Tier::nvme));
 
   sim::SimulationOptions options;
   options.profile = profile;
@@ -146,10 +167,12 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
     budgets.device = std::min(budgets.device, workload.state_budgets->device);
     budgets.host = std::min(budgets.host, workload.state_budgets->host);
     budgets.nvme = std::min(budgets.nvme, workload.state_budgets->nvme);
-  } else if (const auto short_of = reserve_model_memory(budgets, model_device_bytes)) {
+  } else if (auto short_of = reserve_model_memory(budgets, model_memory); !short_of.empty()) {
     out.fits = false;
-    out.shortfall = {*short_of};
-    out.fit_message = "the model's weights, gradients and activations alone exceed the device memory";
+    out.fit_message = "the model's weights, gradients and activations alone exceed the " +
+                      std::string(platform::to_string(short_of.front().tier)) + " memory (see --weights-on, " +
+                      "--gradients-on, --checkpoints-on)";
+    out.shortfall = std::move(short_of);
     out.capacity_bytes = {0, budgets.host, budgets.nvme};
     out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
     return out;

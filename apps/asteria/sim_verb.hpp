@@ -11,6 +11,7 @@
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
+#include "core/workload/model_memory.hpp"
 #include "core/workload/workload_model.hpp"
 #include "hwmodels/profile.hpp"
 #include "sim/simulation_options.hpp"
@@ -23,6 +24,7 @@ struct SimSettings {
   // or both may be given (both must agree); neither: one unit.
   std::optional<int> units;
   std::optional<int> nodes;
+  std::optional<int> batch;  // sequences per step and unit (the model config's micro_batch otherwise)
   // Shortcuts (sim/simulation_options.hpp): only the first `simulated_nodes` nodes run, the other
   // units mirror them (representative ranks: exact when every rank runs the same work); and the
   // ring steps of collectives coalesced (approximate).
@@ -55,7 +57,9 @@ struct SimWorkload {
   std::size_t parameters = 0;
   workload::WorkloadModel weights;  // config name and weights: what optimizer_blocks reads
   runtime::SyntheticModelSpec stack;
-  std::size_t model_device_bytes = 0;
+  // What the model itself holds per tier (weights, gradients, activations); empty: derived from
+  // `weights` and the run's schedule (workload/model_memory.hpp).
+  std::optional<workload::ModelMemory> model_memory;
   // The optimizer state's own budgets (a recorded real run's --device-budget ...), capped by the
   // profile's; empty: the profile's budgets less the model's device bytes.
   std::optional<sim::TierBudgets> state_budgets;
@@ -67,7 +71,8 @@ struct SimWorkload {
 };
 
 // The workload a model config describes (layers from core/workload), gradients seeded by `seed`.
-SimWorkload workload_from_config(const std::string& model, std::uint64_t seed);
+// `batch`: sequences per step, replacing the config's micro_batch.
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, std::optional<int> batch = {});
 
 // Runs `workload` on `profile` under the spec of `settings` (spec validated first).
 RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,

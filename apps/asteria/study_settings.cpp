@@ -25,6 +25,9 @@ enum class Kind {
   refresh_sharing,  // owners | replicated
   flag,             // true | false: the bare option when true, nothing when false
   straggler,        // RANK:FACTOR
+  schedule,         // horizontal | vertical
+  fraction,         // a number in [0, 1)
+  tier,             // device | host | nvme
 };
 
 struct SettingInfo {
@@ -53,6 +56,14 @@ constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
     {Setting::sync_period, "sync_period", "--sync-period", Kind::count, "k"},
     {Setting::shard_state, "shard_state", "--shard-state", Kind::flag, "sharded"},
     {Setting::straggler, "straggler", "--straggler", Kind::straggler, "slow"},
+    {Setting::batch, "batch", "--batch", Kind::count, "b"},
+    {Setting::schedule, "schedule", "--schedule", Kind::schedule, ""},
+    {Setting::micro_batches, "micro_batches", "--micro-batches", Kind::count, "mb"},
+    {Setting::defer_fraction, "defer_fraction", "--defer-fraction", Kind::fraction, "defer"},
+    {Setting::weights_on, "weights_on", "--weights-on", Kind::tier, "w-"},
+    {Setting::gradients_on, "gradients_on", "--gradients-on", Kind::tier, "g-"},
+    {Setting::checkpoints_on, "checkpoints_on", "--checkpoints-on", Kind::tier, "ckpt-"},
+    {Setting::placement_file, "placement_file", "--placement-file", Kind::name_or_path, "plan-"},
 }};
 
 // The table is indexed by Setting: every entry must sit at its own enumerator's place.
@@ -191,6 +202,21 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
       throw InputError(context.source, field, "expected owners or replicated, found '" + text + "'" + where);
     case Kind::flag: return boolean(text, context.source, field, where);
     case Kind::straggler: return straggler(text, context.source, field, where);
+    case Kind::schedule:
+      if (text == "horizontal" || text == "vertical") return text;
+      throw InputError(context.source, field, "expected horizontal or vertical, found '" + text + "'" + where);
+    case Kind::tier:
+      if (text == "device" || text == "host" || text == "nvme") return text;
+      throw InputError(context.source, field, "expected device, host or nvme, found '" + text + "'" + where);
+    case Kind::fraction: {
+      double value = -1.0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0.0 && value < 1.0))
+        throw InputError(context.source, field, "expected a fraction in [0, 1), found '" + text + "'" + where);
+      char buffer[32];
+      const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
+      return std::string(buffer, written.ptr);
+    }
   }
   return text;
 }

@@ -31,8 +31,16 @@ enum class Setting : std::size_t {
   sync_period,
   shard_state,
   straggler,
+  batch,
+  schedule,
+  micro_batches,
+  defer_fraction,
+  weights_on,
+  gradients_on,
+  checkpoints_on,
+  placement_file,
 };
-inline constexpr std::size_t kSettingCount = 17;
+inline constexpr std::size_t kSettingCount = 25;
 
 // The first five are required for every run (from its sub-grid or the defaults).
 inline constexpr std::size_t kCoreSettingCount = 5;

@@ -46,6 +46,8 @@ po::options_description sim_options() {
   own.add_options()
       ("units", po::value<int>()->value_name("N"),
        "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)")
+      ("batch", po::value<int>()->value_name("N"),
+       "sequences per step and unit (default: the model config's micro_batch), split over --micro-batches")
       ("nodes", po::value<int>()->value_name("N"),
        "whole nodes simulated: N x the profile's units per node (with --units, they must agree)")
       ("simulated-nodes", po::value<int>()->value_name("K"),
@@ -73,6 +75,7 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   settings.spec = read_run_spec(RunVerb::sim, *values);
   if (values->count("units") != 0) settings.units = (*values)["units"].as<int>();
   if (values->count("nodes") != 0) settings.nodes = (*values)["nodes"].as<int>();
+  if (values->count("batch") != 0) settings.batch = (*values)["batch"].as<int>();
   if (values->count("simulated-nodes") != 0) settings.simulated_nodes = (*values)["simulated-nodes"].as<int>();
   settings.coalesce_ring_steps = (*values)["coalesce-ring-steps"].as<bool>();
   settings.serial_collectives = !(*values)["concurrent-collectives"].as<bool>();

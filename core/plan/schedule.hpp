@@ -5,7 +5,7 @@
 // next layer, the micro-batch order reversing at each layer, and a fraction of the optimizer
 // update deferred into the next step's forward). Both are one builder over a visit order:
 //
-//   horizontal  forward: for m: for l: (l, m);  backward: for m: for l = L-1..0: (l, m)
+//   horizontal  for m: forward for l: (l, m), then backward for l = L-1..0: (l, m)
 //   vertical    forward: for l: for m in snake order: (l, m);  backward: for l = L-1..0: the same
 //               (the order of m reverses at every layer, across the forward/backward turn too)
 //
@@ -37,9 +37,9 @@
 //
 // Model state tiers. Weights, gradients and activation checkpoints rest on a tier each:
 //   weights off the device: fetched (transfer weights tier -> device) before each run of
-//     consecutive visits of a layer (every visit in the horizontal schedule with micro-batches;
-//     once per layer and pass in the vertical one; the last forward run and the first backward
-//     run of the same layer share one fetch), at most prefetch_depth runs ahead (device
+//     consecutive visits of a layer (every visit in the horizontal schedule, so each micro-batch
+//     fetches every layer twice; once per layer and pass in the vertical one; a forward and the
+//     backward right after it of the same layer share one fetch), at most prefetch_depth runs ahead (device
 //     buffers); a device update's new weights go back to the tier, a host update's to the tier
 //     unless it is the host;
 //   gradients off the device: each run of backward visits of a layer ends with its gradient
@@ -124,6 +124,11 @@ struct ScheduleOptions {
   ModelStateTiers tiers{};
   bool recompute_activations = false;  // activation checkpointing (required for checkpoints off device)
   int prefetch_depth = 2;  // layer visits a fetch (or carried update) is issued ahead, >= 1
+  // A host update runs on several host workers at once (as ZeRO-Offload's CPU Adam runs each
+  // tensor on every core): its launch is split in pieces of about host_piece_bytes of the
+  // block's weights, at most max_host_pieces (0: one piece per block).
+  double host_piece_bytes = 0.0;
+  int max_host_pieces = 1;
 };
 
 // Blocks must be listed layer by layer in forward order (as the step driver registers them).

@@ -2,6 +2,7 @@
 // the only difference between them; hooks, deferred updates and model-state moves follow it.
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/common/error.hpp"
 #include "core/plan/schedule.hpp"
@@ -36,10 +37,10 @@ struct Visit {
 std::vector<Visit> visit_order(ScheduleOrder order, int layers, int micro_batches) {
   std::vector<Visit> visits;
   if (order == ScheduleOrder::horizontal) {
-    for (int m = 0; m < micro_batches; ++m)
+    for (int m = 0; m < micro_batches; ++m) {
       for (int l = 0; l < layers; ++l) visits.push_back({OpKind::forward, l, m});
-    for (int m = 0; m < micro_batches; ++m)
       for (int l = layers - 1; l >= 0; --l) visits.push_back({OpKind::backward, l, m});
+    }
     return visits;
   }
   // Snake: the micro-batch order reverses at every layer, so the micro-batch a layer ends with is
@@ -110,12 +111,15 @@ class Builder {
       const Visit& visit = visits_[v];
       const OpId op = emit_visit(v);
       const int r = run_of_[v];
+      // The end of a stretch of backward visits of a layer: its gradient goes where gradients rest.
+      const bool stretch_ends = v + 1 == visits_.size() || visits_[v + 1].layer != visit.layer ||
+                                visits_[v + 1].kind != OpKind::backward;
+      if (visit.kind == OpKind::backward && stretch_ends && offloaded(options_.tiers.gradients))
+        gradient_out_[static_cast<std::size_t>(visit.layer)] =
+            add_transfer(-1, visit.layer, Payload::gradient, Tier::device, options_.tiers.gradients,
+                         layer(visit.layer).gradient_bytes, {op});
       if (runs_[static_cast<std::size_t>(r)].last == v) {
         last_op_of_run_[static_cast<std::size_t>(r)] = op;
-        if (visit.kind == OpKind::backward && offloaded(options_.tiers.gradients))
-          gradient_out_[static_cast<std::size_t>(visit.layer)] =
-              add_transfer(-1, visit.layer, Payload::gradient, Tier::device, options_.tiers.gradients,
-                           layer(visit.layer).gradient_bytes, {op});
         if (r + depth < static_cast<int>(runs_.size())) run_ahead(r + depth, op);
       }
       if (v + static_cast<std::size_t>(depth) < visits_.size()) visit_ahead(static_cast<int>(v) + depth, op);
@@ -124,16 +128,26 @@ class Builder {
       // The layer's gradient is complete (on the device, or where gradients rest).
       const int l = visit.layer;
       const OpId gradient = gradient_out_[static_cast<std::size_t>(l)] >= 0 ? gradient_out_[static_cast<std::size_t>(l)] : op;
-      if (options_.data_parallel_ranks == 1) {
+      // A hook that waits for something on the way (the gradient's reduce, or its move to the
+      // host for host updates or to where gradients rest) is issued after the next layer's
+      // backward visits, so that the issuing thread's wait overlaps that backward.
+      const bool host_updates = std::any_of(by_layer_[static_cast<std::size_t>(l)].begin(),
+                                            by_layer_[static_cast<std::size_t>(l)].end(), [&](int b) { return on_host(b); });
+      if (options_.data_parallel_ranks == 1 && gradient == op && !host_updates) {
+        if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+        deferred = {};
         hook(l, gradient, gradient);
         continue;
       }
-      Op reduce = make_op(OpKind::reduce, Resource::network, l);
-      reduce.bucket = l;
-      reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer(l).gradient_bytes, 0};
-      const OpId reduced = add(std::move(reduce), op);
+      OpId gate = gradient;
+      if (options_.data_parallel_ranks > 1) {
+        Op reduce = make_op(OpKind::reduce, Resource::network, l);
+        reduce.bucket = l;
+        reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer(l).gradient_bytes, 0};
+        gate = add(std::move(reduce), op);
+      }
       if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
-      deferred = {l, gradient, reduced};
+      deferred = {l, gradient, gate};
     }
     if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
@@ -141,6 +155,7 @@ class Builder {
          i < static_cast<int>(hooked_.size()); ++i)
       if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
     if (gathers_due_ >= 0) gather(gathers_due_);
+    while (!carried_unreleased_.empty()) release_carried();
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -347,7 +362,14 @@ class Builder {
     // updates go out together (one multi-tensor launch on the device, host tasks in block order).
     for (std::size_t i = 0; i < members.size(); ++i) {
       const BlockWork& w = block(members[i]);
-      launch_of[i] = w.update_on == Resource::device ? device_launch : add_launch(w.update_on, "host optimizer " + w.label);
+      if (w.update_on == Resource::device) {
+        launch_of[i] = device_launch;
+      } else {
+        launch_of[i] = add_launch(w.update_on, "host optimizer " + w.label);
+        if (options_.host_piece_bytes > 0.0)
+          plan_.launches.back().pieces = static_cast<int>(std::clamp(
+              std::ceil(w.weight_bytes / options_.host_piece_bytes), 1.0, static_cast<double>(options_.max_host_pieces)));
+      }
       if (w.activation_delay == 1) chain(i, OpKind::publish, w.update_on, w.publish, launch_of[i]);
       chain(i, OpKind::accumulate, w.update_on, w.accumulate, launch_of[i]);
       chain(i, OpKind::refresh, Resource::issuer, {}, -1);
@@ -406,9 +428,21 @@ class Builder {
       const OpId back = weights_back(b);
       ready_for_use_[static_cast<std::size_t>(l)].push_back(back >= 0 ? back : update_of_[static_cast<std::size_t>(b)]);
     }
+    // Released D carried hooks later (at the step's end for the last ones), as host-updated
+    // blocks are in the backward: a release waits for its updates on the issuing thread, which
+    // must go on issuing the forward meanwhile.
+    carried_unreleased_.push_back(l);
+    if (static_cast<int>(carried_unreleased_.size()) > delay_) release_carried();
+    carrying_ = false;
+  }
+
+  void release_carried() {
+    const bool was = std::exchange(carrying_, true);
+    const auto& members = deferred_by_layer_[static_cast<std::size_t>(carried_unreleased_.front())];
     release_blocks(members, false, -1);
     release_blocks(members, true, -1);
-    carrying_ = false;
+    carried_unreleased_.erase(carried_unreleased_.begin());
+    carrying_ = was;
   }
 
   const std::vector<LayerWork>& layers_;
@@ -435,6 +469,7 @@ class Builder {
   int last_hooked_ = -1;
   int gathers_due_ = -1;  // the layer whose gathers the next hook issues (-1: none)
   bool carrying_ = false;  // ops added now are carried
+  std::vector<int> carried_unreleased_;  // layers whose carried blocks are still acquired
   StepPlan plan_;
 };
 
@@ -480,6 +515,8 @@ StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<B
   if (!(options.defer_fraction >= 0.0 && options.defer_fraction < 1.0))
     throw InputError(kSource, "defer_fraction", "expected a fraction in [0, 1)");
   if (options.prefetch_depth < 1) throw InputError(kSource, "prefetch_depth", "expected an integer >= 1");
+  if (!(options.host_piece_bytes >= 0.0)) throw InputError(kSource, "host_piece_bytes", "expected bytes >= 0");
+  if (options.max_host_pieces < 1) throw InputError(kSource, "max_host_pieces", "expected an integer >= 1");
   if (options.tiers.checkpoints != platform::Tier::device && !options.recompute_activations)
     throw InputError(kSource, "tiers.checkpoints",
                      "activation checkpoints off the device only with recompute_activations (the rest of the "

@@ -80,6 +80,10 @@ void validate(const StepPlan& plan, const std::string& source) {
                        "expected a layer index in [0, " + std::to_string(layers) + ")");
   const std::vector<OpId> submitted_at = launch_submit_points(plan);
   std::vector<int> launch_carried(plan.launches.size(), -1);  // per launch: -1 unseen, 0 current, 1 carried
+  for (std::size_t l = 0; l < plan.launches.size(); ++l)
+    if (plan.launches[l].pieces < 1 || (plan.launches[l].pieces > 1 && plan.launches[l].on != Resource::host))
+      throw InputError(source, "launches[" + std::to_string(l) + "].pieces",
+                       "1, or more for a host launch (a multi-threaded CPU kernel)");
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (!resource_allowed(op.kind, op.on))
@@ -206,7 +210,8 @@ std::string to_text(const StepPlan& plan) {
     text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) + " " + plan.blocks[b].label + '\n';
   for (std::size_t l = 0; l < plan.launches.size(); ++l)
     text += "launch " + std::to_string(l) + " on=" + std::string(to_string(plan.launches[l].on)) + " " +
-            plan.launches[l].label + '\n';
+            plan.launches[l].label + (plan.launches[l].pieces > 1 ? " pieces=" + std::to_string(plan.launches[l].pieces) : "") +
+            '\n';
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     text += "op " + std::to_string(i) + ' ' + std::string(to_string(op.kind));

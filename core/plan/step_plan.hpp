@@ -33,6 +33,9 @@ struct BlockInfo {
 struct Launch {
   Resource on = Resource::device;
   std::string label;  // names its Work: "optimizer layer3.attn.q", "host optimizer <block>"
+  // Host launches: equal pieces submitted to as many host workers at once (a multi-threaded CPU
+  // kernel, as ZeRO-Offload's CPU Adam runs each tensor on every core); the launch ends with all.
+  int pieces = 1;
 };
 
 struct StepPlan {

@@ -62,8 +62,9 @@ class QuantityChecker {
   HardwareProfile defaults_;
 };
 
-const std::vector<std::string> kShipped = {"a100-40gb",   "a100-80gb",  "gb10",          "gh200",
-                                           "gh200-480gb", "gh200-alps", "h100-pcie-host"};
+const std::vector<std::string> kShipped = {"a100-40gb",   "a100-80gb",  "a100-80gb-1gpu-host", "a100-80gb-4gpu-host",
+                                           "gb10",        "gh200",      "gh200-480gb",         "gh200-alps",
+                                           "h100-pcie-host"};
 
 TEST(ShippedProfiles, AreListed) { EXPECT_EQ(shipped_profile_names(), kShipped); }
 

@@ -58,6 +58,15 @@ TEST(Schedule, VerticalVisitsEveryMicroBatchOfALayerBeforeTheNextInSnakeOrder) {
   const StepPlan horizontal = schedule_plan(layers(3), blocks(3), {.micro_batches = 3});
   EXPECT_EQ(visits(horizontal, OpKind::forward).front(), (std::pair{0, 0}));
   EXPECT_EQ(visits(horizontal, OpKind::forward)[1], (std::pair{1, 0}));
+  // Micro-batch after micro-batch: the second one's forward follows the first one's backward.
+  const auto first_of_second = std::find_if(horizontal.ops.begin(), horizontal.ops.end(), [](const Op& op) {
+    return op.kind == OpKind::forward && op.micro_batch == 1;
+  });
+  const auto last_of_first = std::find_if(horizontal.ops.rbegin(), horizontal.ops.rend(), [](const Op& op) {
+    return op.kind == OpKind::backward && op.micro_batch == 0;
+  });
+  EXPECT_LT(std::distance(horizontal.ops.begin(), last_of_first.base()) - 1,
+            std::distance(horizontal.ops.begin(), first_of_second));
   // Same ops otherwise: the order changes time, not what is computed.
   for (OpKind kind : {OpKind::forward, OpKind::backward, OpKind::accumulate, OpKind::update, OpKind::acquire})
     EXPECT_EQ(plan.count(kind), horizontal.count(kind)) << to_string(kind);
@@ -77,8 +86,9 @@ TEST(Schedule, EachBlockIsHookedAfterTheLastBackwardOfItsLayer) {
 }
 
 // Weights resting on the host are fetched before each run of visits of a layer: every visit in
-// the horizontal schedule (2·M·L, less the last forward and first backward of the top layer,
-// which share one), once per layer and pass in the vertical one (2·L − 1).
+// the horizontal schedule (per micro-batch 2·L, less one where the top layer's forward meets its
+// backward and, between micro-batches, where the bottom layer's backward meets the next forward),
+// once per layer and pass in the vertical one (2·L − 1).
 TEST(Schedule, WeightFetchesFollowTheVisitOrder) {
   const int l = 4;
   const int m = 3;
@@ -86,7 +96,7 @@ TEST(Schedule, WeightFetchesFollowTheVisitOrder) {
   const StepPlan horizontal = schedule_plan(layers(l), blocks(l), {.micro_batches = m, .tiers = host_weights});
   const StepPlan vertical =
       schedule_plan(layers(l), blocks(l), {.order = ScheduleOrder::vertical, .micro_batches = m, .tiers = host_weights});
-  EXPECT_EQ(transfers(horizontal, Payload::weights, Tier::host, Tier::device), static_cast<std::size_t>(2 * m * l - 1));
+  EXPECT_EQ(transfers(horizontal, Payload::weights, Tier::host, Tier::device), static_cast<std::size_t>(m * (2 * l - 1) - (m - 1)));
   EXPECT_EQ(transfers(vertical, Payload::weights, Tier::host, Tier::device), static_cast<std::size_t>(2 * l - 1));
   // Device updates write the new weights back where they rest, once per block.
   EXPECT_EQ(transfers(vertical, Payload::weights, Tier::device, Tier::host, false), static_cast<std::size_t>(2 * l));

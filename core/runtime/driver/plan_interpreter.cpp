@@ -429,7 +429,22 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   } else if (spec.on == Resource::host) {
     // Ahead of queued refreshes: the step's own update must not wait behind background work.
     work.urgent = true;
-    state.done = !work.cost.free() ? submit(platform_.host_workers(), std::move(work)) : platform::Pending::ready();
+    if (work.cost.free()) {
+      state.done = platform::Pending::ready();
+    } else if (spec.pieces > 1) {
+      // A multi-threaded CPU kernel: equal pieces on as many workers; the launch ends with all.
+      const platform::Costs piece = work.cost.scaled(1.0 / spec.pieces);
+      for (int k = 0; k < spec.pieces; ++k) {
+        platform::Work part = work;
+        part.cost = piece;
+        part.label = work.label + " [" + std::to_string(k + 1) + "/" + std::to_string(spec.pieces) + "]";
+        state.done = submit(platform_.host_workers(), std::move(part));
+        if (k + 1 < spec.pieces)
+          for (OpId m : members) finished_[static_cast<std::size_t>(m)].push_back(state.done);
+      }
+    } else {
+      state.done = submit(platform_.host_workers(), std::move(work));
+    }
   } else {
     throw std::logic_error("PlanInterpreter: launches run on the device or the host workers");
   }

@@ -166,6 +166,12 @@ plan::StepPlan StepDriver<T>::make_plan() const {
   plan::ScheduleOptions schedule = options_.schedule;
   if (platform::Comm* comm = platform_.comm(); comm != nullptr) schedule.rank = comm->rank();
   schedule.host_release_delay = host_release_delay();
+  // Host updates use every worker, in pieces of a million values (DeepSpeed's CPU Adam works
+  // through a tensor in tiles on all of its threads).
+  if (schedule.host_piece_bytes == 0.0) {
+    schedule.host_piece_bytes = 1e6 * sizeof(T);
+    schedule.max_host_pieces = std::max(1, platform_.host_workers().concurrency());
+  }
   return plan::schedule_plan(layers, blocks, schedule);
 }
 
