@@ -18,7 +18,10 @@ class CpuTrainModel final : public TrainModel {
  public:
   CpuTrainModel(const workload::ModelConfig& config, std::uint64_t seed) : gpt_(config, seed), adapter_(gpt_) {}
   runtime::TrainingModel<float>& driver_model() override { return adapter_; }
-  void set_batch(std::span<const model::TokenId> tokens, int batch) override { adapter_.set_batch(tokens, batch); }
+  void set_batch(std::span<const model::TokenId> tokens, int batch, int micro_batches) override {
+    if (micro_batches == 0) adapter_.set_batch(tokens, batch);
+    else adapter_.set_batch(tokens, batch, micro_batches);
+  }
   double last_loss() const override { return adapter_.last_loss(); }
   double loss(std::span<const model::TokenId> tokens, int batch) override { return gpt_.loss(tokens, batch); }
   std::size_t tensor_count() const override { return gpt_.tensor_count(); }
@@ -41,7 +44,13 @@ class CudaTrainModel final : public TrainModel {
  public:
   CudaTrainModel(const workload::ModelConfig& config, std::uint64_t seed) : gpt_(config, seed), adapter_(gpt_) {}
   runtime::TrainingModel<float>& driver_model() override { return adapter_; }
-  void set_batch(std::span<const model::TokenId> tokens, int batch) override { adapter_.set_batch(tokens, batch); }
+  void set_batch(std::span<const model::TokenId> tokens, int batch, int micro_batches) override {
+    if (micro_batches > 0)
+      throw InputError("command line", "--micro-batches",
+                       "1 with the horizontal schedule on --device cuda: the CUDA model computes the whole batch in "
+                       "one pass (per-micro-batch passes run on --device cpu)");
+    adapter_.set_batch(tokens, batch);
+  }
   double last_loss() const override { return adapter_.last_loss(); }
   double loss(std::span<const model::TokenId> tokens, int batch) override {
     adapter_.sync_parameters_to_device();

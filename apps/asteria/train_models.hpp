@@ -18,7 +18,10 @@ class TrainModel {
  public:
   virtual ~TrainModel() = default;
   virtual runtime::TrainingModel<float>& driver_model() = 0;
-  virtual void set_batch(std::span<const model::TokenId> tokens, int batch) = 0;
+  // `micro_batches` 0: the model computes the whole batch in one pass at the step's first
+  // backward; >= 1: one pass per (layer, micro-batch) where the schedule puts it, gradients
+  // folded in micro-batch order (InputError naming --micro-batches where the model cannot).
+  virtual void set_batch(std::span<const model::TokenId> tokens, int batch, int micro_batches) = 0;
   virtual double last_loss() const = 0;
   // Mean loss over `batch` sequences with the current parameters (no gradients).
   virtual double loss(std::span<const model::TokenId> tokens, int batch) = 0;

@@ -63,6 +63,16 @@ class TimedModel final : public runtime::TrainingModel<float> {
     inner_.compute_gradient(l, t);
     seconds_ += seconds_between(start, WallClock::now());
   }
+  void forward_pass(std::size_t l, int m, runtime::Step t) override {
+    const WallClock::time_point start = WallClock::now();
+    inner_.forward_pass(l, m, t);
+    seconds_ += seconds_between(start, WallClock::now());
+  }
+  void backward_pass(std::size_t l, int m, runtime::Step t) override {
+    const WallClock::time_point start = WallClock::now();
+    inner_.backward_pass(l, m, t);
+    seconds_ += seconds_between(start, WallClock::now());
+  }
   double take_seconds() noexcept { return std::exchange(seconds_, 0.0); }
 
  private:
@@ -140,6 +150,14 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   openblas_set_num_threads(settings.blas_threads > 0 ? settings.blas_threads : cores);
 
+  // Micro-batches (or the vertical schedule): the model computes each (layer, micro-batch) pass
+  // where the schedule puts it; otherwise the whole batch at the step's first backward.
+  const int micro_batched =
+      spec.micro_batches > 1 || spec.schedule != plan::ScheduleOrder::horizontal ? spec.micro_batches : 0;
+  if (micro_batched > 0 && rank_batch % micro_batched != 0)
+    throw InputError("command line", "--micro-batches",
+                     "a divisor of each rank's " + std::to_string(rank_batch) + " sequences, found " +
+                         std::to_string(micro_batched));
   // The same seed on every rank: replicas start from the same weights.
   const std::unique_ptr<TrainModel> model = make_train_model(settings.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());
@@ -174,7 +192,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   double first_loss = 0.0, last_loss = 0.0;
   for (int t = 1; t <= total; ++t) {
     train_loader.next(tokens);
-    model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch);
+    model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch, micro_batched);
     runtime::StepRecord record = driver.run_step();
     record.compute_s = timed.take_seconds();  // the model's forward + backward, measured
     record.visible_optimizer_s = std::max(0.0, record.step_time_s - record.compute_s);

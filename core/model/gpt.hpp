@@ -15,8 +15,8 @@
 //
 // Numerics in T (float for training, double for gradient checks); matrix products through
 // linalg::gemm (OpenBLAS, multithreaded). Gradients are overwritten by each backward, never
-// accumulated. Nothing here allocates per step once the first step has sized the buffers for
-// the largest batch seen.
+// accumulated across steps. Nothing here allocates per step once the first step has sized the
+// buffers for the largest batch seen (and, micro-batched, the partials a schedule keeps waiting).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -65,6 +65,37 @@ class Gpt {
   double forward_backward(std::span<const TokenId> tokens, int batch);
   // Forward only (validation): the mean loss; gradients untouched.
   double loss(std::span<const TokenId> tokens, int batch);
+
+  // A step as (unit, micro-batch) passes, in whatever order a schedule runs them. Units: 0 the
+  // embedding, 1 + l decoder layer l, unit_count() - 1 the final norm + head + loss. Each pass
+  // computes what forward_backward computes for that unit on micro-batch m's slice.
+  //
+  // begin_step checks `tokens` as forward_backward does (InputError, source "tokens"), and that
+  // micro_batches >= 1 divides batch (field "micro_batches"); micro-batch m is sequences
+  // [m·b, (m+1)·b) with b = batch / micro_batches. It sizes one activation workspace per
+  // micro-batch (the arena only grows) and starts the step's gradients afresh.
+  //
+  // Order: a micro-batch's forwards in unit order, then its backwards from the last unit down,
+  // each once; micro-batches interleave freely. Anything else throws std::logic_error
+  // (std::out_of_range for a unit or micro-batch that does not exist) and changes nothing.
+  //
+  // Gradients: each micro-batch's loss gradient is scaled by 1 / (tokens of the whole batch), so
+  // the step's gradient is that of the mean loss over the batch. Tensor i's gradient is
+  // g_0 + g_1 + ... + g_{M-1} added in ascending micro-batch order whatever order the backwards
+  // ran in (bit-identical across schedules), complete once every micro-batch's backward that
+  // writes it has run (gradient_ready). With one micro-batch it equals forward_backward bit for
+  // bit. forward_backward ends a micro-batched step in progress.
+  void begin_step(std::span<const TokenId> tokens, int batch, int micro_batches);
+  int unit_count() const noexcept;  // config().layers + 2
+  // The unit holding tensor i (a tied embedding: 0; its gradient is also written by the last).
+  int unit_of_tensor(std::size_t i) const;
+  void forward_unit(int unit, int m);
+  void backward_unit(int unit, int m);
+  bool gradient_ready(std::size_t i) const noexcept;
+  // Mean loss over the whole batch (micro-batches summed in ascending order); std::logic_error
+  // before every micro-batch's forward has run (step_loss_ready).
+  double step_loss() const;
+  bool step_loss_ready() const noexcept;
 
   // Model FLOPs of one forward + backward on `batch` sequences of length L (matmuls and
   // attention, 3x the forward), for throughput and MFU figures.

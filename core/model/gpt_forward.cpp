@@ -1,4 +1,5 @@
-// The forward pass: embedding gather, decoder layers, final norm, head, loss.
+// The forward pass, unit by unit: embedding gather, decoder layers, final norm + head + loss.
+// Each unit reads and writes one workspace (the whole batch, or one micro-batch).
 #include <algorithm>
 
 #include "core/linalg/blas.hpp"
@@ -21,10 +22,24 @@ void project(linalg::ConstMatrixView<T> x, linalg::ConstMatrixView<T> weight, li
   gemm<T>(T(1), x, Op::none, weight, Op::transpose, beta, y);
 }
 
+}  // namespace
+
 template <linalg::Real T>
-void layer_forward(GptState<T>& s, const LayerWeightIndex& w, const LayerActivations<T>& a, T* output) {
+void embedding_forward(GptState<T>& s, Workspace<T>& ws) {
+  const index d = s.config.d_model;
+  // Into the first layer's input (or the final norm's, with no layers).
+  T* stream = ws.layers.empty() ? ws.final_in : ws.layers.front().input;
+  const linalg::MatrixView<T> embedding = s.weight(s.index.embedding);
+  for (index t = 0; t < ws.tokens; ++t)
+    std::ranges::copy(embedding.row(ws.inputs[static_cast<std::size_t>(t)]), stream + t * d);
+}
+
+template <linalg::Real T>
+void decoder_forward(GptState<T>& s, std::size_t layer, Workspace<T>& ws) {
   const workload::ModelConfig& c = s.config;
-  const Workspace<T>& ws = s.workspace;
+  const LayerWeightIndex& w = s.index.layers[layer];
+  const LayerActivations<T>& a = ws.layers[layer];
+  T* output = layer + 1 < ws.layers.size() ? ws.layers[layer + 1].input : ws.final_in;
   const index n = ws.tokens;
   const index d = c.d_model;
   const index f = c.mlp_hidden;
@@ -56,33 +71,32 @@ void layer_forward(GptState<T>& s, const LayerWeightIndex& w, const LayerActivat
   project<T>(rows(a.hidden_act, f), s.weight(w.down), rows(output, d), T(1));
 }
 
-}  // namespace
-
 template <linalg::Real T>
-double forward(GptState<T>& s) {
+double head_forward(GptState<T>& s, Workspace<T>& ws) {
   const workload::ModelConfig& c = s.config;
-  Workspace<T>& ws = s.workspace;
   const index n = ws.tokens;
   const index d = c.d_model;
-
-  // Embedding gather into the first layer's input (or the final norm's, with no layers).
-  T* stream = ws.layers.empty() ? ws.final_in : ws.layers.front().input;
-  const linalg::MatrixView<T> embedding = s.weight(s.index.embedding);
-  for (index t = 0; t < n; ++t) std::ranges::copy(embedding.row(ws.inputs[static_cast<std::size_t>(t)]), stream + t * d);
-
-  for (std::size_t l = 0; l < ws.layers.size(); ++l) {
-    T* output = l + 1 < ws.layers.size() ? ws.layers[l + 1].input : ws.final_in;
-    layer_forward(s, s.index.layers[l], ws.layers[l], output);
-  }
-
   rmsnorm_forward<T>(rows_of(ws.final_in, n, d), s.gain(s.index.final_norm), rows_of(ws.final_out, n, d),
                      flat(ws.final_inv_rms, n));
   project<T>(rows_of(ws.final_out, n, d), s.weight(s.index.head), rows_of(ws.logits, n, c.vocab));
-  const double total = cross_entropy_forward<T>(rows_of(ws.logits, n, c.vocab), ws.targets, flat(ws.log_sum_exp, n));
-  return total / static_cast<double>(n);
+  return cross_entropy_forward<T>(rows_of(ws.logits, n, c.vocab), ws.targets, flat(ws.log_sum_exp, n));
 }
 
+template <linalg::Real T>
+double forward(GptState<T>& s) {
+  Workspace<T>& ws = s.workspace;
+  embedding_forward(s, ws);
+  for (std::size_t l = 0; l < ws.layers.size(); ++l) decoder_forward(s, l, ws);
+  return head_forward(s, ws) / static_cast<double>(ws.tokens);
+}
+
+template void embedding_forward<float>(GptState<float>&, Workspace<float>&);
+template void decoder_forward<float>(GptState<float>&, std::size_t, Workspace<float>&);
+template double head_forward<float>(GptState<float>&, Workspace<float>&);
 template double forward<float>(GptState<float>&);
+template void embedding_forward<double>(GptState<double>&, Workspace<double>&);
+template void decoder_forward<double>(GptState<double>&, std::size_t, Workspace<double>&);
+template double head_forward<double>(GptState<double>&, Workspace<double>&);
 template double forward<double>(GptState<double>&);
 
 }  // namespace asteria::model

@@ -35,7 +35,8 @@ struct LayerActivations {
 };
 
 // Activations and backward scratch for the current (batch, L). The arena only grows, so a step
-// no larger than one already seen allocates nothing.
+// no larger than one already seen allocates nothing. A micro-batch's workspace lives in its
+// MicroBatchWorkspaces' arena instead (its own arena stays empty).
 template <linalg::Real T>
 struct Workspace {
   linalg::index batch = 0;
@@ -50,8 +51,8 @@ struct Workspace {
   T* final_inv_rms = nullptr;   // one per token
   T* logits = nullptr;          // (vocab); becomes the logits gradient in backward
   T* log_sum_exp = nullptr;     // one per token
-  // Backward scratch.
-  T* d_residual = nullptr;  // gradient of the residual stream (d)
+  T* d_residual = nullptr;      // gradient of the residual stream (d), kept between backward units
+  // Backward scratch, used within one unit's backward only (shared by micro-batches).
   T* d_norm = nullptr;      // gradient of a norm output (d)
   T* d_attn_out = nullptr;  // (d)
   T* dq = nullptr;
@@ -72,6 +73,7 @@ struct GptState {
   WeightIndex index;
   RotaryTable<T> rope;
   Workspace<T> workspace;
+  std::vector<T*> targets;  // of a whole-batch backward: each tensor's gradient (one per tensor)
 
   linalg::MatrixView<T> weight(std::size_t i) {
     return {values.data() + offsets[i], specs[i].rows, specs[i].cols};
@@ -106,6 +108,46 @@ std::span<T> flat(T* data, linalg::index elements) {
 // and sizes the workspace for them; throws InputError (source "tokens").
 template <linalg::Real T>
 void prepare_workspace(GptState<T>& state, std::span<const TokenId> tokens, int batch);
+
+// One workspace per micro-batch of a step (consecutive equal slices of the batch's sequences),
+// all in one arena that only grows; the backward scratch is shared by all of them.
+template <linalg::Real T>
+struct MicroBatchWorkspaces {
+  std::vector<T> arena;
+  std::vector<Workspace<T>> slices;  // the first `count` are this step's
+  int count = 0;
+  linalg::index batch = 0;   // sequences per micro-batch
+  linalg::index length = 0;
+};
+
+// Checks `tokens` as prepare_workspace does, and that micro_batches divides batch (InputError
+// naming source "tokens", field "micro_batches"); then sizes `micro` for them and copies each
+// slice's inputs and targets. Nothing changes when a check fails.
+template <linalg::Real T>
+void prepare_micro_batches(const workload::ModelConfig& config, MicroBatchWorkspaces<T>& micro,
+                           std::span<const TokenId> tokens, int batch, int micro_batches);
+
+// The compute units of a pass, each over one workspace (a whole batch or a micro-batch): the
+// embedding, each decoder layer, and the final norm + head + loss. forward and backward run them
+// all in order on state.workspace.
+template <linalg::Real T>
+void embedding_forward(GptState<T>& state, Workspace<T>& ws);
+template <linalg::Real T>
+void decoder_forward(GptState<T>& state, std::size_t layer, Workspace<T>& ws);
+// Returns the summed (not mean) loss of the workspace's tokens.
+template <linalg::Real T>
+double head_forward(GptState<T>& state, Workspace<T>& ws);
+
+// Backward units: each overwrites the gradient of the tensors it owns at targets[i] (a tied
+// embedding: head_backward overwrites it, embedding_backward adds to it), and passes the
+// residual gradient on in ws.d_residual (head_backward starts it). `scale` multiplies the loss
+// gradient: 1 / (tokens the loss is averaged over).
+template <linalg::Real T>
+void head_backward(GptState<T>& state, const Workspace<T>& ws, T scale, std::span<T* const> targets);
+template <linalg::Real T>
+void decoder_backward(GptState<T>& state, std::size_t layer, const Workspace<T>& ws, std::span<T* const> targets);
+template <linalg::Real T>
+void embedding_backward(GptState<T>& state, const Workspace<T>& ws, std::span<T* const> targets);
 
 // Runs the forward pass on the prepared workspace; returns the mean loss.
 template <linalg::Real T>
