@@ -30,9 +30,9 @@
 // evenly over the layers) is not hooked in the backward. Their whole optimizer step (acquire,
 // publish, accumulate, refresh, update, release, weight moves) runs in the NEXT step's plan,
 // marked `carried` (the interpreter runs them with the previous step's number, and skips them in
-// a run's first step), during the forward: a layer's carried ops are issued `prefetch_depth`
-// layer visits before its first forward visit, and its first forward (and the fetch of its
-// weights) waits for them: weights are never stale. The gradient of a deferred block is kept
+// a run's first step), during the forward: the carried ops go out in layer order at the step's
+// start (or defer_lookahead layers ahead), a layer's first forward (and the fetch of its weights)
+// waits for them, so weights are never stale, and its carried blocks are released after it. The gradient of a deferred block is kept
 // until then (the backward of its layer comes after its forward).
 //
 // Model state tiers. Weights, gradients and activation checkpoints rest on a tier each:
@@ -121,6 +121,10 @@ struct ScheduleOptions {
   int host_release_delay = 0;
   // α above, in [0, 1): the fraction of the optimizer update deferred into the next forward.
   double defer_fraction = 0.0;
+  // How many layers ahead of the forward the carried updates go out (0: all at the step's start,
+  // so the host works through them in layer order while the device runs the forward; a bound
+  // limits the deferred state held acquired at once).
+  int defer_lookahead = 0;
   ModelStateTiers tiers{};
   bool recompute_activations = false;  // activation checkpointing (required for checkpoints off device)
   int prefetch_depth = 2;  // layer visits a fetch (or carried update) is issued ahead, >= 1

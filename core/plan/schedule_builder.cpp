@@ -100,6 +100,7 @@ class Builder {
 
   StepPlan build() {
     const int depth = options_.prefetch_depth;
+    carry_up_to(carried_lookahead() - 1);
     for (int r = 0; r < std::min<int>(depth, static_cast<int>(runs_.size())); ++r) run_ahead(r, -1);
     for (int v = 0; v < std::min<int>(depth, static_cast<int>(visits_.size())); ++v) visit_ahead(v, -1);
     struct Hook {
@@ -155,7 +156,6 @@ class Builder {
          i < static_cast<int>(hooked_.size()); ++i)
       if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
     if (gathers_due_ >= 0) gather(gathers_due_);
-    while (!carried_unreleased_.empty()) release_carried();
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -212,7 +212,7 @@ class Builder {
     const Run& run = runs_[static_cast<std::size_t>(r)];
     const int l = run.layer;
     const bool first_forward = first_forward_[static_cast<std::size_t>(l)] == static_cast<int>(run.first);
-    if (first_forward) carried_hook(l);
+    if (first_forward) carry_up_to(l);
     if (!offloaded(options_.tiers.weights)) return;
     std::vector<OpId> deps = {freed};
     if (first_forward) deps.insert(deps.end(), ready_for_use_[static_cast<std::size_t>(l)].begin(),
@@ -256,6 +256,7 @@ class Builder {
     if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v)) {
       const int hooked = static_cast<int>(layers_.size()) - 1 - visit.layer;
       for (int b : by_layer_[static_cast<std::size_t>(hooked)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
+      after_first_forward(visit.layer);
     }
     if (visit.kind == OpKind::forward && offloaded(options_.tiers.checkpoints))
       checkpoint_out_[s] = add_transfer(-1, visit.layer, Payload::checkpoint, Tier::device, options_.tiers.checkpoints,
@@ -428,21 +429,29 @@ class Builder {
       const OpId back = weights_back(b);
       ready_for_use_[static_cast<std::size_t>(l)].push_back(back >= 0 ? back : update_of_[static_cast<std::size_t>(b)]);
     }
-    // Released D carried hooks later (at the step's end for the last ones), as host-updated
-    // blocks are in the backward: a release waits for its updates on the issuing thread, which
-    // must go on issuing the forward meanwhile.
-    carried_unreleased_.push_back(l);
-    if (static_cast<int>(carried_unreleased_.size()) > delay_) release_carried();
     carrying_ = false;
   }
 
-  void release_carried() {
+  // Carried hooks go out in layer order, `defer_lookahead` layers ahead of the forward (all of
+  // them at the step's start by default), so the host workers run the deferred updates while the
+  // device runs the forward of the layers before.
+  void carry_up_to(int l) {
+    for (; next_carried_ <= std::min(l, static_cast<int>(layers_.size()) - 1); ++next_carried_) carried_hook(next_carried_);
+  }
+
+  // After a layer's first forward (which waited for its carried updates): its carried blocks are
+  // released, and the carried hook `defer_lookahead` layers on goes out.
+  void after_first_forward(int l) {
     const bool was = std::exchange(carrying_, true);
-    const auto& members = deferred_by_layer_[static_cast<std::size_t>(carried_unreleased_.front())];
+    const auto& members = deferred_by_layer_[static_cast<std::size_t>(l)];
     release_blocks(members, false, -1);
     release_blocks(members, true, -1);
-    carried_unreleased_.erase(carried_unreleased_.begin());
     carrying_ = was;
+    carry_up_to(l + carried_lookahead());
+  }
+
+  int carried_lookahead() const {
+    return options_.defer_lookahead > 0 ? options_.defer_lookahead : static_cast<int>(layers_.size());
   }
 
   const std::vector<LayerWork>& layers_;
@@ -469,7 +478,7 @@ class Builder {
   int last_hooked_ = -1;
   int gathers_due_ = -1;  // the layer whose gathers the next hook issues (-1: none)
   bool carrying_ = false;  // ops added now are carried
-  std::vector<int> carried_unreleased_;  // layers whose carried blocks are still acquired
+  int next_carried_ = 0;  // the next layer whose carried hook has not gone out
   StepPlan plan_;
 };
 
@@ -515,6 +524,7 @@ StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<B
   if (!(options.defer_fraction >= 0.0 && options.defer_fraction < 1.0))
     throw InputError(kSource, "defer_fraction", "expected a fraction in [0, 1)");
   if (options.prefetch_depth < 1) throw InputError(kSource, "prefetch_depth", "expected an integer >= 1");
+  if (options.defer_lookahead < 0) throw InputError(kSource, "defer_lookahead", "expected an integer >= 0");
   if (!(options.host_piece_bytes >= 0.0)) throw InputError(kSource, "host_piece_bytes", "expected bytes >= 0");
   if (options.max_host_pieces < 1) throw InputError(kSource, "max_host_pieces", "expected an integer >= 1");
   if (options.tiers.checkpoints != platform::Tier::device && !options.recompute_activations)
