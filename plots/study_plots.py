@@ -14,12 +14,14 @@ plots, with a note on stderr. Every statistic is taken over the measured steps (
 When the table has a column of a data-parallel axis (nodes, units, sync_period, shard_state,
 refresh_sharing or straggler), the plots of distributed_plots.py follow:
 {distributed_step_time,network_bytes,owners_vs_replicated,straggler}.png, drawn from the table.
+When it has a schedule and a batch column, schedule_plots.py's schedule_throughput.png follows.
 """
 import argparse
 import os
 import sys
 
 import distributed_plots
+import schedule_plots
 from plot_common import boolean, read_csv, read_steps, run_script, save_png
 from staleness_histogram import REQUIRED_COLUMNS as STALENESS_COLUMNS
 from staleness_histogram import measured_staleness, staleness_figure
@@ -72,6 +74,8 @@ def study_figures(study_dir):
     }
     if distributed_plots.is_distributed(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
         figures.update(distributed_plots.distributed_figures(study_dir))
+    if schedule_plots.is_schedule_study(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
+        figures.update(schedule_plots.schedule_figures(study_dir))
     return figures
 
 
