@@ -64,6 +64,7 @@ constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
     {Setting::gradients_on, "gradients_on", "--gradients-on", Kind::tier, "g-"},
     {Setting::checkpoints_on, "checkpoints_on", "--checkpoints-on", Kind::tier, "ckpt-"},
     {Setting::placement_file, "placement_file", "--placement-file", Kind::name_or_path, "plan-"},
+    {Setting::host_workers, "host_workers", "--host-workers", Kind::count, "workers"},
 }};
 
 // The table is indexed by Setting: every entry must sit at its own enumerator's place.

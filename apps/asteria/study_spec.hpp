@@ -39,8 +39,9 @@ enum class Setting : std::size_t {
   gradients_on,
   checkpoints_on,
   placement_file,
+  host_workers,
 };
-inline constexpr std::size_t kSettingCount = 25;
+inline constexpr std::size_t kSettingCount = 26;
 
 // The first five are required for every run (from its sub-grid or the defaults).
 inline constexpr std::size_t kCoreSettingCount = 5;
