@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -95,6 +96,7 @@ std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, in
       "--checkpoints-on", std::string(platform::to_string(spec.model_tiers.checkpoints)),
   };
   if (spec.recompute_activations) a.emplace_back("--recompute-activations");
+  if (spec.placement_file) a.insert(a.end(), {"--placement-file", spec.placement_file->string()});
   return a;
 }
 
@@ -122,7 +124,8 @@ std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::spa
       throw InputError("trace metadata", "layer " + s.name, "a layer name without '|' or line breaks");
     m[layer_key(l)] = s.name + kField + std::to_string(s.rows) + kField + std::to_string(s.cols) + kField +
                       (s.vector ? "vector" : "matrix") + kField + platform::to_text(s.forward) + kField +
-                      platform::to_text(s.backward);
+                      platform::to_text(s.backward) + kField + exact_number(s.weight_bytes) + kField +
+                      exact_number(s.checkpoint_bytes);
   }
   return m;
 }
@@ -145,8 +148,10 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
     const std::string key = layer_key(l);
     const std::vector<std::string> f = split(required(trace, key, source), kField);
     const std::string field = "metadata " + key;
-    if (f.size() != 6 || (f[3] != "vector" && f[3] != "matrix"))
-      throw InputError(source, field, "name|rows|cols|vector or matrix|forward cost|backward cost");
+    // Traces before model-state tiers have no weight and checkpoint bytes (6 fields).
+    if ((f.size() != 6 && f.size() != 8) || (f[3] != "vector" && f[3] != "matrix"))
+      throw InputError(source, field,
+                       "name|rows|cols|vector or matrix|forward cost|backward cost[|weight bytes|checkpoint bytes]");
     runtime::LayerSpec s;
     s.name = f[0];
     s.rows = parse_integer<linalg::index>(f[1], source, field);
@@ -154,6 +159,13 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
     s.vector = f[3] == "vector";
     s.forward = platform::parse_costs(f[4], source, field);
     s.backward = platform::parse_costs(f[5], source, field);
+    if (f.size() == 8) {
+      for (auto [text, out] : {std::pair{&f[6], &s.weight_bytes}, std::pair{&f[7], &s.checkpoint_bytes}}) {
+        const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), *out);
+        if (ec != std::errc() || end != text->data() + text->size() || !(*out >= 0.0))
+          throw InputError(source, field, "weight and checkpoint bytes >= 0, found \"" + *text + "\"");
+      }
+    }
     run.layers.push_back(std::move(s));
   }
   return run;

@@ -6,7 +6,9 @@
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/option_values.hpp"
+#include "apps/asteria/plan_file.hpp"
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -73,7 +75,10 @@ po::options_description run_spec_options(RunVerb verb) {
       ("optimizer", po::value<std::string>()->default_value(std::string(optim::to_string(d.optimizer)))->value_name("NAME"),
        "adamw | shampoo | soap | kl-shampoo | muon")
       ("placement", po::value<std::string>()->default_value("device")->value_name("POLICY"),
-       "optimizer state placement: device | host | tiered | nvme")
+       "optimizer state placement: device | host | tiered | nvme (planned: with --placement-file)")
+      ("placement-file", po::value<std::string>()->value_name("FILE"),
+       "place and update every optimizer block as this plan (asteria plan --out FILE) says; its schedule "
+       "settings (and model, optimizer) apply unless given here")
       ("lookahead", po::value<int>()->default_value(d.lookahead)->value_name("N"), "uses ahead the store prefetches state")
       ("staleness", po::value<int>()->default_value(0)->value_name("S"),
        "steps a refresh may be published after the synchronous schedule (0: synchronous)")
@@ -147,6 +152,7 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.numerics = spec.numerics;
   o.warmup_steps = warmup_steps;
   o.store.policy = spec.placement;
+  o.planned_blocks = spec.planned_blocks;
   o.store.lookahead = spec.lookahead;
   o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
   o.device_seconds = std::move(device_seconds);
@@ -185,18 +191,93 @@ platform::Tier parse_tier(const std::string& text, const std::string& option) {
     if (text == platform::to_string(t)) return t;
   throw InputError("command line", option, "device, host or nvme, found '" + text + "'");
 }
+
+// A plan file's setting applies to the run unless the command line gives the option with another
+// value: a plan predicted for one schedule says nothing about another.
+template <class T>
+void take_from_plan(T& setting, const std::optional<T>& planned, const po::variables_map& v, const char* option,
+                    const std::string& file, const char* field, const std::string& planned_text,
+                    const std::string& given_text) {
+  if (!planned) return;
+  const bool given = v.count(option) != 0 && !v[option].defaulted();
+  if (given && setting != *planned)
+    throw InputError("command line", std::string("--") + option,
+                     "the plan file's value " + planned_text + " (" + file + ": " + field + ") or no --" + option +
+                         ", found " + given_text);
+  setting = *planned;
+}
+
+std::string tier_text(const std::optional<platform::Tier>& t) {
+  return t ? std::string(platform::to_string(*t)) : std::string();
+}
+
+// Model, hardware and optimizer of the plan: taken when not given; a model or optimizer other
+// than the plan's is refused (its blocks would not be the run's). --hw may differ (a what-if on
+// another machine); sim takes the plan's when none is given.
+void apply_plan_identity(RunSpec& s, const po::variables_map& v, const PlanFile& plan) {
+  const std::string file = s.placement_file->string();
+  if (v.count("model") != 0 && *s.model != plan.model)
+    throw InputError("command line", "--model",
+                     "the plan file's model '" + plan.model + "' (" + file + ": model) or no --model, found '" +
+                         *s.model + "'");
+  s.model = plan.model;
+  if (!v["optimizer"].defaulted() && v["optimizer"].as<std::string>() != plan.optimizer)
+    throw InputError("command line", "--optimizer",
+                     "the plan file's optimizer '" + plan.optimizer + "' (" + file +
+                         ": optimizer) or no --optimizer, found '" + v["optimizer"].as<std::string>() + "'");
+  if (s.verb == RunVerb::sim && v.count("hw") == 0 && plan.hw) s.hw = plan.hw;
+}
+
+void apply_plan_schedule(RunSpec& s, const po::variables_map& v, const PlanFile& plan) {
+  const std::string file = s.placement_file->string();
+  if (plan.schedule)
+    take_from_plan(s.schedule, plan.schedule, v, "schedule", file, "schedule",
+                   std::string(plan::to_string(*plan.schedule)), std::string(plan::to_string(s.schedule)));
+  take_from_plan(s.micro_batches, plan.micro_batches, v, "micro-batches", file, "micro_batches",
+                 std::to_string(plan.micro_batches.value_or(0)), std::to_string(s.micro_batches));
+  take_from_plan(s.defer_fraction, plan.defer_fraction, v, "defer-fraction", file, "defer_fraction",
+                 exact_number(plan.defer_fraction.value_or(0.0)), exact_number(s.defer_fraction));
+  take_from_plan(s.model_tiers.weights, plan.weights_on, v, "weights-on", file, "weights_on", tier_text(plan.weights_on),
+                 tier_text(s.model_tiers.weights));
+  take_from_plan(s.model_tiers.gradients, plan.gradients_on, v, "gradients-on", file, "gradients_on",
+                 tier_text(plan.gradients_on), tier_text(s.model_tiers.gradients));
+  take_from_plan(s.model_tiers.checkpoints, plan.checkpoints_on, v, "checkpoints-on", file, "checkpoints_on",
+                 tier_text(plan.checkpoints_on), tier_text(s.model_tiers.checkpoints));
+  if (plan.recompute_activations) {
+    if (!*plan.recompute_activations && v.count("recompute-activations") != 0)
+      throw InputError("command line", "--recompute-activations",
+                       "the plan file's value false (" + file + ": recompute_activations) or no --recompute-activations");
+    s.recompute_activations = *plan.recompute_activations;
+  }
+  s.recompute_activations = s.recompute_activations || s.model_tiers.checkpoints != platform::Tier::device;
+}
 }  // namespace
 
 RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   RunSpec s = default_run_spec(verb);
   if (v.count("hw") != 0) s.hw = v["hw"].as<std::string>();
   if (v.count("model") != 0) s.model = v["model"].as<std::string>();
-  s.optimizer = optim::parse_optimizer_kind(v["optimizer"].as<std::string>(), "--optimizer");
+  std::optional<PlanFile> plan;
+  if (v.count("placement-file") != 0) {
+    s.placement_file = std::filesystem::absolute(v["placement-file"].as<std::string>());
+    plan = read_plan_file(*s.placement_file);
+    apply_plan_identity(s, v, *plan);
+  }
+  s.optimizer = optim::parse_optimizer_kind(
+      plan && v["optimizer"].defaulted() ? plan->optimizer : v["optimizer"].as<std::string>(), "--optimizer");
   s.hp = optim::default_hyperparameters(s.optimizer);
   if (verb != RunVerb::train) s.hp.precondition_frequency = 10;  // the runtime's setting of interest, unless given
   if (verb == RunVerb::sim) s.hp.max_precond_dim = 2048;
   apply_hyperparameter_options(v, s.hp);
   s.placement = runtime::parse_placement_policy(v["placement"].as<std::string>(), "--placement");
+  if (plan) {
+    if (!v["placement"].defaulted() && s.placement != runtime::PlacementPolicy::planned)
+      throw InputError("command line", "--placement",
+                       "planned (or no --placement) with --placement-file, found " +
+                           std::string(runtime::to_string(s.placement)));
+    s.placement = runtime::PlacementPolicy::planned;
+    s.planned_blocks = std::move(plan->blocks);
+  }
   s.lookahead = v["lookahead"].as<int>();
   s.staleness = v["staleness"].as<int>();
   s.publish = runtime::parse_publish_policy(v["publish"].as<std::string>(), "--publish");
@@ -228,6 +309,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   s.model_tiers.gradients = parse_tier(v["gradients-on"].as<std::string>(), "--gradients-on");
   s.model_tiers.checkpoints = parse_tier(v["checkpoints-on"].as<std::string>(), "--checkpoints-on");
   s.recompute_activations = v.count("recompute-activations") != 0 || s.model_tiers.checkpoints != platform::Tier::device;
+  if (plan) apply_plan_schedule(s, v, *plan);
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
@@ -289,8 +371,19 @@ void validate(const RunSpec& s) {
   const bool real_backend = s.verb == RunVerb::train || (s.verb == RunVerb::synth && s.time != platform::TimeSource::simulated);
   if (real_backend && s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
     throw InputError(source, "--placement", "nvme placement on the real backend needs --nvme-dir DIR");
+  if (real_backend && !s.nvme_dir)
+    for (std::size_t i = 0; i < s.planned_blocks.size(); ++i)
+      if (s.planned_blocks[i].home == platform::Tier::nvme)
+        throw InputError(source, "--placement-file",
+                         "--nvme-dir DIR on the real backend as well: the plan rests blocks on NVMe (blocks[" +
+                             std::to_string(i) + "]: '" + s.planned_blocks[i].label + "')");
   if (!real_backend && s.nvme_dir)
     throw InputError(source, "--nvme-dir", "only the real backend writes NVMe files (--time measured or modelled)");
+  if (s.placement == runtime::PlacementPolicy::planned && !s.placement_file)
+    throw InputError(source, "--placement", "planned only with --placement-file FILE (a plan of asteria plan)");
+  if (s.placement_file && s.placement != runtime::PlacementPolicy::planned)
+    throw InputError(source, "--placement-file", "placement planned with a plan file, found --placement " +
+                                                    std::string(runtime::to_string(s.placement)));
   if (s.trace.steps && !s.trace.enabled) throw InputError(source, "--trace-steps", "--trace as well");
   if (s.trace.units && !s.trace.enabled) throw InputError(source, "--trace-units", "--trace as well");
   if (s.trace.units && *s.trace.units < 1) throw InputError(source, "--trace-units", "an integer >= 1");

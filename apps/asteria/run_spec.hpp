@@ -6,7 +6,7 @@
 // thing in every verb that takes it, and a verb rejects a combination it cannot run with a
 // message that names the option.
 //
-// Shared options: --hw --model --optimizer (+ hyperparameters) --placement --lookahead
+// Shared options: --hw --model --optimizer (+ hyperparameters) --placement --placement-file --lookahead
 // --staleness --publish --schedule --micro-batches --defer-fraction --weights-on --gradients-on
 // --checkpoints-on --recompute-activations --host-workers --steps --warmup-steps --seed --numerics --time --out
 // --overwrite --trace --trace-steps --trace-max-bytes --no-progress, and the tier budgets
@@ -47,6 +47,11 @@ struct RunSpec {
   optim::OptimizerKind optimizer = optim::OptimizerKind::soap;
   optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
   runtime::PlacementPolicy placement = runtime::PlacementPolicy::device;
+  // --placement-file FILE (a plan of asteria plan, apps/asteria/plan_file.hpp): placement is then
+  // planned, and every block rests and is updated where the file says (one entry per block, in
+  // the driver's block order).
+  std::optional<std::filesystem::path> placement_file;
+  std::vector<runtime::BlockPlacement> planned_blocks;
   int lookahead = 2;
   int staleness = 0;
   // Data-parallel ranks: owners run each block's refreshes and share the results (or every rank

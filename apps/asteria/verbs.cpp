@@ -16,6 +16,7 @@ constexpr std::array kVerbs = {
     Verb{"synth", "synthetic training steps through the runtime: step times, visible optimizer time", &synth_main},
     Verb{"calibrate", "measure this machine and write a hardware profile", &calibrate_main},
     Verb{"sim", "the runtime on a simulated machine (SimGrid, hardware profile, model config)", &sim_main},
+    Verb{"plan", "choose each optimizer block's tier and update site; predict, write and check the plan", &plan_main},
     Verb{"replay", "a recorded run rebuilt from its trace and predicted on a simulated machine", &replay_main},
     Verb{"collective", "one collective's time and bus bandwidth by size on a simulated machine (nccl-tests)",
          &collective_main},

@@ -30,6 +30,7 @@ int demo_main(const Args& args, std::ostream& out, std::ostream& err);
 int synth_main(const Args& args, std::ostream& out, std::ostream& err);
 int calibrate_main(const Args& args, std::ostream& out, std::ostream& err);
 int sim_main(const Args& args, std::ostream& out, std::ostream& err);
+int plan_main(const Args& args, std::ostream& out, std::ostream& err);
 int replay_main(const Args& args, std::ostream& out, std::ostream& err);
 int collective_main(const Args& args, std::ostream& out, std::ostream& err);
 int study_main(const Args& args, std::ostream& out, std::ostream& err);

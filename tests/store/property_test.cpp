@@ -44,6 +44,7 @@ Scenario draw(std::mt19937_64& rng) {
     case PlacementPolicy::host: device = working + slack(); host = sum + slack(); nvme = slack(); break;
     case PlacementPolicy::nvme: device = working + slack(); host = working + slack(); nvme = sum + slack(); break;
     case PlacementPolicy::tiered: device = working + slack(); host = slack(); nvme = sum + slack(); break;
+    case PlacementPolicy::planned: break;  // never drawn: planned placement has its own tests
   }
   s.platform = budgets(device, host, nvme, uniform(0, 1) == 1 ? 1000.0 : 0.0);
   s.store.policy = s.policy;

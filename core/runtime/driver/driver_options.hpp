@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/plan/schedule.hpp"
 #include "core/platform/cost.hpp"
@@ -12,6 +13,7 @@
 #include "core/platform/memory.hpp"
 #include "core/platform/time.hpp"
 #include "core/runtime/service/service_options.hpp"
+#include "core/runtime/store/block_placement.hpp"
 #include "core/runtime/store/move_ledger.hpp"
 #include "core/runtime/store/store_options.hpp"
 
@@ -31,6 +33,9 @@ struct DriverOptions {
   // they also run the device's numerics.
   int warmup_steps = 0;
   StoreOptions store;
+  // store.policy planned: one entry per block, in the driver's block order (layer by layer, each
+  // layer's blocks as the optimizer cuts them), each label equal to the block's. Unused otherwise.
+  std::vector<BlockPlacement> planned_blocks;
   ServiceOptions service;
   DeviceSeconds device_seconds;
   // Modelled seconds the issuing thread spends on each plan op it issues (bookkeeping, a launch's

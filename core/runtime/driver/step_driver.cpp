@@ -13,6 +13,23 @@
 
 namespace asteria::runtime {
 
+namespace {
+// A plan names every block, in block order, by its label: a plan made for another model,
+// optimizer or blocking (max_precond_dim) is refused here, before anything is placed.
+void check_planned_blocks(const std::vector<BlockPlacement>& planned, const std::vector<std::string>& labels,
+                          const std::string& source) {
+  if (planned.size() != labels.size())
+    throw InputError(source, "blocks",
+                     "expected " + std::to_string(labels.size()) + " planned blocks (one per optimizer block of this model and "
+                     "optimizer), found " + std::to_string(planned.size()));
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    if (planned[i].label != labels[i])
+      throw InputError(source, "blocks[" + std::to_string(i) + "].label",
+                       "expected '" + labels[i] + "' (the run's block " + std::to_string(i) + "), found '" + planned[i].label +
+                           "'");
+}
+}  // namespace
+
 void validate(const DriverOptions& options, const std::string& source) {
   if (options.warmup_steps < 0) throw InputError(source, "warmup_steps", "expected an integer >= 0");
   if (!(options.issue_seconds_per_op >= 0.0) || !std::isfinite(options.issue_seconds_per_op))
@@ -83,8 +100,21 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   service_->set_aside_shadow(shadow);
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
-  for (Block& b : blocks_)
-    if (b.local) b.store_id = store_->add(*b.bytes, b.label);
+  if (options_.store.policy == PlacementPolicy::planned) {
+    std::vector<std::string> labels;
+    for (const Block& b : blocks_) labels.push_back(b.label);
+    check_planned_blocks(options_.planned_blocks, labels, "placement plan (--placement-file)");
+  }
+  for (std::size_t i = 0; i < blocks_.size(); ++i) {
+    Block& b = blocks_[i];
+    if (!b.local) continue;
+    BlockOptions block_options;
+    if (options_.store.policy == PlacementPolicy::planned) {
+      block_options.home = options_.planned_blocks[i].home;
+      block_options.update_on_device = options_.planned_blocks[i].update_on_device;
+    }
+    b.store_id = store_->add(*b.bytes, b.label, block_options);
+  }
   plan_ = make_plan();
   carries_updates_ = std::any_of(plan_.ops.begin(), plan_.ops.end(), [](const plan::Op& op) { return op.carried; });
   // The store's use order is read off the plan, so prefetch follows whatever the schedule is.

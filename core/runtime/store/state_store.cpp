@@ -63,6 +63,14 @@ BlockId StateStore::add(Relocatable& state, std::string label, BlockOptions opti
       b.home = Tier::nvme;
       b.update = options.update_on_device ? Tier::device : options_.nvme_update_tier;
       break;
+    case PlacementPolicy::planned:
+      if (options.home == Tier::device && !options.update_on_device)
+        throw InputError("state store", "block '" + b.label + "'",
+                         "a host or nvme home for an update on the host (a device home with a host update "
+                         "would move the state across the link both ways for nothing)");
+      b.home = options.home;
+      b.update = options.update_on_device ? Tier::device : Tier::host;
+      break;
   }
   const BlockId id = blocks_.size();
   b.primary_slot = primary_on_[index(b.primary)].size();

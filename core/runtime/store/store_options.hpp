@@ -25,10 +25,15 @@ enum class PlacementPolicy {
   // Every block lives on NVMe and is streamed in to `nvme_update_tier` (or the device, with
   // BlockOptions::update_on_device) for its update, then written back.
   nvme,
+  // Every block as its BlockOptions say (a plan made by asteria plan): it rests on
+  // BlockOptions::home and is updated on the device or, with update_on_device false, on the
+  // host; a block updated away from home is staged there for its update. A device home with a
+  // host update is refused (InputError): the state would cross the link both ways for nothing.
+  planned,
 };
 
 std::string_view to_string(PlacementPolicy policy) noexcept;
-// Parses "device", "host", "tiered" or "nvme"; throws InputError naming `source` otherwise.
+// Parses "device", "host", "tiered", "nvme" or "planned"; throws InputError naming `source` otherwise.
 PlacementPolicy parse_placement_policy(std::string_view text, const std::string& source);
 
 struct StoreOptions {
@@ -41,9 +46,12 @@ struct StoreOptions {
 };
 
 struct BlockOptions {
-  // host and nvme policies: run this block's update on the device (Deep-Optimizer-States-style
-  // split). Ignored by the device and tiered policies, which always update on the device.
+  // host, nvme and planned policies: run this block's update on the device (Deep-Optimizer-
+  // States-style split). Ignored by the device and tiered policies, which always update on the
+  // device.
   bool update_on_device = false;
+  // planned policy: where the block rests between updates. Ignored by the other policies.
+  platform::Tier home = platform::Tier::device;
 };
 
 }  // namespace asteria::runtime

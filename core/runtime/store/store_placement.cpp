@@ -35,6 +35,7 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
       case PlacementPolicy::device:
       case PlacementPolicy::host:
       case PlacementPolicy::nvme:
+      case PlacementPolicy::planned:
         targets[i] = b.home;
         needed[index(b.home)] += b.bytes;
         // Staged updates need room for at least the largest such block.

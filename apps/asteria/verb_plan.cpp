@@ -1,0 +1,259 @@
+// asteria plan: where each optimizer block's state rests and where its update runs, chosen by
+// the placement planner (core/planner/) on a hardware profile's cost model; printed with its
+// predicted step, written as a plan file (--out), and checked against the simulator (--check).
+#include <array>
+#include <ostream>
+#include <string>
+
+#include "apps/asteria/options.hpp"
+#include "apps/asteria/plan_file.hpp"
+#include "apps/asteria/plan_problem.hpp"
+#include "apps/asteria/run_report.hpp"
+#include "apps/asteria/sim_verb.hpp"
+#include "apps/asteria/table.hpp"
+#include "apps/asteria/verbs.hpp"
+#include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+#include "hwmodels/profile_loader.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using platform::Tier;
+
+constexpr std::string_view kAbout =
+    "Chooses, for every optimizer block, the tier its state rests on (device, host, nvme) and where its\n"
+    "update runs (device, or the host's CPU workers), so that the predicted step is shortest: the\n"
+    "placement planner (core/planner/) over the blocks of --model under --optimizer, with the costs and\n"
+    "capacities of the --hw profile, beside the step's own loads (forward and backward, the model's\n"
+    "transfers, the refreshes). Prints the plan, every resource's predicted seconds and the baselines\n"
+    "side by side; --out FILE writes the plan for asteria sim|synth|train --placement-file FILE, and\n"
+    "--check simulates the plan (asteria sim, data-free) and reports predicted against simulated step time.";
+
+constexpr std::string_view kDetails =
+    "Methods: optimal (the solver: exact branch and bound up to 20 units, GLPK's MIP above), all-device\n"
+    "  (every update on the device), all-host (every update on the host: ZeRO-Offload), interleaved:K\n"
+    "  (every K-th unit updated on the device: Deep Optimizer States); the baselines rest state on the\n"
+    "  first tier with room, device first. Units: blocks, or --subgroups consecutive blocks merged.\n"
+    "The prediction is a lower bound of the step: the busiest resource's summed seconds (apps/asteria/\n"
+    "  plan_problem.hpp); waits between dependent ops make the simulated step longer.\n";
+
+// Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
+constexpr std::array<const char*, 10> kNotForPlan = {"placement",   "placement-file", "trace", "trace-steps",
+                                                     "trace-units", "overwrite",      "numerics", "time",
+                                                     "shard-state", "straggler"};
+
+po::options_description plan_options() {
+  po::options_description o("Options (those of asteria sim that a plan uses)");
+  const po::options_description run = run_spec_options(RunVerb::sim);
+  for (const auto& option : run.options())
+    if (option->long_name() != "out") o.add(option);
+  po::options_description own("Plan");
+  own.add_options()
+      ("batch", po::value<int>()->value_name("N"), "sequences per step (default: the model config's micro_batch)")
+      ("method", po::value<std::string>()->default_value("optimal")->value_name("METHOD"),
+       "optimal | all-device | all-host | interleaved:K")
+      ("subgroups", po::value<int>()->default_value(256)->value_name("N"),
+       "place consecutive blocks in at most N subgroups (block by block when there are fewer blocks)")
+      ("time-limit", po::value<double>()->default_value(30.0)->value_name("SECONDS"), "the MIP solver's time limit")
+      ("mip-gap", po::value<double>()->default_value(1e-3)->value_name("FRACTION"),
+       "the MIP solver stops within this relative gap of its bound (0: proven optimal)")
+      ("out", po::value<std::string>()->value_name("FILE"), "write the plan file here (YAML)")
+      ("check", "simulate the plan (--steps, default 3, after the warm-up) and report predicted vs simulated");
+  o.add(own);
+  return o;
+}
+
+std::string seconds_text(double s) { return significant(s, 4); }
+
+// Blocks per (tier, site), and their state.
+std::string choice_counts(const PlanModel& m, const planner::Assignment& a) {
+  std::array<std::array<int, 2>, platform::kTierCount> count{};
+  std::array<double, platform::kTierCount> bytes{};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ++count[static_cast<std::size_t>(a[i].tier)][a[i].site == planner::Site::host ? 1 : 0];
+    bytes[static_cast<std::size_t>(a[i].tier)] += m.problem.blocks[i].state_bytes;
+  }
+  Table t{{"state on", "blocks updated on device", "on host", "state"}, {false, true, true, true}, {}};
+  for (Tier tier : {Tier::device, Tier::host, Tier::nvme}) {
+    const auto i = static_cast<std::size_t>(tier);
+    t.add_row({std::string(platform::to_string(tier)), std::to_string(count[i][0]),
+               tier == Tier::device ? "-" : std::to_string(count[i][1]), bytes_text(bytes[i])});
+  }
+  return table_text(t);
+}
+
+std::string resource_table(const PlanModel& m, const StepPrediction& p) {
+  Table t{{"resource", "fixed s", "blocks s", "total s", ""}, {false, true, true, true, false}, {}};
+  for (int r = 0; r < planner::kResourceCount; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    const std::string name(planner::to_string(static_cast<planner::Resource>(r)));
+    t.add_row({name, seconds_text(m.fixed_s[i]), seconds_text(p.blocks.resource_s[i]), seconds_text(p.resource_s[i]),
+               name == p.binding ? "<- binding" : ""});
+  }
+  t.add_row({"issuer", "", "", seconds_text(p.issuer_s), p.binding == "issuer" ? "<- binding" : ""});
+  return table_text(t);
+}
+
+std::string placement_summary(const planner::Assignment& a) {
+  std::array<int, planner::kOptionCount> n{};
+  for (const planner::BlockChoice& c : a) ++n[static_cast<std::size_t>(planner::option_index(c))];
+  std::string s;
+  for (int o = 0; o < planner::kOptionCount; ++o)
+    if (n[static_cast<std::size_t>(o)] > 0)
+      s += (s.empty() ? "" : ", ") + std::to_string(n[static_cast<std::size_t>(o)]) + " " +
+           planner::to_string(planner::kOptions[static_cast<std::size_t>(o)]);
+  return s.empty() ? "none" : s;
+}
+
+std::string baselines_table(const PlanModel& m, const ChosenPlan& chosen, const ChooseOptions& options) {
+  Table t{{"method", "step s", "update s", "binding", "placement (tier/site)"}, {false, true, true, false, false}, {}};
+  const std::array<PlanMethod, 4> methods = {{{PlanMethod::Kind::all_device, 0},
+                                              {PlanMethod::Kind::all_host, 0},
+                                              {PlanMethod::Kind::interleaved, 2},
+                                              {PlanMethod::Kind::optimal, 0}}};
+  for (const PlanMethod& method : methods) {
+    const std::string name = to_string(method);
+    try {
+      const ChosenPlan p = name == to_string(chosen.method) ? chosen : choose_plan(m, method, options);
+      t.add_row({name, seconds_text(p.prediction.step_s), seconds_text(p.prediction.blocks.time_s),
+                 p.prediction.binding, placement_summary(p.assignment)});
+    } catch (const InputError& e) {
+      t.add_row({name, "-", "-", "-", std::string("does not fit: ") + e.what()});
+    }
+  }
+  return table_text(t);
+}
+
+void print_plan(const PlanModel& m, const RunSpec& spec, const ChosenPlan& chosen, const ChooseOptions& options,
+                std::ostream& out) {
+  const planner::Capacities& cap = m.problem.capacities;
+  double state = 0;
+  for (const planner::BlockDemand& b : m.problem.blocks) state += b.state_bytes;
+  out << "plan: " << m.model << " on " << m.hw << ", " << optim::to_string(spec.optimizer) << " (max_precond_dim "
+      << spec.hp.max_precond_dim << "), " << plan::to_string(spec.schedule) << " schedule, batch " << m.batch << " in "
+      << spec.micro_batches << " micro-batch(es), " << m.problem.blocks.size() << " blocks, state "
+      << bytes_text(state) << ", " << m.problem.rates.host_workers << " host workers\n";
+  out << "room for resting state: device " << bytes_text(cap.device) << ", host " << bytes_text(cap.host) << ", nvme "
+      << bytes_text(cap.nvme) << " (budgets less the model's own memory "
+      << bytes_text(m.capacity.model[0]) << " / " << bytes_text(m.capacity.model[1]) << " / "
+      << bytes_text(m.capacity.model[2]) << ", staging " << bytes_text(m.capacity.staging[0]) << " / "
+      << bytes_text(m.capacity.staging[1]) << ", refresh shadow " << bytes_text(m.capacity.shadow_host)
+      << " on the host)\n\n";
+  out << "method " << to_string(chosen.method) << ": " << chosen.note << "\n" << choice_counts(m, chosen.assignment)
+      << "\n";
+  out << "per resource: fixed = the step's own loads (forward, backward, the model's transfers), blocks = the "
+         "optimizer updates as placed\n"
+      << resource_table(m, chosen.prediction) << "\n";
+  out << "predicted step " << seconds_text(chosen.prediction.step_s) << " s (binding " << chosen.prediction.binding
+      << "); the blocks' update alone " << seconds_text(chosen.prediction.blocks.time_s) << " s\n";
+  if (m.refresh_host_s > 0)
+    out << "refreshes (not in the step: every " << spec.hp.precondition_frequency << " steps, beside them): "
+        << seconds_text(m.refresh_host_s) << " s of the host workers per step, amortized\n";
+  out << '\n';
+  out << "methods side by side:\n" << baselines_table(m, chosen, options);
+}
+
+PlanFile plan_file(const PlanModel& m, const RunSpec& spec, const ChosenPlan& chosen) {
+  PlanFile f;
+  f.hw = *spec.hw;
+  f.model = *spec.model;
+  f.optimizer = std::string(optim::to_string(spec.optimizer));
+  f.batch = m.batch;
+  f.schedule = spec.schedule;
+  f.micro_batches = spec.micro_batches;
+  f.defer_fraction = spec.defer_fraction;
+  f.weights_on = spec.model_tiers.weights;
+  f.gradients_on = spec.model_tiers.gradients;
+  f.checkpoints_on = spec.model_tiers.checkpoints;
+  f.recompute_activations = spec.recompute_activations;
+  f.host_workers = m.problem.rates.host_workers;
+  f.method = to_string(chosen.method);
+  f.predicted = PlanPredicted{chosen.prediction.blocks.time_s, chosen.prediction.step_s, chosen.prediction.binding};
+  for (std::size_t i = 0; i < chosen.assignment.size(); ++i)
+    f.blocks.push_back({m.problem.blocks[i].label, chosen.assignment[i].tier,
+                        chosen.assignment[i].site == planner::Site::device});
+  return f;
+}
+
+// Simulates the plan (data-free, one unit) and prints predicted against simulated.
+int check_plan(const RunSpec& plan_spec, std::optional<int> batch, const PlanFile& file, const hw::HardwareProfile& profile,
+               const SimWorkload& workload, std::ostream& out, std::ostream& err) {
+  SimSettings settings;
+  settings.spec = plan_spec;
+  settings.batch = batch;
+  RunSpec& s = settings.spec;
+  s.placement = runtime::PlacementPolicy::planned;
+  s.planned_blocks = file.blocks;
+  if (!s.placement_file) s.placement_file = "(asteria plan --check)";
+  const RunReport report = simulate(settings, profile, workload, err);
+  if (!report.fits) {
+    err << "asteria plan: the simulation could not place the plan: " << report.fit_message << '\n';
+    return 1;
+  }
+  // The prediction is a step between refreshes: the median step, when refreshes are rarer than
+  // every other step (the mean carries the refresh steps' waits).
+  const double predicted = file.predicted->step_s;
+  const double simulated = report.summary.p50_step_s;
+  out << "\ncheck (asteria sim, data-free): " << report.summary.steps << " steps after " << report.warmup_steps
+      << " warm-up steps\n";
+  Table t{{"", "step s"}, {false, true}, {}};
+  t.add_row({"predicted", seconds_text(predicted)});
+  t.add_row({"simulated (p50)", seconds_text(simulated)});
+  t.add_row({"simulated (mean)", seconds_text(report.summary.mean_step_s)});
+  out << table_text(t);
+  out << "gap (predicted - simulated p50) / simulated p50: "
+      << significant(100.0 * (predicted - simulated) / simulated, 3) << " %\n";
+  return 0;
+}
+
+}  // namespace
+
+int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
+  int exit_code = 0;
+  const auto values = parse_verb_options({"plan", "--hw PROFILE --model MODEL --optimizer NAME [options]", kAbout,
+                                          kDetails},
+                                         plan_options(), args, out, err, exit_code);
+  if (!values) return exit_code;
+  const po::variables_map& v = *values;
+  for (const char* option : kNotForPlan)
+    if (v.count(option) != 0 && !v[option].defaulted())
+      throw InputError("command line", std::string("--") + option,
+                       "not an option of plan (it chooses the placement and runs one unit data-free)");
+  RunSpec spec = read_run_spec(RunVerb::sim, v);
+  if (v["steps"].defaulted()) spec.steps = 3;
+  spec.progress = false;
+  validate(spec);
+  std::optional<int> batch;
+  if (v.count("batch") != 0) batch = v["batch"].as<int>();
+  ChooseOptions options;
+  options.subgroups = v["subgroups"].as<int>();
+  options.time_limit_s = v["time-limit"].as<double>();
+  options.mip_gap = v["mip-gap"].as<double>();
+  if (!(options.time_limit_s > 0)) throw InputError("command line", "--time-limit", "expected seconds > 0");
+  if (!(options.mip_gap >= 0 && options.mip_gap < 1)) throw InputError("command line", "--mip-gap", "expected a fraction in [0, 1)");
+  const PlanMethod method = parse_plan_method(v["method"].as<std::string>(), "--method");
+  std::optional<std::filesystem::path> out_file;
+  if (v.count("out") != 0) out_file = v["out"].as<std::string>();
+
+  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
+  const SimWorkload workload = workload_from_config(*spec.model, spec.seed, batch);
+  if (workload.weights.config.micro_batch % static_cast<workload::count>(spec.micro_batches) != 0)
+    throw InputError("command line", "--micro-batches",
+                     "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
+                         " sequences (--batch, or the model config's micro_batch), found " +
+                         std::to_string(spec.micro_batches));
+  const PlanModel model = build_plan_model(spec, profile, workload);
+  const ChosenPlan chosen = choose_plan(model, method, options);
+  print_plan(model, spec, chosen, options, out);
+  const PlanFile file = plan_file(model, spec, chosen);
+  if (out_file) {
+    write_plan_file(*out_file, file);
+    out << "\nwrote " << out_file->string() << " (use: asteria sim --placement-file " << out_file->string() << ")\n";
+    spec.placement_file = std::filesystem::absolute(*out_file);
+  }
+  if (v.count("check") != 0) return check_plan(spec, batch, file, profile, workload, out, err);
+  return 0;
+}
+
+}  // namespace asteria::cli
