@@ -9,10 +9,14 @@ out=experiments/studies/plans
 mkdir -p "$out"
 profiles=hwmodels/profiles
 
-plan() {  # NAME, then asteria plan options
+plan() {  # NAME, then asteria plan options; a combination that cannot be placed keeps its reason in NAME.txt
   local name=$1; shift
-  "$asteria" plan "$@" --out "$out/$name.yaml" > "$out/$name.txt"
-  echo "$out/$name.yaml"
+  rm -f "$out/$name.yaml"
+  if "$asteria" plan "$@" --out "$out/$name.yaml" > "$out/$name.txt" 2>&1; then
+    echo "$out/$name.yaml"
+  else
+    echo "$out/$name: no plan ($(tail -1 "$out/$name.txt"))"
+  fi
 }
 
 # Deep Optimizer States (dos.yaml): AdamW, state resting on the host, weights on the host, one
@@ -27,7 +31,7 @@ done
 
 # Second-order state on GB10 and GH200 (planner.yaml): the planner's placement for SOAP and
 # KL-Shampoo on the OLMo-like 1B and 7B models, NVMe allowed.
-for hw in gb10 gh200; do
+for hw in gb10 gh200-480gb; do
   for optimizer in soap kl-shampoo; do
     for model in olmo-1b olmo2-7b; do
       plan "planner_${hw}_${optimizer}_${model}" --hw "$hw" --model "$model" --optimizer "$optimizer" \
