@@ -1,7 +1,12 @@
 // asteria plan: where each optimizer block's state rests and where its update runs, chosen by
 // the placement planner (core/planner/) on a hardware profile's cost model; printed with its
 // predicted step, written as a plan file (--out), and checked against the simulator (--check).
+#include <algorithm>
 #include <array>
+#include <optional>
+#include <sstream>
+#include <utility>
+#include <vector>
 #include <ostream>
 #include <string>
 
@@ -15,6 +20,7 @@
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "hwmodels/profile_loader.hpp"
+#include "sim/child_process.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -59,7 +65,11 @@ po::options_description plan_options() {
       ("mip-gap", po::value<double>()->default_value(1e-3)->value_name("FRACTION"),
        "the MIP solver stops within this relative gap of its bound (0: proven optimal)")
       ("out", po::value<std::string>()->value_name("FILE"), "write the plan file here (YAML)")
-      ("check", "simulate the plan (--steps, default 3, after the warm-up) and report predicted vs simulated");
+      ("check", "simulate the plan (--steps, default 3, after the warm-up) and report predicted vs simulated")
+      ("search-schedule",
+       "also choose the micro-batch count (divisors of the batch up to 16) and, for the vertical schedule, the "
+       "deferred fraction (0, 0.1, 0.2, 0.3: GreedySnake's range): each candidate's placement by --method, then "
+       "every candidate simulated (data-free, --steps) and the fastest kept");
   o.add(own);
   return o;
 }
@@ -176,6 +186,71 @@ PlanFile plan_file(const PlanModel& m, const RunSpec& spec, const ChosenPlan& ch
   return f;
 }
 
+// The simulated p50 step of a plan (data-free, one unit); nullopt when it does not fit.
+std::optional<double> simulated_step(const RunSpec& plan_spec, std::optional<int> batch, const PlanFile& file,
+                                     const hw::HardwareProfile& profile, const SimWorkload& workload,
+                                     std::ostream& err) {
+  SimSettings settings;
+  settings.spec = plan_spec;
+  settings.batch = batch;
+  settings.spec.placement = runtime::PlacementPolicy::planned;
+  settings.spec.planned_blocks = file.blocks;
+  if (!settings.spec.placement_file) settings.spec.placement_file = "(asteria plan)";
+  // One simulation per process (SimGrid's engine cannot be reset): each candidate in a child.
+  const sim::ChildOutcome outcome = sim::run_in_child_process([&](sim::ChildReport& report) {
+    std::ostringstream quiet;
+    const RunReport run = simulate(settings, profile, workload, quiet);
+    report.write(run.fits ? exact_number(run.summary.p50_step_s) : std::string("does not fit"));
+  });
+  if (!outcome.succeeded()) {
+    err << "asteria plan: a candidate's simulation failed: " << outcome.describe() << '\n';
+    return std::nullopt;
+  }
+  if (outcome.report == "does not fit") return std::nullopt;
+  return std::stod(outcome.report);
+}
+
+// --search-schedule: micro-batch counts (divisors of the batch up to 16) x deferred fractions
+// (vertical only); each candidate placed by `method`, simulated, the fastest returned. The
+// placement model cannot see what a deferred fraction overlaps, so the schedule's two numbers
+// are chosen by simulation (an exact search over a small grid).
+RunSpec search_schedule(const RunSpec& spec, std::optional<int> batch, const hw::HardwareProfile& profile,
+                        const SimWorkload& workload, const PlanMethod& method, const ChooseOptions& options,
+                        std::ostream& out, std::ostream& err) {
+  const auto sequences = static_cast<int>(workload.weights.config.micro_batch);
+  std::vector<double> fractions = {0.0};
+  if (spec.schedule == plan::ScheduleOrder::vertical) fractions = {0.0, 0.1, 0.2, 0.3};
+  Table t{{"micro-batches", "defer", "predicted s", "simulated s"}, {true, true, true, true}, {}};
+  std::optional<std::pair<double, RunSpec>> best;
+  for (int m = 1; m <= std::min(sequences, 16); ++m) {
+    if (sequences % m != 0) continue;
+    for (double alpha : fractions) {
+      RunSpec candidate = spec;
+      candidate.micro_batches = m;
+      candidate.defer_fraction = alpha;
+      std::optional<PlanModel> model;
+      try {
+        model = build_plan_model(candidate, profile, workload);
+      } catch (const InputError& e) {  // this candidate cannot be placed: say why, try the next
+        t.add_row({std::to_string(m), significant(alpha, 2), "-", "does not fit: " + e.field()});
+        continue;
+      }
+      const ChosenPlan chosen = choose_plan(*model, method, options);
+      const std::optional<double> simulated =
+          simulated_step(candidate, batch, plan_file(*model, candidate, chosen), profile, workload, err);
+      t.add_row({std::to_string(m), significant(alpha, 2), seconds_text(chosen.prediction.step_s),
+                 simulated ? seconds_text(*simulated) : std::string("does not fit")});
+      if (simulated && (!best || *simulated < best->first)) best = std::pair{*simulated, candidate};
+    }
+  }
+  out << "schedule search (" << to_string(spec.schedule) << ", " << sequences << " sequences per step):\n"
+      << table_text(t);
+  if (!best) throw InputError("command line", "--search-schedule", "a micro-batch count whose plan fits; none did");
+  out << "chosen: " << best->second.micro_batches << " micro-batches, defer fraction "
+      << significant(best->second.defer_fraction, 2) << " (simulated " << seconds_text(best->first) << " s)\n\n";
+  return best->second;
+}
+
 // Simulates the plan (data-free, one unit) and prints predicted against simulated.
 int check_plan(const RunSpec& plan_spec, std::optional<int> batch, const PlanFile& file, const hw::HardwareProfile& profile,
                const SimWorkload& workload, std::ostream& out, std::ostream& err) {
@@ -243,6 +318,7 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
                      "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
+  if (v.count("search-schedule") != 0) spec = search_schedule(spec, batch, profile, workload, method, options, out, err);
   const PlanModel model = build_plan_model(spec, profile, workload);
   const ChosenPlan chosen = choose_plan(model, method, options);
   print_plan(model, spec, chosen, options, out);

@@ -85,6 +85,35 @@ TEST(PlanVerb, CheckSimulatesThePlanAndReportsTheGap) {
   EXPECT_LT(simulated, 3.0 * predicted) << run.out;
 }
 
+// --search-schedule simulates every (micro-batches, defer fraction) candidate and keeps the
+// fastest: the written plan carries the chosen pair, and its simulated time is the table's least.
+TEST(PlanVerb, SearchScheduleKeepsTheFastestSimulatedCandidate) {
+  TempDir dir;
+  const std::string file = dir.file("search.yaml");
+  const CliOutcome run =
+      run_cli(plan_args(file, {"--schedule", "vertical", "--batch", "4", "--search-schedule", "--steps", "2"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  // Candidates: micro-batches 1, 2, 4 (divisors of 4) x defer 0, 0.1, 0.2, 0.3.
+  const std::regex row("\n +([124]) +(0|0\\.[123]0?) +[0-9.e+-]+ +([0-9.e+-]+)");
+  double least = INFINITY;
+  int rows = 0;
+  std::string best_m, best_alpha;
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), row); it != std::sregex_iterator(); ++it) {
+    ++rows;
+    const double simulated = std::stod((*it)[3].str());
+    if (simulated < least) {
+      least = simulated;
+      best_m = (*it)[1].str();
+      best_alpha = (*it)[2].str();
+    }
+  }
+  EXPECT_EQ(rows, 12) << run.out;
+  const PlanFile plan = read_plan_file(file);
+  EXPECT_EQ(std::to_string(plan.micro_batches.value_or(0)), best_m) << run.out;
+  EXPECT_NEAR(plan.defer_fraction.value_or(-1.0), std::stod(best_alpha), 1e-12) << run.out;
+  EXPECT_NE(run.out.find("chosen: " + best_m + " micro-batches"), std::string::npos) << run.out;
+}
+
 TEST(PlanVerb, BaselineMethodsWriteTheirPlacements) {
   TempDir dir;
   const std::string file = dir.file("host.yaml");
