@@ -135,9 +135,13 @@ struct ScheduleOptions {
   int max_host_pieces = 1;
 };
 
+// Throws InputError for empty layers, blocks out of order, negative bytes or a bad option.
+void validate_schedule_inputs(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                              const ScheduleOptions& options);
+
 // Blocks must be listed layer by layer in forward order (as the step driver registers them).
-// Throws InputError for empty layers, blocks out of order, negative bytes or a bad option; the
-// plan is validated. The plan's schedule name is the order's ("horizontal", "vertical").
+// The inputs are checked (validate_schedule_inputs) and the plan is validated. The plan's
+// schedule name is the order's ("horizontal", "vertical").
 StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                        const ScheduleOptions& options = {});
 

@@ -81,7 +81,6 @@ class Builder {
       run_of_.push_back(static_cast<int>(runs_.size() - 1));
     }
     fetch_of_run_.assign(runs_.size(), -1);
-    last_op_of_run_.assign(runs_.size(), -1);
     op_of_visit_.assign(visits_.size(), -1);
     checkpoint_out_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
     checkpoint_in_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
@@ -120,7 +119,6 @@ class Builder {
             add_transfer(-1, visit.layer, Payload::gradient, Tier::device, options_.tiers.gradients,
                          layer(visit.layer).gradient_bytes, {op});
       if (runs_[static_cast<std::size_t>(r)].last == v) {
-        last_op_of_run_[static_cast<std::size_t>(r)] = op;
         if (r + depth < static_cast<int>(runs_.size())) run_ahead(r + depth, op);
       }
       if (v + static_cast<std::size_t>(depth) < visits_.size()) visit_ahead(static_cast<int>(v) + depth, op);
@@ -466,7 +464,6 @@ class Builder {
   std::vector<Run> runs_;
   std::vector<int> run_of_;
   std::vector<OpId> fetch_of_run_;
-  std::vector<OpId> last_op_of_run_;
   std::vector<OpId> op_of_visit_;
   std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
   std::vector<OpId> checkpoint_in_;
@@ -484,85 +481,9 @@ class Builder {
 
 }  // namespace
 
-std::string_view to_string(ScheduleOrder order) noexcept {
-  return order == ScheduleOrder::vertical ? "vertical" : "horizontal";
-}
-
-ScheduleOrder parse_schedule_order(std::string_view text, const std::string& source, const std::string& field) {
-  if (text == "horizontal") return ScheduleOrder::horizontal;
-  if (text == "vertical") return ScheduleOrder::vertical;
-  throw InputError(source, field, "horizontal or vertical, found '" + std::string(text) + "'");
-}
-
-std::vector<bool> deferred_blocks(const std::vector<BlockWork>& blocks, double defer_fraction, int rank) {
-  std::vector<bool> deferred(blocks.size(), false);
-  if (!(defer_fraction > 0.0)) return deferred;
-  double all = 0.0;
-  double kept_back = 0.0;
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    if (blocks[b].owner >= 0 && blocks[b].owner != rank) continue;
-    const double bytes = std::max(blocks[b].weight_bytes, 1.0);  // blocks without bytes count as one
-    all += bytes;
-    // Defer when the deferred share ends closer to α with this block than without it.
-    if (std::abs(kept_back + bytes - defer_fraction * all) <= std::abs(kept_back - defer_fraction * all)) {
-      deferred[b] = true;
-      kept_back += bytes;
-    }
-  }
-  return deferred;
-}
-
 StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                        const ScheduleOptions& options) {
-  if (layers.empty()) throw InputError(kSource, "layers", "expected at least one layer");
-  if (options.micro_batches < 1) throw InputError(kSource, "micro_batches", "expected an integer >= 1");
-  if (options.data_parallel_ranks < 1) throw InputError(kSource, "data_parallel_ranks", "expected an integer >= 1");
-  if (options.rank < 0 || options.rank >= options.data_parallel_ranks)
-    throw InputError(kSource, "rank", "expected a rank in [0, " + std::to_string(options.data_parallel_ranks) + ")");
-  if (options.host_release_delay < 0)
-    throw InputError(kSource, "host_release_delay", "expected an integer >= 1 (or 0: 1)");
-  if (!(options.defer_fraction >= 0.0 && options.defer_fraction < 1.0))
-    throw InputError(kSource, "defer_fraction", "expected a fraction in [0, 1)");
-  if (options.prefetch_depth < 1) throw InputError(kSource, "prefetch_depth", "expected an integer >= 1");
-  if (options.defer_lookahead < 0) throw InputError(kSource, "defer_lookahead", "expected an integer >= 0");
-  if (!(options.host_piece_bytes >= 0.0)) throw InputError(kSource, "host_piece_bytes", "expected bytes >= 0");
-  if (options.max_host_pieces < 1) throw InputError(kSource, "max_host_pieces", "expected an integer >= 1");
-  if (options.tiers.checkpoints != platform::Tier::device && !options.recompute_activations)
-    throw InputError(kSource, "tiers.checkpoints",
-                     "activation checkpoints off the device only with recompute_activations (the rest of the "
-                     "activations is recomputed in the backward)");
-  bool owners = false;
-  for (const BlockWork& b : blocks) {
-    if (b.owner >= options.data_parallel_ranks || b.owner < -1)
-      throw InputError(kSource, "owner", "expected -1 or a rank in [0, " + std::to_string(options.data_parallel_ranks) +
-                                             ") for block " + b.label);
-    owners = owners || b.owner >= 0;
-  }
-  if (owners && options.defer_fraction > 0.0)
-    throw InputError(kSource, "defer_fraction",
-                     "0 with sharded optimizer state (a deferred update's weights would have to be gathered during the "
-                     "next forward)");
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    const std::string field = "layers[" + std::to_string(l) + "]";
-    if (!(layers[l].gradient_bytes >= 0.0)) throw InputError(kSource, field + ".gradient_bytes", "expected bytes >= 0");
-    if (!(layers[l].weight_bytes >= 0.0)) throw InputError(kSource, field + ".weight_bytes", "expected bytes >= 0");
-    if (!(layers[l].checkpoint_bytes >= 0.0))
-      throw InputError(kSource, field + ".checkpoint_bytes", "expected bytes >= 0");
-  }
-  int previous_layer = 0;
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const BlockWork& w = blocks[b];
-    const std::string field = "blocks[" + std::to_string(b) + "]";
-    if (w.layer < previous_layer || w.layer >= static_cast<int>(layers.size()))
-      throw InputError(kSource, field + ".layer", "expected blocks listed layer by layer in forward order");
-    previous_layer = w.layer;
-    if (w.activation_delay != 0 && w.activation_delay != 1)
-      throw InputError(kSource, field + ".activation_delay", "expected 0 or 1");
-    if (w.update_on != Resource::device && w.update_on != Resource::host)
-      throw InputError(kSource, field + ".update_on", "expected device or host");
-    if (!(w.gradient_bytes >= 0.0)) throw InputError(kSource, field + ".gradient_bytes", "expected bytes >= 0");
-    if (!(w.weight_bytes >= 0.0)) throw InputError(kSource, field + ".weight_bytes", "expected bytes >= 0");
-  }
+  validate_schedule_inputs(layers, blocks, options);
   return Builder(layers, blocks, options).build();
 }
 
