@@ -67,4 +67,13 @@ std::vector<std::pair<linalg::index, linalg::index>> parse_shapes(std::string_vi
   return shapes;
 }
 
+std::uint64_t parse_seed(std::string_view text, const std::string& option) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw InputError("command line", option,
+                     "a whole number in [0, 18446744073709551615], found '" + std::string(text) + "'");
+  return value;
+}
+
 }  // namespace asteria::cli

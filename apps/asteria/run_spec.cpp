@@ -1,11 +1,13 @@
 #include "apps/asteria/run_spec.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/option_values.hpp"
+#include "core/runtime/driver/warmup.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -115,7 +117,7 @@ po::options_description run_spec_options(RunVerb verb) {
        verb == RunVerb::train ? "steps run first and left out of the summary (default 0)"
                               : "steps run first and left out of the summary (default: until the first refresh is "
                                 "published, so measured steps are steady state)")
-      ("seed", po::value<std::uint64_t>()->default_value(d.seed)->value_name("N"), "seed of weights, gradients, batches")
+      ("seed", po::value<std::string>()->default_value(std::to_string(d.seed))->value_name("N"), "seed of weights, gradients, batches")
       ("numerics", po::value<std::string>()->default_value(std::string(platform::to_string(d.numerics)))->value_name("WHAT"),
        "values (every op computes) | refresh (only refreshes compute after the warm-up) | shapes (nothing does)")
       ("time", po::value<std::string>()->default_value(std::string(platform::to_string(d.time)))->value_name("SOURCE"),
@@ -170,6 +172,19 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   if (spec.time != platform::TimeSource::simulated && spec.numerics == platform::Numerics::values)
     o.numerics_site = plan::NumericsSite::hook_launch;
   return o;
+}
+
+int warmup_steps_of(const RunSpec& spec, int at_least) {
+  if (spec.warmup_steps) return *spec.warmup_steps;
+  const optim::Step first = runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness);
+  const optim::Step longest = std::max<optim::Step>(1000, 10 * static_cast<optim::Step>(spec.steps));
+  if (first > longest)
+    throw InputError("command line", "--staleness",
+                     "a warm-up of at most " + std::to_string(longest) +
+                         " steps (the larger of 1000 and 10 x --steps) before the first measured step; at --staleness " +
+                         std::to_string(spec.staleness) + " the first refresh is published at step " +
+                         std::to_string(first) + " (give --warmup-steps to run that anyway)");
+  return std::max(at_least, static_cast<int>(first));
 }
 
 std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option) {
@@ -313,7 +328,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   s.host_workers = v["host-workers"].as<int>();
   s.steps = v["steps"].as<int>();
   if (v.count("warmup-steps") != 0) s.warmup_steps = v["warmup-steps"].as<int>();
-  s.seed = v["seed"].as<std::uint64_t>();
+  s.seed = parse_seed(v["seed"].as<std::string>(), "--seed");
   s.numerics = platform::parse_numerics(v["numerics"].as<std::string>(), "--numerics");
   s.time = platform::parse_time_source(v["time"].as<std::string>(), "--time");
   if (v.count("out") != 0) s.out = v["out"].as<std::string>();
@@ -377,6 +392,17 @@ void validate(const RunSpec& s) {
         throw InputError(source, "--placement-file",
                          "--nvme-dir DIR on the real backend as well: the plan rests blocks on NVMe (blocks[" +
                              std::to_string(i) + "]: '" + s.planned_blocks[i].label + "')");
+  if (s.nvme_dir) {
+    // The NVMe tier creates its directory, never the path to it: a mistyped parent is an error.
+    std::filesystem::path dir = std::filesystem::absolute(*s.nvme_dir).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "a/b/": the directory b
+    const std::filesystem::path parent = dir.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec))
+      throw InputError(source, "--nvme-dir",
+                       "a directory whose parent exists, found '" + s.nvme_dir->string() + "' (" + parent.string() +
+                           " is not a directory)");
+  }
   if (!real_backend && s.nvme_dir)
     throw InputError(source, "--nvme-dir", "only the real backend writes NVMe files (--time measured or modelled)");
   if (s.placement == runtime::PlacementPolicy::planned && !s.placement_file)

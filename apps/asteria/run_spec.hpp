@@ -104,6 +104,12 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& values);
 // InputError naming the option.
 void validate(const RunSpec& spec);
 
+// The warm-up: --warmup-steps if given, otherwise until the first refresh is published (at least
+// `at_least` steps), so that measured steps are steady state. A derived warm-up longer than both
+// 1000 steps and 10 x --steps is an InputError naming --staleness (a huge S would otherwise run
+// for ages before the first measured step).
+int warmup_steps_of(const RunSpec& spec, int at_least = 0);
+
 // The step driver's options the spec implies (numerics, placement, staleness, publication, the
 // failure policies of its hyperparameters) with `warmup_steps` and the device time model.
 runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, runtime::DeviceSeconds device_seconds);

@@ -181,8 +181,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.capacity_bytes = {budgets.device, budgets.host, budgets.nvme};
 
   const runtime::SyntheticModelSpec& stack = workload.stack;
-  const int warmup = spec.warmup_steps.value_or(
-      static_cast<int>(runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness)));
+  const int warmup = warmup_steps_of(spec);
   out.warmup_steps = warmup;
   const int total_steps = warmup + spec.steps;
 

@@ -28,8 +28,7 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
   out.model = spec.model.value_or("synthetic stack");
   // Unless chosen, the warm-up lasts at least until the first refresh is published, so measured
   // steps are steady state (updates use a preconditioner; refresh numerics start from a real basis).
-  const int warmup = spec.warmup_steps.value_or(
-      std::max(2, static_cast<int>(runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness))));
+  const int warmup = warmup_steps_of(spec, 2);
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);

@@ -5,6 +5,7 @@
 
 #include "apps/asteria/comparison.hpp"
 #include "apps/asteria/options.hpp"
+#include "apps/asteria/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
@@ -46,7 +47,7 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
       ("steps", po::value<std::int64_t>()->default_value(defaults.steps)->value_name("N"), "step budget per optimizer")
       ("target-ratio", po::value<double>()->default_value(defaults.target_ratio, "1e-3")->value_name("R"),
        "target: excess loss <= R x initial excess loss, R in (0, 1)")
-      ("seed", po::value<std::uint64_t>()->default_value(defaults.problem.seed)->value_name("S"),
+      ("seed", po::value<std::string>()->default_value(std::to_string(defaults.problem.seed))->value_name("S"),
        "seed of the problem's generator")
       ("dtype", po::value<std::string>()->default_value("float32")->value_name("float32|float64"),
        "dtype of the weights and of the optimizers' arithmetic")
@@ -61,7 +62,7 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
   ComparisonSettings settings;
   settings.steps = (*values)["steps"].as<std::int64_t>();
   settings.target_ratio = (*values)["target-ratio"].as<double>();
-  settings.problem.seed = (*values)["seed"].as<std::uint64_t>();
+  settings.problem.seed = parse_seed((*values)["seed"].as<std::string>(), "--seed");
   settings.optimizers = parse_optimizer_list((*values)["optimizers"].as<std::string>());
   const auto dtype = (*values)["dtype"].as<std::string>();
   if (dtype != "float32" && dtype != "float64")

@@ -118,10 +118,17 @@ ModelConfig parse_model_config(std::string_view yaml_text, const std::string& so
     throw InputError(source, "yaml", "syntax error at line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
   if (!root.IsMap()) throw InputError(source, "yaml", "expected a mapping of model fields at the top level");
+  // yaml-cpp keeps both copies of a repeated key and answers lookups with the first, silently.
+  std::vector<std::string> seen;
   for (const auto& entry : root) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string("?");
     if (std::find(kKnownFields.begin(), kKnownFields.end(), key) == kKnownFields.end())
       throw InputError(source, key, "unknown field; expected one of " + known_fields_list());
+    if (std::find(seen.begin(), seen.end(), key) != seen.end())
+      throw InputError(source, key,
+                       "given once, found twice (the second at line " + std::to_string(entry.first.Mark().line + 1) +
+                           ")");
+    seen.push_back(key);
   }
 
   const FieldReader read(root, source);

@@ -205,3 +205,31 @@ TEST(SimVerbRunSpec, PublishesOpportunisticallyAndRunsDataTrue) {
 
 }  // namespace
 }  // namespace asteria::cli
+
+namespace asteria::cli {
+namespace {
+
+// Inputs that used to run (or wrap around) silently are refused before any work, naming the option.
+TEST(SimVerbInputs, HugeStalenessNegativeSeedAndAMistypedNvmeParentAreRefused) {
+  const TempDir dir;
+  const auto stale = run_cli({"sim", "--model", "tiny", "--staleness", "1000000", "--steps", "3", "--no-progress"});
+  EXPECT_EQ(stale.code, 1);
+  EXPECT_NE(stale.err.find("--staleness"), std::string::npos) << stale.err;
+  EXPECT_NE(stale.err.find("step 1000002"), std::string::npos) << stale.err;
+  // With an explicit warm-up it runs (what the message says to do).
+  EXPECT_EQ(run_cli({"sim", "--model", "tiny", "--staleness", "1000000", "--warmup-steps", "1", "--steps", "1",
+                     "--no-progress"})
+                .code,
+            0);
+  const auto seed = run_cli({"sim", "--model", "tiny", "--seed", "-1", "--steps", "1", "--no-progress"});
+  EXPECT_EQ(seed.code, 1);
+  EXPECT_NE(seed.err.find("--seed: a whole number"), std::string::npos) << seed.err;
+  const std::string missing = (dir.path() / "no" / "such" / "nvme").string();
+  const auto nvme = run_cli({"synth", "--nvme-dir", missing, "--placement", "nvme", "--steps", "1", "--no-progress"});
+  EXPECT_EQ(nvme.code, 1);
+  EXPECT_NE(nvme.err.find("--nvme-dir"), std::string::npos) << nvme.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "no")) << "nothing may be created";
+}
+
+}  // namespace
+}  // namespace asteria::cli

@@ -97,6 +97,12 @@ TEST(ModelConfig, MissingFieldIsNamed) {
   }
 }
 
+// yaml-cpp would keep both and read the first: a repeated field is an error naming it.
+TEST(ModelConfig, ARepeatedFieldIsRejected) {
+  const std::string message = expect_error(with_line("layers", "") + "layers: 4\nlayers: 8\n", "layers");
+  EXPECT_NE(message.find("twice"), std::string::npos) << message;
+}
+
 TEST(ModelConfig, NonPositiveSizesAreRejected) {
   expect_error(with_line("layers", "layers: 0"), "layers");
   expect_error(with_line("d_model", "d_model: -64"), "d_model");
