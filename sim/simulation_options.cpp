@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -68,6 +69,13 @@ int default_host_workers(const hw::HardwareProfile& profile) {
   return std::max(1, (cores - kept) / threads);
 }
 
+long long max_simulated_actors() {
+  long long maps = 65530;  // Linux's default vm.max_map_count
+  if (std::ifstream in("/proc/sys/vm/max_map_count"); in) in >> maps;
+  // Two mappings per actor (its stack and a guard page), a tenth kept for everything else.
+  return std::max(1LL, maps / 2 - maps / 10);
+}
+
 int running_units(const SimulationOptions& options) {
   return options.simulated_units > 0 && options.simulated_units < options.units ? options.simulated_units
                                                                                  : options.units;
@@ -88,6 +96,18 @@ void validate(const SimulationOptions& options) {
   if (options.host_workers_per_unit < 0)
     throw InputError("simulation options", "host_workers_per_unit",
                      "expected 0 (the default) or more, found " + std::to_string(options.host_workers_per_unit));
+  // Every simulated worker is a SimGrid actor with its own stack mapping: past the process's
+  // mapping limit SimGrid aborts while creating them, so refuse such a run up front.
+  const long long workers = options.host_workers_per_unit > 0 ? options.host_workers_per_unit
+                                                              : default_host_workers(options.profile);
+  const long long actors = static_cast<long long>(running_units(options)) * (workers + kActorsPerUnit);
+  if (const long long most = max_simulated_actors(); actors > most)
+    throw InputError("simulation options", "host_workers_per_unit",
+                     "at most " + std::to_string(most) + " simulated actors (each a stack mapping; vm.max_map_count / 2), "
+                         "found " + std::to_string(running_units(options)) + " running units x (" +
+                         std::to_string(workers) + " host workers + " + std::to_string(kActorsPerUnit) +
+                         ") = " + std::to_string(actors) +
+                         "; use fewer --host-workers, fewer --units/--nodes, or --simulated-nodes");
 
   check.positive(p.gpu.fp32_flops, "gpu.fp32_flops");
   check.positive(p.gpu.bf16_flops, "gpu.bf16_flops");

@@ -73,6 +73,12 @@ struct SimulationOptions {
 // The units that run: simulated_units when it is set and below units, otherwise units.
 int running_units(const SimulationOptions& options);
 
+// Simulated actors a process can hold: SimGrid gives each its own stack mapping, and past
+// vm.max_map_count it aborts (read from /proc, Linux's default otherwise). validate() refuses
+// running units x (host workers + kActorsPerUnit) beyond it.
+long long max_simulated_actors();
+inline constexpr int kActorsPerUnit = 8;  // the unit's training loop, device stream, copy engines, ...
+
 // Throws asteria::InputError (naming the profile, the field and what was expected) for options
 // or profile values the simulated platform cannot be built from.
 void validate(const SimulationOptions& options);

@@ -231,5 +231,18 @@ TEST(SimVerbInputs, HugeStalenessNegativeSeedAndAMistypedNvmeParentAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "no")) << "nothing may be created";
 }
 
+// More simulated actors than the process can map made SimGrid abort (host workers), or ran for
+// minutes (nodes): both are refused, naming what to change.
+TEST(SimVerbInputs, MoreActorsThanTheProcessCanHoldAreRefused) {
+  for (const Args& args : {Args{"sim", "--model", "tiny", "--host-workers", "100000", "--steps", "1", "--no-progress"},
+                           Args{"sim", "--model", "tiny", "--hw", "gh200-alps", "--nodes", "100000", "--steps", "1",
+                                "--no-progress"}}) {
+    const auto run = run_cli(args);
+    EXPECT_EQ(run.code, 1) << run.out;
+    EXPECT_NE(run.err.find("simulated actors"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("--simulated-nodes"), std::string::npos) << run.err;
+  }
+}
+
 }  // namespace
 }  // namespace asteria::cli
