@@ -33,7 +33,7 @@
 #include "core/real/nvme/io_context.hpp"
 #include "core/real/nvme/io_queue.hpp"
 #include "core/real/nvme/nvme_store.hpp"
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 
 namespace {
 
@@ -224,7 +224,7 @@ void BM_Read(benchmark::State& state) {
 
 void BM_Xxh64(benchmark::State& state) {
   const Payload payload(std::size_t{16} << 20, 0);
-  for (auto _ : state) benchmark::DoNotOptimize(asteria::real::xxh64(payload.data));
+  for (auto _ : state) benchmark::DoNotOptimize(asteria::io::xxh64(payload.data));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(payload.data.size()));
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(payload.data.size()) / 1e9,
                                               benchmark::Counter::kIsRate);

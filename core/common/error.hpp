@@ -26,6 +26,19 @@ class InputError : public Error {
   std::string field_;
 };
 
+// A file that could not be written or read back intact (disk full, I/O error, a short or torn
+// write, a checksum mismatch): names the file and what was being done, e.g.
+// "run/resume/slot-b/state.bin: write chunk 'block/layer3.w block 2/values': No space left on device".
+class IoError : public Error {
+ public:
+  IoError(const std::string& file, const std::string& what, const std::string& reason)
+      : Error(file + ": " + what + ": " + reason), file_(file) {}
+  const std::string& file() const noexcept { return file_; }
+
+ private:
+  std::string file_;
+};
+
 // Numerics that failed beyond the configured tolerance (e.g. too many consecutive failed
 // preconditioner refreshes, or a non-finite update under the "error" policy).
 class NumericalError : public Error {

@@ -61,6 +61,9 @@ class RefreshJob {
   virtual bool has_values() const { return true; }
 
   Step stats_step() const noexcept { return stats_step_; }
+  // The block counter the snapshot was taken at (a basis version, a statistics count): with
+  // stats_step(), what BlockOptimizer::resumed() needs to rebuild the job around its result.
+  virtual std::int64_t snapshot_stamp() const noexcept { return 0; }
 
  protected:
   // For jobs refilled by BlockOptimizer::snapshot_reusing.
@@ -106,6 +109,10 @@ class BlockOptimizer {
   virtual std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
     return snapshot_reusing(t, std::move(spare));
   }
+  // The job snapshotted at `stats_step` with `stamp` (RefreshJob::snapshot_stamp), rebuilt
+  // without its snapshot so that its result, loaded by load_result() (from a checkpoint), is
+  // published exactly as the job that ran would have been. Null: blocks without refreshes.
+  virtual std::unique_ptr<RefreshJob<T>> resumed(Step /*stats_step*/, std::int64_t /*stamp*/) const { return nullptr; }
   virtual void publish(RefreshJob<T>& /*finished*/) {}
   virtual int activation_delay() const noexcept { return 0; }
 

@@ -128,43 +128,38 @@ linalg::ConstMatrixView<T> BlockState<T>::tensor(int slot) const noexcept {
   return {arena_.data() + s.offset, s.rows, s.cols};
 }
 
+// The layout and the counters: the image up to the values.
 template <Real T>
-std::vector<std::byte> BlockState<T>::serialize() const {
-  std::vector<std::byte> out;
-  out.reserve(tensor_bytes() + 256);
-  Writer w(out);
+void write_description(Writer& w, const std::vector<TensorSlot>& slots, const std::vector<std::string>& counter_names,
+                       const std::vector<std::int64_t>& counters) {
   w.raw(kMagic.data(), kMagic.size());
   w.u64(sizeof(T));
-  w.u64(slots_.size());
-  for (const TensorSlot& s : slots_) {
+  w.u64(slots.size());
+  for (const TensorSlot& s : slots) {
     w.str(s.name);
     w.i64(s.rows);
     w.i64(s.cols);
     w.i64(s.offset);
   }
-  w.u64(counters_.size());
-  for (std::size_t i = 0; i < counters_.size(); ++i) {
-    w.str(counter_names_[i]);
-    w.i64(counters_[i]);
+  w.u64(counters.size());
+  for (std::size_t i = 0; i < counters.size(); ++i) {
+    w.str(counter_names[i]);
+    w.i64(counters[i]);
   }
-  if (!resident_) throw std::logic_error("BlockState::serialize: state is evicted");
-  w.u64(arena_.size());
-  w.raw(arena_.data(), tensor_bytes());
-  return out;
 }
 
+// Checks the image's layout against this state's and returns its counters.
 template <Real T>
-void BlockState<T>::deserialize(std::span<const std::byte> image, const std::string& source) {
-  if (!resident_) throw std::logic_error("BlockState::deserialize: state is evicted");
-  Reader r(image, source);
+std::vector<std::int64_t> read_description(Reader& r, const std::vector<TensorSlot>& slots,
+                                           const std::vector<std::string>& counter_names, const std::string& source) {
   std::array<char, 8> magic{};
   r.raw(magic.data(), magic.size(), "magic");
   if (magic != kMagic) throw InputError(source, "magic", "expected an Asteria block-state image");
   if (r.u64("element size") != sizeof(T))
     throw InputError(source, "element size", "expected " + std::to_string(sizeof(T)) + "-byte elements");
-  if (r.u64("slot count") != slots_.size())
-    throw InputError(source, "slot count", "expected " + std::to_string(slots_.size()) + " tensors");
-  for (const TensorSlot& s : slots_) {
+  if (r.u64("slot count") != slots.size())
+    throw InputError(source, "slot count", "expected " + std::to_string(slots.size()) + " tensors");
+  for (const TensorSlot& s : slots) {
     const std::string name = r.str("slot name");
     const index rows = r.i64("slot rows");
     const index cols = r.i64("slot cols");
@@ -175,14 +170,42 @@ void BlockState<T>::deserialize(std::span<const std::byte> image, const std::str
                            std::to_string(s.offset) + ", found '" + name + "' " + std::to_string(rows) + "x" +
                            std::to_string(cols));
   }
-  if (r.u64("counter count") != counters_.size())
-    throw InputError(source, "counter count", "expected " + std::to_string(counters_.size()) + " counters");
-  std::vector<std::int64_t> counters(counters_.size());
-  for (std::size_t i = 0; i < counters_.size(); ++i) {
-    if (r.str("counter name") != counter_names_[i])
-      throw InputError(source, "counter " + counter_names_[i], "name mismatch");
+  if (r.u64("counter count") != counter_names.size())
+    throw InputError(source, "counter count", "expected " + std::to_string(counter_names.size()) + " counters");
+  std::vector<std::int64_t> counters(counter_names.size());
+  for (std::size_t i = 0; i < counter_names.size(); ++i) {
+    if (r.str("counter name") != counter_names[i])
+      throw InputError(source, "counter " + counter_names[i], "name mismatch");
     counters[i] = r.i64("counter value");
   }
+  return counters;
+}
+
+template <Real T>
+std::vector<std::byte> BlockState<T>::serialize() const {
+  if (!resident_) throw std::logic_error("BlockState::serialize: state is evicted");
+  std::vector<std::byte> out;
+  out.reserve(tensor_bytes() + 256);
+  Writer w(out);
+  write_description<T>(w, slots_, counter_names_, counters_);
+  w.u64(arena_.size());
+  w.raw(arena_.data(), tensor_bytes());
+  return out;
+}
+
+template <Real T>
+std::vector<std::byte> BlockState<T>::serialize_description() const {
+  std::vector<std::byte> out;
+  Writer w(out);
+  write_description<T>(w, slots_, counter_names_, counters_);
+  return out;
+}
+
+template <Real T>
+void BlockState<T>::deserialize(std::span<const std::byte> image, const std::string& source) {
+  if (!resident_) throw std::logic_error("BlockState::deserialize: state is evicted");
+  Reader r(image, source);
+  std::vector<std::int64_t> counters = read_description<T>(r, slots_, counter_names_, source);
   if (r.u64("value count") != arena_.size())
     throw InputError(source, "value count", "expected " + std::to_string(arena_.size()) + " values");
   std::vector<T> values(arena_.size());
@@ -191,6 +214,14 @@ void BlockState<T>::deserialize(std::span<const std::byte> image, const std::str
   // Commit only once the whole image has been validated.
   counters_ = std::move(counters);
   std::copy(values.begin(), values.end(), arena_.begin());
+}
+
+template <Real T>
+void BlockState<T>::deserialize_description(std::span<const std::byte> image, const std::string& source) {
+  Reader r(image, source);
+  std::vector<std::int64_t> counters = read_description<T>(r, slots_, counter_names_, source);
+  if (!r.done()) throw InputError(source, "length", "trailing bytes after the counters");
+  counters_ = std::move(counters);
 }
 
 template <Real T>

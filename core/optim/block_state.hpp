@@ -75,6 +75,11 @@ class BlockState {
   // `source` and leaves the state untouched.
   std::vector<std::byte> serialize() const;
   void deserialize(std::span<const std::byte> image, const std::string& source);
+  // The same without the values (layout and counters), for values that travel on their own (a
+  // checkpoint reads them from wherever the state store keeps them). Works while evicted; the
+  // layout is checked as by deserialize().
+  std::vector<std::byte> serialize_description() const;
+  void deserialize_description(std::span<const std::byte> image, const std::string& source);
 
  private:
   std::vector<TensorSlot> slots_;

@@ -79,6 +79,7 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   bool full() const noexcept { return from_version_ == 0; }
   bool receiving() const noexcept { return receiving_; }
   std::int64_t from_version() const noexcept { return from_version_; }
+  std::int64_t snapshot_stamp() const noexcept override { return from_version_; }
   // Results, valid after a successful run().
   linalg::ConstMatrixView<T> new_basis(Side s) const noexcept { return side(s).new_basis.view(); }
   // New column k is column order[k] of the snapshot's basis (identity for full jobs and for

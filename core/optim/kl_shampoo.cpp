@@ -170,6 +170,16 @@ std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::receiver(Step t, std::unique_p
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::resumed(Step stats_step, std::int64_t stamp) const {
+  // Sizes from the layout: the state may rest evicted (on NVMe) while a checkpoint is restored.
+  const std::vector<TensorSlot>& layout = this->state_.layout();
+  return std::make_unique<EigenbasisRefreshJob<T>>(stats_step, stamp, layout[static_cast<std::size_t>(left_stats_)].rows,
+                                                   layout[static_cast<std::size_t>(right_stats_)].rows,
+                                                   linalg::EigenvalueOrder::keep, hp_.basis_orthogonalization,
+                                                   /*compute_change_of_basis=*/false);
+}
+
+template <Real T>
 void KlShampooBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("kl-shampoo: publish() was given a refresh job of another optimizer");

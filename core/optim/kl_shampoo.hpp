@@ -52,6 +52,7 @@ class KlShampooBlock final : public BlockOptimizer<T> {
   std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
   std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
+  std::unique_ptr<RefreshJob<T>> resumed(Step stats_step, std::int64_t stamp) const override;
   void publish(RefreshJob<T>& finished) override;
   int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::kl_shampoo); }
   bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;

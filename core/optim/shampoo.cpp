@@ -96,6 +96,14 @@ std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::receiver(Step t, std::unique_ptr
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::resumed(Step stats_step, std::int64_t stamp) const {
+  // Sizes from the layout: the state may rest evicted (on NVMe) while a checkpoint is restored.
+  const std::vector<TensorSlot>& layout = this->state_.layout();
+  return std::make_unique<ShampooRefreshJob<T>>(stats_step, stamp, layout[static_cast<std::size_t>(left_)].rows,
+                                                layout[static_cast<std::size_t>(right_)].rows, settings_);
+}
+
+template <Real T>
 void ShampooBlock<T>::publish(RefreshJob<T>& finished) {
   auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
   if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");

@@ -68,6 +68,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   bool finished() const noexcept { return finished_; }
   bool receiving() const noexcept { return receiving_; }
   std::int64_t stats_count() const noexcept { return stats_count_; }
+  std::int64_t snapshot_stamp() const noexcept override { return stats_count_; }
   linalg::ConstMatrixView<T> left_root() const noexcept { return left_.root.view(); }
   linalg::ConstMatrixView<T> right_root() const noexcept { return right_.root.view(); }
 

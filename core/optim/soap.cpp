@@ -78,6 +78,16 @@ std::unique_ptr<RefreshJob<T>> SoapBlock<T>::receiver(Step t, std::unique_ptr<Re
 }
 
 template <Real T>
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::resumed(Step stats_step, std::int64_t stamp) const {
+  // Sizes from the layout: the state may rest evicted (on NVMe) while a checkpoint is restored.
+  const std::vector<TensorSlot>& layout = this->state_.layout();
+  return std::make_unique<EigenbasisRefreshJob<T>>(stats_step, stamp, layout[static_cast<std::size_t>(left_stats_)].rows,
+                                                   layout[static_cast<std::size_t>(right_stats_)].rows,
+                                                   linalg::EigenvalueOrder::descending, hp_.basis_orthogonalization,
+                                                   /*compute_change_of_basis=*/true);
+}
+
+template <Real T>
 void SoapBlock<T>::rotate_momentum(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
   // m ← C_L m C_Rᵀ with C = Q_newᵀ Q_installed: back to the original space and into the new basis.
   MatrixView<T> m = this->state_.tensor(m_);

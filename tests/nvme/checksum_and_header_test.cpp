@@ -6,15 +6,15 @@
 #include <string_view>
 
 #include "core/real/nvme/block_header.hpp"
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 #include "tests/nvme/nvme_test_support.hpp"
 
 namespace {
 
 using asteria::real::BlockHeader;
 using asteria::real::kBlockHeaderBytes;
-using asteria::real::Xxh64;
-using asteria::real::xxh64;
+using asteria::io::Xxh64;
+using asteria::io::xxh64;
 
 std::span<const std::byte> bytes_of(std::string_view text) { return std::as_bytes(std::span(text.data(), text.size())); }
 

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 
 namespace asteria::real {
+
+using io::Xxh64;
+using io::xxh64;
 namespace {
 
 constexpr std::uint64_t kMagic = 0x31454D564E545341ULL;  // "ASTNVME1" read little-endian

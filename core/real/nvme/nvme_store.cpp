@@ -13,9 +13,12 @@
 #include "core/common/error.hpp"
 #include "core/real/nvme/block_header.hpp"
 #include "core/real/nvme/transfer.hpp"
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 
 namespace asteria::real {
+
+using io::Xxh64;
+using io::xxh64;
 namespace {
 
 constexpr unsigned kMaxQueueDepth = 1024;

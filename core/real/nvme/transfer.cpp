@@ -6,6 +6,9 @@
 #include <vector>
 
 namespace asteria::real {
+
+using io::Xxh64;
+using io::xxh64;
 namespace {
 
 constexpr int kMaxRetries = 1000;  // EINTR/EAGAIN storms: give up rather than spin forever

@@ -22,9 +22,12 @@
 
 #include "core/common/status.hpp"
 #include "core/real/nvme/io_context.hpp"
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 
 namespace asteria::real {
+
+using io::Xxh64;
+using io::xxh64;
 
 struct TransferTarget {
   int fd = -1;

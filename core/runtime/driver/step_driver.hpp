@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint/checkpoint_reader.hpp"
+#include "core/checkpoint/checkpoint_writer.hpp"
 #include "core/optim/hyperparameters.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "core/plan/step_plan.hpp"
@@ -57,6 +59,20 @@ class StepDriver {
   // (the store's regions are released) and settles the service, so that with S = 0 every block
   // state equals the synchronous optimizer's. No step may follow.
   void finish();
+
+  // Checkpoints (core/checkpoint), between steps. save() adds to `writer` the step count, each
+  // layer's weights, and per block held here its state (layout and counters, then its values,
+  // read one block at a time from wherever the store keeps them) and its part of the service
+  // (refresh bookkeeping, jobs in flight finished and saved with their results). restore(), on a
+  // driver built for the same model, optimizer, blocking and staleness that has run no step,
+  // brings everything back (values written where the store placed them), so that with the
+  // deterministic publication policy the run continues bit for bit as the uninterrupted one
+  // would. Refused (InputError) for data-free numerics (no values to save) and for plans with
+  // deferred updates (a step's optimizer work is still open when it returns). A chunk of another
+  // model, optimizer or blocking is an InputError naming the checkpoint and chunk; after one,
+  // the driver is partly restored and must be discarded.
+  void save(checkpoint::CheckpointWriter& writer);
+  void restore(const checkpoint::CheckpointReader& reader);
 
   optim::Step steps_done() const noexcept { return step_; }
   const std::vector<StepRecord>& history() const noexcept { return history_; }
@@ -98,6 +114,7 @@ class StepDriver {
   plan::StepPlan make_plan() const;
   static void add_service_figures(StepRecord& r, const StepMetrics& metrics);
   int host_release_delay() const;
+  void require_checkpointable(const char* what) const;
 
   platform::Platform& platform_;
   TrainingModel<T>& model_;

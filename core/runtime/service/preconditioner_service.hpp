@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,22 @@ class PreconditionerService {
   // Jobs this rank ran and results it received, so far.
   std::int64_t refreshes_run_here() const noexcept { return run_here_; }
   std::int64_t refreshes_received() const noexcept { return received_; }
+
+  // Checkpoints (core/checkpoint), between steps. save_block() finishes the block's jobs in
+  // flight (a shared result not yet exchanged is exchanged now: every rank saves at the same
+  // step, blocks in the same order) and returns its bookkeeping (the refresh schedule's count,
+  // the points passed, its version) and every unresolved job as its snapshot step, activation
+  // and due steps, stamp (RefreshJob::snapshot_stamp), outcome and result. restore_block(), on
+  // a service whose blocks are registered and that has run no step, rebuilds the jobs around
+  // their results (BlockOptimizer::resumed), resolved as saved: each is installed at the point it
+  // would have been, so a run resumed from the image continues bit for bit. The block's own
+  // state (statistics, bases) is the caller's to restore. InputError names `source` for an
+  // image of another block, optimizer or staleness bound.
+  std::vector<std::byte> save_block(BlockId b);
+  void restore_block(BlockId b, std::span<const std::byte> image, const std::string& source);
+  // The service's step count and totals; superseded jobs still running are waited for first.
+  std::vector<std::byte> save_totals();
+  void restore_totals(std::span<const std::byte> image, const std::string& source);
 
   // Host room for the jobs' buffers, kept free by a state store that is told of it
   // (StateStore::keep_free); `bytes` is the most they can need at once (shadow_bound.hpp).

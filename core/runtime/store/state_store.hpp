@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,13 @@ class StateStore {
   // The block's update is done; it may move again. `dirty`: the update changed its bytes, so
   // copies on other tiers are stale and are rewritten before the current copy is dropped.
   void release(BlockId block, bool dirty);
+  // Checkpoints, between steps (the block not acquired; moves in flight are waited for first).
+  // read() copies the block's current bytes (bytes(block) of them) into `out` from wherever they
+  // rest, through a staging region off NVMe; write() makes `bytes` its current bytes where they
+  // rest (copies on other tiers become stale). A failed copy throws TransferError naming the
+  // block; the block keeps its bytes. Neither moves the block.
+  void read(BlockId block, std::span<std::byte> out);
+  void write(BlockId block, std::span<const std::byte> bytes);
   // Finishes copies that completed and starts moves that were waiting for room.
   void poll();
   // Waits for every move in flight.
@@ -162,6 +170,7 @@ class StateStore {
   void place_on_nvme(Block& b);
   static platform::Allocation allocate_staging(platform::Memory& memory, Tier tier, const Block& b);
   void unplace_block(Block& b);
+  std::optional<Tier> checkpoint_staging(std::size_t bytes);
 
   // Moves (store_moves.cpp).
   void attach_to(Block& b, Tier tier);

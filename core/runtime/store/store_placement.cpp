@@ -1,6 +1,7 @@
 // First placement of blocks by policy (checked against the budgets before anything is
-// allocated) and the way back to storage the states own.
+// allocated), the way back to storage the states own, and checkpoint reads and writes in place.
 #include <algorithm>
+#include <cstring>
 
 #include "core/runtime/store/state_store.hpp"
 
@@ -227,6 +228,66 @@ void StateStore::unplace_block(Block& b) {
   b.is_acquired = false;
   b.keep_staged = false;
   set_wanted(b, false);
+}
+
+// Checkpoints read and write a block where it rests, so that state larger than memory is saved
+// and restored one block at a time. Off NVMe the bytes go through a staging region.
+// A tier with room to stage `bytes` off NVMe, evicting other blocks to make it when memory is
+// full (as a run at its budgets is): the blocks' placement changes, their bytes do not.
+std::optional<Tier> StateStore::checkpoint_staging(std::size_t bytes) {
+  if (std::optional<Tier> via = staging_tier(memory_, bytes)) return via;
+  for (Tier tier : {Tier::host, Tier::device}) {
+    make_room(tier, bytes, 0);  // false also while the evictions it started are under way
+    drain();
+    if (std::optional<Tier> via = staging_tier(memory_, bytes)) return via;
+  }
+  return std::nullopt;
+}
+
+void StateStore::read(BlockId id, std::span<std::byte> out) {
+  Block& b = at(id);
+  if (b.is_acquired) throw std::logic_error("StateStore::read: block '" + b.label + "' is in use");
+  if (out.size() != b.bytes) throw std::invalid_argument("StateStore::read: " + std::to_string(out.size()) +
+                                                         " bytes for block '" + b.label + "' of " + std::to_string(b.bytes));
+  drain();
+  if (b.bytes == 0) return;
+  if (b.state->resident()) {
+    std::memcpy(out.data(), b.state->data(), b.bytes);
+    return;
+  }
+  const std::optional<Tier> via = checkpoint_staging(b.bytes);
+  if (!via)
+    throw PlacementError("no memory to read block '" + b.label + "' from NVMe", staging_shortfalls(memory_, b.bytes));
+  platform::Allocation staging = allocate_staging(memory_, *via, b);
+  const Status status = memory_.copy(b.copies[index(Tier::nvme)].region(), staging.region(), cause_).status();
+  if (!status.ok()) throw TransferError(b.label, Tier::nvme, *via, status);
+  std::memcpy(out.data(), staging.host_address(), b.bytes);
+}
+
+void StateStore::write(BlockId id, std::span<const std::byte> bytes) {
+  Block& b = at(id);
+  if (b.is_acquired) throw std::logic_error("StateStore::write: block '" + b.label + "' is in use");
+  if (bytes.size() != b.bytes)
+    throw std::invalid_argument("StateStore::write: " + std::to_string(bytes.size()) + " bytes for block '" + b.label +
+                                "' of " + std::to_string(b.bytes));
+  drain();
+  if (b.bytes == 0) return;
+  if (b.state->resident()) {
+    std::memcpy(b.state->data(), bytes.data(), b.bytes);
+  } else {
+    const std::optional<Tier> via = checkpoint_staging(b.bytes);
+    if (!via)
+      throw PlacementError("no memory to write block '" + b.label + "' to NVMe", staging_shortfalls(memory_, b.bytes));
+    platform::Allocation staging = allocate_staging(memory_, *via, b);
+    std::memcpy(staging.host_address(), bytes.data(), b.bytes);
+    const Status status = memory_.copy(staging.region(), b.copies[index(Tier::nvme)].region(), cause_).status();
+    if (!status.ok()) throw TransferError(b.label, *via, Tier::nvme, status);
+  }
+  // The copy written is the current one: any other is stale now.
+  const Tier current = b.state->resident() ? b.primary : Tier::nvme;
+  for (std::size_t t = 0; t < kTierCount; ++t)
+    if (t != index(current)) b.fresh[t] = false;
+  b.fresh[index(current)] = true;
 }
 
 }  // namespace asteria::runtime

@@ -1,10 +1,10 @@
-#include "core/real/nvme/xxhash64.hpp"
+#include "core/io/xxhash64.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-namespace asteria::real {
+namespace asteria::io {
 namespace {
 
 constexpr std::uint64_t kPrime1 = 0x9E3779B185EBCA87ULL;
@@ -121,4 +121,4 @@ std::uint64_t xxh64(std::span<const std::byte> bytes, std::uint64_t seed) noexce
   return hasher.digest();
 }
 
-}  // namespace asteria::real
+}  // namespace asteria::io

@@ -1,5 +1,5 @@
 #pragma once
-// XXH64 (seed 0 unless given): the checksum of NVMe block files. Chosen over CRC32C because it
+// XXH64 (seed 0 unless given): the checksum of NVMe block files and checkpoints. Chosen over CRC32C because it
 // runs at memory speed (≈10+ GB/s per core) in portable C++ with no CPU-feature dispatch, and its
 // 64 bits make an accidental match of torn or stale data negligible. Output equals the reference
 // XXH64 algorithm's, so block files can be checked with the standard `xxh64sum` tool.
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-namespace asteria::real {
+namespace asteria::io {
 
 // Streaming form: feed bytes in file order, in pieces of any size.
 class Xxh64 {
@@ -26,4 +26,4 @@ class Xxh64 {
 
 std::uint64_t xxh64(std::span<const std::byte> bytes, std::uint64_t seed = 0) noexcept;
 
-}  // namespace asteria::real
+}  // namespace asteria::io
