@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/run_spec.hpp"
 #include "apps/asteria/train_ranks.hpp"
+#include "core/checkpoint/checkpoint_reader.hpp"
+#include "core/io/file_system.hpp"
 #include "core/platform/comm.hpp"
 
 namespace asteria::cli {
@@ -27,6 +30,14 @@ struct TrainSettings {
   int eval_sequences = 64;   // validation windows per evaluation (in order from the start)
   int batch = 0;             // sequences per step; 0: the config's micro_batch
   int blas_threads = 0;      // OpenBLAS threads of the model's GEMMs; 0: all cores
+  // Checkpoints of the whole training state (core/checkpoint) after every checkpoint_every-th
+  // step (0: none) into checkpoint_dir (each rank's in rank<r>/ of it when data-parallel).
+  int checkpoint_every = 0;
+  std::optional<std::filesystem::path> checkpoint_dir;
+  // --resume: the checkpoint this run continues from (this rank's), opened and verified.
+  std::shared_ptr<const checkpoint::CheckpointReader> resume_from;
+  std::string saved_arguments;  // the command line a checkpoint records (JSON array)
+  io::FileSystem* checkpoint_files = nullptr;  // the calls checkpoints make (null: the system's)
 };
 
 struct TrainOutcome {

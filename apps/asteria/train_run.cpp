@@ -16,6 +16,7 @@
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
+#include "apps/asteria/train_checkpoint.hpp"
 #include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -43,6 +44,7 @@ void validate(const TrainSettings& s) {
   if (s.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
   if (!(s.validation_fraction > 0.0 && s.validation_fraction < 1.0))
     throw InputError(source, "--validation-fraction", "expected a fraction in (0, 1)");
+  if (s.checkpoint_every < 0) throw InputError(source, "--checkpoint-every", "expected an integer >= 0 (0: no checkpoints)");
   if (s.device != "cpu" && s.device != "cuda")
     throw InputError(source, "--device", "expected cpu or cuda, found '" + s.device + "'");
 }
@@ -185,12 +187,41 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
   out.extra_columns = {"loss", "validation_loss", "tokens_per_s"};
 
+  // Checkpoints: refused now rather than after the first N steps when the plan cannot have them.
+  if (settings.checkpoint_every > 0) {
+    driver.check_checkpointable();
+    const std::filesystem::path dir = checkpoint_directory(settings, place);
+    // A new run must not leave its checkpoints beside an earlier run's: --resume would pick
+    // whichever is newer.
+    if (!settings.resume_from && checkpoint::is_checkpoint_directory(dir)) {
+      bool loadable = true;
+      try {
+        (void)checkpoint::CheckpointReader::open_latest(dir, settings.checkpoint_files);
+      } catch (const InputError&) {  // only a first checkpoint cut short: nothing to keep
+        loadable = false;
+      }
+      if (loadable && !spec.overwrite)
+        throw InputError(dir.string(), "--checkpoint-dir",
+                         "holds checkpoints of an earlier run: --resume it to go on, or --overwrite to replace them");
+      std::filesystem::remove_all(dir);
+    }
+  }
+  int first = 1;
+  if (settings.resume_from) {
+    first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, progress_out)) + 1;
+    if (first > total)
+      throw InputError("command line", "--steps",
+                       "more than " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +
+                           std::to_string(first - 1) + " (" + std::to_string(warmup) +
+                           " warm-up steps, then --steps), so nothing is left to run");
+  }
+
   std::ostringstream quiet;  // ranks other than 0 report nothing while they run
   Progress progress(place.leads() ? progress_out : quiet, "train", spec.progress, total);
   std::vector<data::TokenId> tokens;
   const std::size_t per_sequence = static_cast<std::size_t>(length) + 1;
   double first_loss = 0.0, last_loss = 0.0;
-  for (int t = 1; t <= total; ++t) {
+  for (int t = first; t <= total; ++t) {
     train_loader.next(tokens);
     model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch, micro_batched);
     runtime::StepRecord record = driver.run_step();
@@ -200,7 +231,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     if (!std::isfinite(loss))
       throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
-    if (t == 1) first_loss = loss;
+    if (t == first) first_loss = loss;
     last_loss = loss;
     std::optional<double> validation;
     if (t == total || (settings.eval_every > 0 && t % settings.eval_every == 0)) {
@@ -215,6 +246,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
     progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
     if (validation) outcome.final_validation_loss = *validation;
+    if (settings.checkpoint_every > 0 && t % settings.checkpoint_every == 0)
+      save_train_checkpoint(settings, place, driver, train_loader, t);
   }
   driver.finish();
   out.summary = runtime::summarize(out.records);
@@ -234,6 +267,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                {"step_flops", step_flops},
                {"tokens_per_s", out.summary.mean_step_s > 0.0 ? rank_batch * length / out.summary.mean_step_s : 0.0},
                {"model_flops_per_s", out.summary.mean_compute_s > 0.0 ? step_flops / out.summary.mean_compute_s : 0.0}};
+  if (settings.resume_from) out.extra.emplace_back("resumed_from_step", first - 1);
   if (spec.optimizer == optim::OptimizerKind::soap) {
     out.extra.emplace_back("soap_second_moment",
                            spec.hp.soap_second_moment == optim::SecondMomentOnRefresh::rotate ? "rotate" : "permute");

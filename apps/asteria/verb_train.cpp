@@ -1,5 +1,6 @@
 // asteria train: a GPT-style language model trained through the runtime on a text corpus.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -9,6 +10,7 @@
 #include "apps/asteria/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/train.hpp"
+#include "apps/asteria/train_resume.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #if ASTERIA_HAVE_MPI
@@ -40,6 +42,8 @@ constexpr std::string_view kDetails =
     "  summary.json   the shared flat object, then corpus, first/final loss, final validation loss, throughput\n"
     "  plan.txt       the step plan every step ran, one typed op per line\n"
     "  checkpoint/    the final parameters: one .npy per tensor and manifest.json\n"
+    "  resume/        with --checkpoint-every (unless --checkpoint-dir): the whole training state after\n"
+    "                 every N-th step in two slots (slot-a/, slot-b/), for --resume\n"
     "  rank<r>/       data-parallel runs: each rank's steps.csv, summary.json, plan.txt (and trace); the\n"
     "                 summary.json above is then the aggregate (per-rank figures, replicas_identical)\n"
     "  trace.csv, trace.json   with --trace: the executed plan (native) and its Chrome trace (Perfetto)\n";
@@ -58,6 +62,15 @@ po::options_description train_options() {
       ("batch", po::value<int>()->default_value(0)->value_name("N"), "sequences per step (0: the config's micro_batch)")
       ("blas-threads", po::value<int>()->default_value(0)->value_name("N"), "OpenBLAS threads (0: all cores)");
   o.add(own);
+  po::options_description resume("Checkpoints");
+  resume.add_options()
+      ("checkpoint-every", po::value<int>()->default_value(0)->value_name("N"),
+       "save the whole training state after every N-th step (0: never)")
+      ("checkpoint-dir", po::value<std::string>()->value_name("DIR"),
+       "where checkpoints go (default: the --resume directory, else <--out>/resume)")
+      ("resume", po::value<std::string>()->value_name("DIR"),
+       "continue the run whose checkpoints are in DIR from its newest loadable one, with its settings");
+  o.add(resume);
   return o;
 }
 
@@ -72,6 +85,8 @@ TrainSettings settings_from(const po::variables_map& v) {
   s.eval_sequences = v["eval-sequences"].as<int>();
   s.batch = v["batch"].as<int>();
   s.blas_threads = v["blas-threads"].as<int>();
+  s.checkpoint_every = v["checkpoint-every"].as<int>();
+  if (v.count("checkpoint-dir") != 0) s.checkpoint_dir = v["checkpoint-dir"].as<std::string>();
   return s;
 }
 
@@ -83,9 +98,8 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   const auto values =
       parse_verb_options({"train", "[options]", kAbout, details}, train_options(), args, out, err, exit_code);
   if (!values) return exit_code;
-  const TrainSettings settings = settings_from(*values);
-  validate(settings.spec);
-  const RunSpec& spec = settings.spec;
+  std::optional<TrainSettings> parsed = settings_from(*values);
+  validate(parsed->spec);
   // Started by mpirun: this process is one data-parallel rank of several.
   platform::Comm* comm = nullptr;
 #if ASTERIA_HAVE_MPI
@@ -104,6 +118,25 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   }
 #endif
   const RankPlace place = rank_place(comm);
+  // --resume: this rank's checkpoint, opened and verified, and the settings it was taken with.
+  std::shared_ptr<const checkpoint::CheckpointReader> resume_from;
+  Args arguments = args;
+  if (values->count("resume") != 0) {
+    std::filesystem::path dir = (*values)["resume"].as<std::string>();
+    if (place.ranks > 1) dir /= "rank" + std::to_string(place.rank);
+    resume_from = std::make_shared<const checkpoint::CheckpointReader>(checkpoint::CheckpointReader::open_latest(dir));
+    const std::string source = resume_from->slot().string();
+    arguments = resumed_arguments(parse_arguments_text(resume_from->meta("args"), source), args, train_options(), source);
+    po::variables_map resumed;
+    po::store(po::command_line_parser(arguments).options(train_options()).positional({}).run(), resumed);
+    po::notify(resumed);
+    parsed = settings_from(resumed);
+    validate(parsed->spec);
+  }
+  TrainSettings settings = std::move(*parsed);
+  settings.resume_from = std::move(resume_from);
+  settings.saved_arguments = arguments_text(arguments_to_save(arguments, train_options()));
+  const RunSpec& spec = settings.spec;
   // Checked before the corpus is read and a single step is run: a typo must not cost the run.
   if (spec.out) {
     if (place.leads()) prepare_output(*spec.out, spec.overwrite, "train");

@@ -1,5 +1,6 @@
-// Failed refreshes (a snapshot of corrupted statistics) keep the previous preconditioner and are
-// counted; too many in a row is an error naming the block. Misuse of the hooks is reported.
+// Failed refreshes (a snapshot of corrupted statistics, a worker that throws) keep the previous
+// preconditioner and are counted; too many in a row is an error naming the block. Misuse of the
+// hooks is reported.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -11,13 +12,34 @@
 namespace asteria::runtime::test {
 namespace {
 
-// Wraps a block optimizer; the snapshots selected by `fails` (1-based count) are taken while a
-// statistic holds a NaN, so the job's run() fails. The block's own statistics stay intact.
+// A refresh job whose worker throws instead of computing (a bug or an exhausted resource in the
+// refresh code): the executor turns the exception into a failed Status.
+template <linalg::Real T>
+class ThrowingJob final : public optim::RefreshJob<T> {
+ public:
+  explicit ThrowingJob(std::unique_ptr<optim::RefreshJob<T>> inner)
+      : optim::RefreshJob<T>(inner->stats_step()), inner_(std::move(inner)) {}
+  Status run() override { throw std::runtime_error("refresh worker threw"); }
+  std::vector<platform::Cost> cost() const override { return inner_->cost(); }
+  std::size_t bytes() const override { return inner_->bytes(); }
+
+ private:
+  std::unique_ptr<optim::RefreshJob<T>> inner_;
+};
+
+// How a selected snapshot fails: taken while a statistic holds a NaN (run() returns a failed
+// Status), or its worker throws.
+enum class Fault { nan_statistics, throwing_worker };
+
+// Wraps a block optimizer; the snapshots selected by `fails` (1-based count) fail as `fault`
+// says. The block's own statistics stay intact.
 template <linalg::Real T>
 class CorruptingBlock final : public optim::BlockOptimizer<T> {
  public:
-  CorruptingBlock(std::unique_ptr<optim::BlockOptimizer<T>> inner, std::function<bool(int)> fails)
-      : optim::BlockOptimizer<T>(inner->rows(), inner->cols()), inner_(std::move(inner)), fails_(std::move(fails)) {}
+  CorruptingBlock(std::unique_ptr<optim::BlockOptimizer<T>> inner, std::function<bool(int)> fails,
+                  Fault fault = Fault::nan_statistics)
+      : optim::BlockOptimizer<T>(inner->rows(), inner->cols()), inner_(std::move(inner)), fails_(std::move(fails)),
+        fault_(fault) {}
 
   std::string_view name() const noexcept override { return inner_->name(); }
   void accumulate(linalg::ConstMatrixView<T> grad, Step t) override { inner_->accumulate(grad, t); }
@@ -29,6 +51,7 @@ class CorruptingBlock final : public optim::BlockOptimizer<T> {
 
   std::unique_ptr<optim::RefreshJob<T>> snapshot(Step t) const override {
     if (!fails_(++snapshots_)) return inner_->snapshot(t);
+    if (fault_ == Fault::throwing_worker) return std::make_unique<ThrowingJob<T>>(inner_->snapshot(t));
     optim::BlockState<T>& state = inner_->state();
     const optim::TensorSlot* stats = nullptr;
     for (const optim::TensorSlot& slot : state.layout())
@@ -48,13 +71,14 @@ class CorruptingBlock final : public optim::BlockOptimizer<T> {
  private:
   std::unique_ptr<optim::BlockOptimizer<T>> inner_;
   std::function<bool(int)> fails_;
+  Fault fault_;
   mutable int snapshots_ = 0;
 };
 
 template <linalg::Real T>
-BlockWrapper<T> corrupt(std::function<bool(int)> fails) {
-  return [fails](std::unique_ptr<optim::BlockOptimizer<T>> inner) -> std::unique_ptr<optim::BlockOptimizer<T>> {
-    return std::make_unique<CorruptingBlock<T>>(std::move(inner), fails);
+BlockWrapper<T> corrupt(std::function<bool(int)> fails, Fault fault = Fault::nan_statistics) {
+  return [fails, fault](std::unique_ptr<optim::BlockOptimizer<T>> inner) -> std::unique_ptr<optim::BlockOptimizer<T>> {
+    return std::make_unique<CorruptingBlock<T>>(std::move(inner), fails, fault);
   };
 }
 
@@ -91,12 +115,13 @@ TYPED_TEST(RefreshFailures, StalenessZeroMatchesTensorOptimizerWhenRefreshesFail
 struct OneShampooBlock {
   using T = double;
   explicit OneShampooBlock(std::function<bool(int)> fails, int failure_limit = 3,
-                           PublishPolicy policy = PublishPolicy::deterministic, int staleness = 1)
+                           PublishPolicy policy = PublishPolicy::deterministic, int staleness = 1,
+                           Fault fault = Fault::nan_statistics)
       : scenario(make_scenario("one block", OptimizerKind::shampoo, 1, 8)) {
     scenario.shapes = {{3, 3}};
     scenario.hp.max_consecutive_refresh_failures = failure_limit;
     data = make_data<T>(scenario);
-    tensors = make_tensors<T>(scenario, corrupt<T>(std::move(fails)));
+    tensors = make_tensors<T>(scenario, corrupt<T>(std::move(fails), fault));
     service = std::make_unique<PreconditionerService<T>>(fake, service_options(scenario.hp, staleness, policy));
     tensor = std::make_unique<ServicedTensor<T>>(*service, *tensors[0], "tensor0");
     params = data.initial[0];
@@ -130,8 +155,8 @@ struct OneShampooBlock {
   std::vector<T> params;
 };
 
-TEST(RefreshFailure, AFailedJobKeepsThePreviousPreconditionerAndIsCounted) {
-  OneShampooBlock run([](int n) { return n == 2; });
+void expect_failure_kept_and_counted(Fault fault) {
+  OneShampooBlock run([](int n) { return n == 2; }, 3, PublishPolicy::deterministic, 1, fault);
   const BlockId id = run.tensor->block_ids()[0];
   run.step(1);
   run.step(2);  // job 1 installed
@@ -153,6 +178,13 @@ TEST(RefreshFailure, AFailedJobKeepsThePreviousPreconditionerAndIsCounted) {
   EXPECT_EQ(run.service->version(id).published_step, 4);
   EXPECT_EQ(run.service->version(id).consecutive_failures, 0);
   EXPECT_EQ(run.service->totals().failures, 1);
+}
+
+TEST(RefreshFailure, AFailedJobKeepsThePreviousPreconditionerAndIsCounted) {
+  for (Fault fault : {Fault::nan_statistics, Fault::throwing_worker}) {
+    SCOPED_TRACE(fault == Fault::nan_statistics ? "NaN statistics" : "the worker throws");
+    expect_failure_kept_and_counted(fault);
+  }
 }
 
 TEST(RefreshFailure, TooManyConsecutiveFailuresAreAnErrorNamingTheBlock) {

@@ -32,8 +32,8 @@ std::vector<std::byte> matrix_bytes(linalg::ConstMatrixView<T> m) {
 }  // namespace
 
 template <linalg::Real T>
-void StepDriver<T>::require_checkpointable(const char* what) const {
-  if (finished_) throw std::logic_error(std::string("step driver: ") + what + " after finish()");
+void StepDriver<T>::check_checkpointable() const {
+  if (finished_) throw std::logic_error("step driver: a checkpoint after finish()");
   if (options_.numerics == platform::Numerics::shapes)
     throw InputError("checkpoint", "--numerics", "values: a data-free run (shapes) holds no state to save");
   if (carries_updates_)
@@ -44,7 +44,7 @@ void StepDriver<T>::require_checkpointable(const char* what) const {
 
 template <linalg::Real T>
 void StepDriver<T>::save(checkpoint::CheckpointWriter& writer) {
-  require_checkpointable("save()");
+  check_checkpointable();
   interpreter_->wait_in_flight();
   store_->drain();
   checkpoint::ByteWriter driver;
@@ -69,7 +69,7 @@ void StepDriver<T>::save(checkpoint::CheckpointWriter& writer) {
 
 template <linalg::Real T>
 void StepDriver<T>::restore(const checkpoint::CheckpointReader& reader) {
-  require_checkpointable("restore()");
+  check_checkpointable();
   if (step_ != 0) throw std::logic_error("step driver: restore() after a step");
   const std::string source = reader.slot().string();
   {
@@ -137,7 +137,7 @@ void StepDriver<T>::restore(const checkpoint::CheckpointReader& reader) {
 }
 
 #define ASTERIA_DRIVER_CHECKPOINT(T)                                                  \
-  template void StepDriver<T>::require_checkpointable(const char*) const;              \
+  template void StepDriver<T>::check_checkpointable() const;                          \
   template void StepDriver<T>::save(checkpoint::CheckpointWriter&);                    \
   template void StepDriver<T>::restore(const checkpoint::CheckpointReader&);
 ASTERIA_DRIVER_CHECKPOINT(float)

@@ -73,6 +73,8 @@ class StepDriver {
   // the driver is partly restored and must be discarded.
   void save(checkpoint::CheckpointWriter& writer);
   void restore(const checkpoint::CheckpointReader& reader);
+  // Throws the InputError save() and restore() would (or logic_error after finish()).
+  void check_checkpointable() const;
 
   optim::Step steps_done() const noexcept { return step_; }
   const std::vector<StepRecord>& history() const noexcept { return history_; }
@@ -114,7 +116,6 @@ class StepDriver {
   plan::StepPlan make_plan() const;
   static void add_service_figures(StepRecord& r, const StepMetrics& metrics);
   int host_release_delay() const;
-  void require_checkpointable(const char* what) const;
 
   platform::Platform& platform_;
   TrainingModel<T>& model_;

@@ -1,0 +1,69 @@
+#include "apps/asteria/train_checkpoint.hpp"
+
+#include <ostream>
+
+#include "core/checkpoint/byte_codec.hpp"
+#include "core/checkpoint/checkpoint_writer.hpp"
+#include "core/common/error.hpp"
+
+namespace asteria::cli {
+namespace {
+constexpr const char* kLoaderChunk = "train/loader";
+}  // namespace
+
+std::filesystem::path checkpoint_directory(const TrainSettings& s, const RankPlace& place) {
+  std::filesystem::path dir;
+  if (s.checkpoint_dir) {
+    dir = *s.checkpoint_dir;
+  } else if (s.resume_from) {
+    // The rank directory's parent when data-parallel: the checkpoint directory given to --resume.
+    dir = place.ranks > 1 ? s.resume_from->slot().parent_path().parent_path() : s.resume_from->slot().parent_path();
+  } else if (s.spec.out) {
+    dir = *s.spec.out / "resume";
+  } else {
+    throw InputError("command line", "--checkpoint-every", "a place for the checkpoints: --checkpoint-dir DIR or --out DIR");
+  }
+  return place.ranks > 1 ? dir / ("rank" + std::to_string(place.rank)) : dir;
+}
+
+void save_train_checkpoint(const TrainSettings& s, const RankPlace& place, runtime::StepDriver<float>& driver,
+                           const data::BatchLoader& loader, optim::Step t) {
+  const std::filesystem::path dir = checkpoint_directory(s, place);
+  if (place.ranks > 1) std::filesystem::create_directories(dir.parent_path());
+  checkpoint::CheckpointWriter writer(dir, t,
+                                      {{"verb", "train"},
+                                       {"args", s.saved_arguments},
+                                       {"rank", std::to_string(place.rank)},
+                                       {"ranks", std::to_string(place.ranks)}},
+                                      s.checkpoint_files);
+  driver.save(writer);
+  checkpoint::ByteWriter position;
+  position.u64(loader.batches_drawn());
+  writer.add(kLoaderChunk, position.image());
+  writer.commit();
+}
+
+optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& place, runtime::StepDriver<float>& driver,
+                                     data::BatchLoader& loader, std::ostream& warnings) {
+  const checkpoint::CheckpointReader& reader = *s.resume_from;
+  const std::string source = reader.slot().string();
+  for (const std::string& problem : reader.passed_over())
+    warnings << "asteria train: warning: a newer checkpoint could not be loaded, resuming from step " << reader.step()
+             << " in " << source << " instead (" << problem << ")\n";
+  if (reader.meta("verb") != "train") throw InputError(source, "meta.verb", "expected a checkpoint of asteria train");
+  if (reader.meta("ranks") != std::to_string(place.ranks))
+    throw InputError(source, "meta.ranks",
+                     "the checkpoint was taken with " + reader.meta("ranks") + " data-parallel ranks, this run has " +
+                         std::to_string(place.ranks));
+  if (reader.meta("rank") != std::to_string(place.rank))
+    throw InputError(source, "meta.rank", "expected rank " + std::to_string(place.rank) + "'s checkpoint");
+  const std::vector<std::byte> image = reader.read(kLoaderChunk);
+  checkpoint::ByteReader position(image, source + " (chunk " + kLoaderChunk + ")");
+  const std::uint64_t drawn = position.u64("batches drawn");
+  position.expect_end();
+  driver.restore(reader);
+  loader.seek(drawn);
+  return driver.steps_done();
+}
+
+}  // namespace asteria::cli

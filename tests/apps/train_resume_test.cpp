@@ -1,0 +1,148 @@
+// `asteria train --checkpoint-every N` and `--resume DIR` end to end: a run stopped after k steps
+// and resumed to n ends with the weights, optimizer state and losses of the run that went to n
+// straight; the resumed run keeps its checkpoint's settings; bad combinations are refused early.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/train_resume.hpp"
+#include "core/common/error.hpp"
+#include "core/data/corpus.hpp"
+#include "tests/common/cli_harness.hpp"
+#include "tests/io/temp_dir.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using testing::TempDir;
+
+// Synthetic prose as a text file (the in-memory corpus's end-of-document bytes become newlines).
+void write_corpus(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  const data::Corpus corpus = data::Corpus::synthetic(40'000, 5);
+  std::string text(corpus.train().begin(), corpus.train().end());
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\n') c = '\n';
+  std::ofstream(dir / "a.txt", std::ios::binary) << text;
+}
+
+nlohmann::json summary_of(const std::filesystem::path& out) {
+  std::ifstream in(out / "summary.json");
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> losses_of(const std::filesystem::path& out) {
+  std::ifstream in(out / "steps.csv");
+  std::vector<std::string> losses;
+  std::string line;
+  std::getline(in, line);
+  std::size_t column = 0;
+  for (std::size_t p = 0, c = 0; p <= line.size(); ++c) {
+    const std::size_t q = std::min(line.find(',', p), line.size());
+    if (line.substr(p, q - p) == "loss") column = c;
+    p = q + 1;
+  }
+  while (std::getline(in, line)) {
+    std::size_t p = 0;
+    for (std::size_t c = 0; c < column; ++c) p = line.find(',', p) + 1;
+    losses.push_back(line.substr(p, line.find(',', p) - p));
+  }
+  return losses;
+}
+
+std::vector<std::string> train_args(const std::filesystem::path& corpus, const std::string& optimizer, int staleness,
+                                    int steps) {
+  return {"train", "--model", "tiny", "--data", corpus.string(), "--optimizer", optimizer, "--staleness",
+          std::to_string(staleness), "--steps", std::to_string(steps), "--warmup-steps", "1", "--eval-every", "0",
+          "--eval-sequences", "2", "--blas-threads", "1", "--host-workers", "2", "--no-progress"};
+}
+
+TEST(TrainResume, StoppedAndResumedEqualsStraightBitForBit) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  for (const std::string optimizer : {"soap", "kl-shampoo"})
+    for (int staleness : {0, 5}) {
+      SCOPED_TRACE(optimizer + " S=" + std::to_string(staleness));
+      const std::string tag = optimizer + std::to_string(staleness);
+      std::vector<std::string> straight = train_args(dir.path() / "corpus", optimizer, staleness, 8);
+      straight.insert(straight.end(), {"--out", (dir.path() / ("straight" + tag)).string()});
+      const auto a = testing::run_cli(straight);
+      ASSERT_EQ(a.code, 0) << a.err;
+      // The same run stopped after 5 of its 9 steps, with a checkpoint every 2: the newest is of step 4.
+      std::vector<std::string> first = train_args(dir.path() / "corpus", optimizer, staleness, 4);
+      first.insert(first.end(), {"--checkpoint-every", "2", "--out", (dir.path() / ("first" + tag)).string()});
+      const auto b = testing::run_cli(first);
+      ASSERT_EQ(b.code, 0) << b.err;
+      const std::filesystem::path checkpoints = dir.path() / ("first" + tag) / "resume";
+      const auto c = testing::run_cli({"train", "--resume", checkpoints.string(), "--steps", "8", "--no-progress", "--out",
+                                       (dir.path() / ("resumed" + tag)).string()});
+      ASSERT_EQ(c.code, 0) << c.err;
+      const nlohmann::json x = summary_of(dir.path() / ("straight" + tag));
+      const nlohmann::json y = summary_of(dir.path() / ("resumed" + tag));
+      EXPECT_EQ(y["resumed_from_step"], 4);
+      EXPECT_EQ(x["weights_digest"], y["weights_digest"]);
+      EXPECT_EQ(x["optimizer_state_digest"], y["optimizer_state_digest"]);
+      const std::vector<std::string> all = losses_of(dir.path() / ("straight" + tag));
+      const std::vector<std::string> tail = losses_of(dir.path() / ("resumed" + tag));
+      ASSERT_EQ(all.size(), 9U);
+      ASSERT_EQ(tail.size(), 5U);
+      for (std::size_t i = 0; i < tail.size(); ++i) EXPECT_EQ(tail[i], all[4 + i]) << "step " << 5 + i;
+    }
+}
+
+TEST(TrainResume, ChangedSettingsCheckpointsInTheWayAndDeferredUpdatesAreRefused) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  std::vector<std::string> first = train_args(dir.path() / "corpus", "soap", 1, 2);
+  first.insert(first.end(), {"--checkpoint-dir", (dir.path() / "ckpt").string(), "--checkpoint-every", "1"});
+  ASSERT_EQ(testing::run_cli(first).code, 0);
+
+  // The same command line with --resume added goes on; another --lr is refused, naming it.
+  std::vector<std::string> again = train_args(dir.path() / "corpus", "soap", 1, 3);
+  again.insert(again.end(), {"--resume", (dir.path() / "ckpt").string()});
+  const auto same = testing::run_cli(again);
+  EXPECT_EQ(same.code, 0) << same.err;
+  again.insert(again.end(), {"--lr", "0.5"});
+  const auto changed = testing::run_cli(again);
+  EXPECT_NE(changed.code, 0);
+  EXPECT_NE(changed.err.find("--lr"), std::string::npos) << changed.err;
+  EXPECT_NE(changed.err.find("keeps the settings of its checkpoint"), std::string::npos) << changed.err;
+
+  // A new run into a directory that holds checkpoints is refused (it would mix two runs).
+  const auto mixed = testing::run_cli(first);
+  EXPECT_NE(mixed.code, 0);
+  EXPECT_NE(mixed.err.find("holds checkpoints of an earlier run"), std::string::npos) << mixed.err;
+
+  // Checkpoints without a place, and with deferred updates, are refused before any step.
+  std::vector<std::string> nowhere = train_args(dir.path() / "corpus", "soap", 1, 2);
+  nowhere.insert(nowhere.end(), {"--checkpoint-every", "1"});
+  const auto no_place = testing::run_cli(nowhere);
+  EXPECT_NE(no_place.err.find("--checkpoint-every"), std::string::npos) << no_place.err;
+  std::vector<std::string> deferred = train_args(dir.path() / "corpus", "adamw", 0, 2);
+  deferred.insert(deferred.end(), {"--checkpoint-every", "1", "--checkpoint-dir", (dir.path() / "ckpt2").string(),
+                                   "--schedule", "vertical", "--micro-batches", "2", "--defer-fraction", "0.5"});
+  const auto defer = testing::run_cli(deferred);
+  EXPECT_NE(defer.err.find("--defer-fraction"), std::string::npos) << defer.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "ckpt2" / "slot-a" / "manifest.json"));
+}
+
+TEST(TrainResumeArguments, OverridesReplaceTheCheckpointsAndOtherOptionsMustAgree) {
+  namespace po = boost::program_options;
+  po::options_description o;
+  o.add_options()("steps", po::value<int>())("lr", po::value<double>())("out", po::value<std::string>())(
+      "overwrite", "")("resume", po::value<std::string>())("checkpoint-every", po::value<int>());
+  const Args saved = {"--lr", "0.01", "--steps", "4", "--checkpoint-every", "2", "--overwrite", "--out", "a"};
+  const Args merged = resumed_arguments(saved, {"--resume", "d", "--steps", "9", "--lr", "0.01"}, o, "ckpt");
+  EXPECT_EQ(merged, (Args{"--lr", "0.01", "--checkpoint-every", "2", "--out", "a", "--steps", "9"}));
+  EXPECT_THROW((void)resumed_arguments(saved, {"--lr", "0.02"}, o, "ckpt"), InputError);
+  EXPECT_EQ(arguments_to_save({"--resume", "d", "--steps", "3"}, o), (Args{"--steps", "3"}));
+  EXPECT_EQ(parse_arguments_text(arguments_text(saved), "x"), saved);
+  EXPECT_THROW((void)parse_arguments_text("{\"a\":1}", "x"), InputError);
+}
+
+}  // namespace
+}  // namespace asteria::cli
