@@ -8,6 +8,9 @@
       equal (summary.json replicas_identical), and each rank's plan reduces every layer.
   sharded N OPTIMIZER S: 20 steps with --shard-state: the weights are bitwise those of the same
       run without sharding, and each rank holds its share of the optimizer state (every block once).
+  resume N OPTIMIZER S [shard]: 10 steps straight, against 5 steps with a checkpoint every 3
+      (refreshes shared or state sharded among the ranks) resumed from step 3 to 10: every
+      rank's weights and optimizer state digests are bitwise those of the straight run.
 
 Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S]
 """
@@ -37,6 +40,25 @@ def weights(out):
     return {t["name"]: np.load(os.path.join(out, "checkpoint", t["file"])) for t in manifest["tensors"]}
 
 
+def resume(asteria, mpirun, work, ranks, optimizer, staleness, shard):
+    mpi = [mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria]
+    flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness] + (["--shard-state"] if shard else [])
+    straight, stopped, resumed = (os.path.join(work, d) for d in ("straight", "stopped", "resumed"))
+    run(mpi + flags + ["--steps", "10", "--out", straight], "the straight run")
+    run(mpi + flags + ["--steps", "5", "--checkpoint-every", "3", "--out", stopped], "the stopped run")
+    run(mpi + ["train", "--resume", os.path.join(stopped, "resume"), "--steps", "10", "--out", resumed],
+        "the resumed run")
+    a = json.load(open(os.path.join(straight, "summary.json")))["per_rank"]
+    b = json.load(open(os.path.join(resumed, "summary.json")))["per_rank"]
+    for r in range(ranks):
+        if (a[r]["weights_digest"], a[r]["optimizer_state_digest"]) != (b[r]["weights_digest"], b[r]["optimizer_state_digest"]):
+            sys.exit(f"FAIL: rank {r} resumed from step 3 differs from the straight run: {a[r]} vs {b[r]}")
+        rank_summary = json.load(open(os.path.join(resumed, f"rank{r}", "summary.json")))
+        if rank_summary.get("resumed_from_step") != 3:
+            sys.exit(f"FAIL: rank {r} resumed from {rank_summary.get('resumed_from_step')}, expected step 3")
+    print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}{', sharded' if shard else ''}: resumed = straight on every rank")
+
+
 def main():
     asteria, mpirun, work, check, ranks, optimizer = sys.argv[1:7]
     ranks = int(ranks)
@@ -44,6 +66,9 @@ def main():
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
+    if check == "resume":
+        resume(asteria, mpirun, work, ranks, optimizer, staleness, len(sys.argv) > 8 and sys.argv[8] == "shard")
+        return
     steps = {"equals-global-batch": "8", "replicas-bitwise": "50", "sharded": "20"}[check]
     flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
     parallel = os.path.join(work, "parallel")
