@@ -3,7 +3,7 @@ PRESET ?= release
 JOBS   ?= $(shell nproc)
 BUILD  := build/$(PRESET)
 
-.PHONY: all deps configure build demo test bench asan tsan clean
+.PHONY: all deps configure build demo test bench asan tsan asan-fast clean
 
 all: build
 
@@ -30,6 +30,15 @@ asan:
 
 tsan:
 	@$(MAKE) --no-print-directory test PRESET=tsan
+
+# The runtime's own tests (ctest label core: no command line, no simulator) under ASan + UBSan:
+# what CI adds to `make test`, within its time budget.
+CORE_TESTS := test_common test_linalg test_optim test_io test_checkpoint test_service test_nvme test_store \
+              test_driver test_workload test_model test_data test_plan
+asan-fast: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build/asan -j $(JOBS) --target $(CORE_TESTS)
+	@cd build/asan && OPENBLAS_NUM_THREADS=1 ctest -L '^core$$' --output-on-failure -j $(JOBS)
 
 clean:
 	@rm -rf build
