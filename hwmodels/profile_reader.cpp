@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "core/common/error.hpp"
+#include "core/common/utf8.hpp"
 #include "hwmodels/units.hpp"
 
 namespace asteria::hw::schema {
@@ -29,6 +31,43 @@ std::string expected_quantity(Measure measure) {
   return "a mapping {value: <" + what + ">, kind: peak|measured|derived, source: \"...\"}";
 }
 
+// Physically plausible values: outside these a figure is a typo (a unit or an exponent off), not
+// hardware, and would make a simulation run for ages or report nonsense. Wide on purpose, about
+// 100x beyond today's parts either way (the shipped and calibrated profiles span 1e10 to 3e13 B,
+// 1e9 to 4e12 B/s, 1e10 to 1e15 FLOP/s, 0 to 2 ms, c = 8e-13 to 6e-10 s):
+//   bytes        [1 MB, 1 PB]: a GPU, a host memory or an NVMe tier of one unit;
+//   bandwidth    [1 MB/s, 100 TB/s]: HBM3e peaks near 8 TB/s, NVLink 5 at 1.8 TB/s per GPU;
+//   flop_rate    [1 MFLOP/s, 100 PFLOP/s]: the largest accelerators peak at a few PFLOP/s dense;
+//   latency      [0, 1 s]: a launch, a hop or an NVMe access taking a second is a stall;
+//   coefficient  [1e-16 s, 1e-6 s] of c·n³ (an eigh or a QR, ~10 n³ flops): 1e-6 s is an
+//                n = 1000 eigh taking 1000 s (10 MFLOP/s), 1e-16 s one at ~100 PFLOP/s.
+struct Plausible {
+  double low = 0.0;
+  double high = 0.0;
+};
+
+std::optional<Plausible> plausible_range(Measure measure) {
+  switch (measure) {
+    case Measure::bytes: return Plausible{1e6, 1e15};
+    case Measure::bandwidth: return Plausible{1e6, 1e14};
+    case Measure::flop_rate: return Plausible{1e6, 1e17};
+    case Measure::latency: return Plausible{0.0, 1.0};
+    case Measure::coefficient: return Plausible{1e-16, 1e-6};
+    default: return std::nullopt;
+  }
+}
+
+// "a bandwidth in [1 MB/s, 100 TB/s] (beyond is a typo, not hardware)" when `value` (> 0, or
+// >= 0 for a latency) lies outside the plausible range of its measure; empty otherwise.
+std::string implausible(double value, Measure measure) {
+  const std::optional<Plausible> range = plausible_range(measure);
+  if (!range || (value >= range->low && value <= range->high)) return "";
+  const UnitClass unit_class = unit_class_of(measure);
+  return std::string(to_string(unit_class)) + " in [" +
+         format_amount(range->low, unit_class, preferred_unit(measure)) + ", " +
+         format_amount(range->high, unit_class, preferred_unit(measure)) + "] (beyond is a typo, not hardware)";
+}
+
 // The range a measure allows; empty when `value` is in it.
 std::string range_violation(double value, Measure measure) {
   const bool whole = std::floor(value) == value && value <= std::numeric_limits<int>::max();
@@ -38,8 +77,9 @@ std::string range_violation(double value, Measure measure) {
     case Measure::flop_rate:
     case Measure::coefficient:
       // "a positive" + the class name without its article ("a bandwidth" -> "bandwidth").
-      return value > 0.0 ? "" : "a positive " + std::string(to_string(unit_class_of(measure)).substr(2));
-    case Measure::latency: return value >= 0.0 ? "" : "a time >= 0";
+      return value > 0.0 ? implausible(value, measure)
+                         : "a positive " + std::string(to_string(unit_class_of(measure)).substr(2));
+    case Measure::latency: return value >= 0.0 ? implausible(value, measure) : "a time >= 0";
     case Measure::fraction: return value > 0.0 && value <= 1.0 ? "" : "a fraction in (0, 1]";
     case Measure::count: return whole && value >= 1.0 ? "" : "a whole number >= 1";
     case Measure::count_or_zero: return whole && value >= 0.0 ? "" : "a whole number >= 0";
@@ -79,6 +119,8 @@ void Reader::text(std::string_view key, std::string& out) {
   const YAML::Node node = required(key, "a non-empty string");
   out = node.IsScalar() ? trimmed(node.Scalar()) : std::string();
   if (out.empty()) throw error(key, "expected a non-empty string");
+  if (const auto at = utf8_error_at(out))
+    throw error(key, "expected UTF-8 text, found an invalid byte sequence at byte " + std::to_string(*at + 1));
 }
 
 void Reader::flag(std::string_view key, bool& out) {

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-matplotlib python3-yaml
   fio
+  clang libclang-rt-dev  # scripts/fuzz.sh: clang and its libFuzzer runtime
 )
 
 missing=()

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 
 namespace asteria::sim {
 
@@ -76,6 +77,28 @@ long long max_simulated_actors() {
   return std::max(1LL, maps / 2 - maps / 10);
 }
 
+int max_platform_units() {
+  return static_cast<int>(std::sqrt(kPlatformBuildBudgetSeconds / kPlatformSecondsPerUnitSquared));
+}
+
+void check_platform_units(int units, const hw::HardwareProfile& p, const std::string& source,
+                          const std::string& field) {
+  // Every unit's links and hosts are built, mirrors' too: refuse a platform that takes ages.
+  const int most = max_platform_units();
+  if (units <= most) return;
+  const int per_node = std::max(1, p.units_per_node());
+  const double seconds = kPlatformSecondsPerUnitSquared * static_cast<double>(units) * units;
+  throw InputError(source, field,
+                   "at most " + std::to_string(most) + " units, mirrors included (" + std::to_string(most / per_node) +
+                       " nodes of " + p.name + "): SimGrid builds the platform in about " +
+                       significant(kPlatformSecondsPerUnitSquared, 2) + " s x units^2 (" +
+                       significant(kPlatformBuildBudgetSeconds, 3) + " s at " + std::to_string(most) + "); found " +
+                       std::to_string(units) + " units (" + std::to_string((units + per_node - 1) / per_node) +
+                       " nodes, about " + significant(seconds / 3600.0, 3) +
+                       " h to build); use fewer --nodes or --units (--simulated-nodes does not help: every node's "
+                       "links are built)");
+}
+
 int running_units(const SimulationOptions& options) {
   return options.simulated_units > 0 && options.simulated_units < options.units ? options.simulated_units
                                                                                  : options.units;
@@ -96,6 +119,7 @@ void validate(const SimulationOptions& options) {
   if (options.host_workers_per_unit < 0)
     throw InputError("simulation options", "host_workers_per_unit",
                      "expected 0 (the default) or more, found " + std::to_string(options.host_workers_per_unit));
+  check_platform_units(options.units, p, "simulation options", "units");
   // Every simulated worker is a SimGrid actor with its own stack mapping: past the process's
   // mapping limit SimGrid aborts while creating them, so refuse such a run up front.
   const long long workers = options.host_workers_per_unit > 0 ? options.host_workers_per_unit

@@ -4,6 +4,7 @@
 // work bodies run, and the memory budget of each tier.
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "core/platform/execution.hpp"
 #include "hwmodels/cost_model.hpp"
@@ -72,6 +73,20 @@ struct SimulationOptions {
 
 // The units that run: simulated_units when it is set and below units, otherwise units.
 int running_units(const SimulationOptions& options);
+
+// Units (mirrors included) whose SimGrid platform builds in reasonable time. SimGrid 3.32 checks
+// every new link and host name against every zone (one per node) and scans every host when a
+// zone is sealed, so the build grows as units^2 whatever runs: measured on a loaded 2-core
+// machine, 8000 units in 46 s (2000 nodes of gh200-alps) and 53 s (1000 of a100-80gb), 12000 in
+// 95 s and 113 s: about kPlatformSecondsPerUnitSquared x units^2. validate() refuses a platform
+// whose estimate passes kPlatformBuildBudgetSeconds (a study of many runs pays it each time).
+inline constexpr double kPlatformSecondsPerUnitSquared = 8.3e-7;
+inline constexpr double kPlatformBuildBudgetSeconds = 120.0;
+int max_platform_units();
+// Throws InputError(source, field, ...) with the limit, and the options to change, for more than
+// max_platform_units() units.
+void check_platform_units(int units, const hw::HardwareProfile& profile, const std::string& source,
+                          const std::string& field);
 
 // Simulated actors a process can hold: SimGrid gives each its own stack mapping, and past
 // vm.max_map_count it aborts (read from /proc, Linux's default otherwise). validate() refuses

@@ -1,11 +1,13 @@
 #include "traces/native_trace.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/common/utf8.hpp"
 #include "core/platform/cost_text.hpp"
 #include "core/io/atomic_file.hpp"
 
@@ -92,15 +94,23 @@ Int parse_int(const std::string& text, const LineReader& in, std::string_view co
 }
 
 double parse_double(const std::string& text, const LineReader& in, std::string_view column) {
-  if (text == "nan" || text == "inf" || text == "-inf")
-    throw InputError(in.source(), "line " + std::to_string(in.line()) + ": " + std::string(column),
-                     "a finite number, found \"" + text + "\"");
   double value = 0.0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end != text.data() + text.size())
     throw InputError(in.source(), "line " + std::to_string(in.line()) + ": " + std::string(column),
                      "a number, found \"" + text + "\"");
+  // from_chars takes every spelling of infinity and NaN ("INF", "nan(1)"), not only the usual.
+  if (!std::isfinite(value))
+    throw InputError(in.source(), "line " + std::to_string(in.line()) + ": " + std::string(column),
+                     "a finite number, found \"" + text + "\"");
   return value;
+}
+
+// Text goes on into JSON (the Chrome trace, replay.json), which must be UTF-8.
+void require_utf8(std::string_view text, const LineReader& in, std::string_view column) {
+  if (const auto at = utf8_error_at(text))
+    throw InputError(in.source(), "line " + std::to_string(in.line()) + ": " + std::string(column),
+                     "UTF-8 text, found an invalid byte sequence at byte " + std::to_string(*at + 1));
 }
 
 }  // namespace
@@ -167,9 +177,13 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
     if (line.substr(0, 2) == "# ") {
       in.next_line();
       const std::string_view body = line.substr(2);
+      // What native_trace_text cannot write back (only a line's final '\r' is dropped).
+      if (body.find('\r') != std::string_view::npos)
+        throw InputError(source, "line " + std::to_string(in.line()), "metadata on one line, found a carriage return");
       const std::size_t eq = body.find('=');
       if (eq == std::string_view::npos)
         throw InputError(source, "line " + std::to_string(in.line()), "metadata as \"# key=value\"");
+      require_utf8(body, in, "metadata");
       trace.metadata[std::string(body.substr(0, eq))] = std::string(body.substr(eq + 1));
       continue;
     }
@@ -211,6 +225,9 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
     r.ok = f[15] == "1";
     r.label = f[16];
     if (r.kind.empty()) throw InputError(source, "line " + std::to_string(in.line()) + ": kind", "a record kind");
+    require_utf8(r.kind, in, "kind");
+    require_utf8(r.resource, in, "resource");
+    require_utf8(r.label, in, "label");
     trace.records.push_back(std::move(r));
   }
   return trace;

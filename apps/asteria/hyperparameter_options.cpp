@@ -1,7 +1,9 @@
 #include "apps/asteria/hyperparameter_options.hpp"
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <ostream>
 
 #include "core/common/error.hpp"
 
@@ -12,6 +14,52 @@ template <class T>
 void set_if_given(const po::variables_map& values, const char* name, T& field) {
   if (values.count(name) != 0) field = values[name].as<T>();
 }
+
+using optim::OptimizerKind;
+constexpr std::array kAllKinds = {OptimizerKind::adamw, OptimizerKind::shampoo, OptimizerKind::soap,
+                                  OptimizerKind::kl_shampoo, OptimizerKind::muon};
+
+// Which optimizers read each option, from their code (core/optim): Muon's matrices keep no second
+// moment and its vectors run AdamW with fixed betas and eps (vector_fallback_hyperparameters);
+// AdamW and Muon keep matrices whole and never refresh; shampoo-beta is SOAP's and
+// KL-Shampoo's statistics decay (Shampoo's is beta2).
+using Kinds = std::uint8_t;  // bit k: OptimizerKind k
+constexpr Kinds bit(OptimizerKind kind) { return static_cast<Kinds>(1u << static_cast<unsigned>(kind)); }
+constexpr Kinds kEvery = bit(OptimizerKind::adamw) | bit(OptimizerKind::shampoo) | bit(OptimizerKind::soap) |
+                         bit(OptimizerKind::kl_shampoo) | bit(OptimizerKind::muon);
+constexpr Kinds kMatrixMethods =
+    bit(OptimizerKind::shampoo) | bit(OptimizerKind::soap) | bit(OptimizerKind::kl_shampoo);
+constexpr Kinds kSecondMoment = kMatrixMethods | bit(OptimizerKind::adamw);
+
+struct OptionReaders {
+  std::string_view option;
+  Kinds kinds;
+};
+
+constexpr std::array kReaders = {
+    OptionReaders{"lr", kEvery},
+    OptionReaders{"beta1", kEvery},
+    OptionReaders{"beta2", kSecondMoment},
+    OptionReaders{"eps", kSecondMoment},
+    OptionReaders{"weight-decay", kEvery},
+    OptionReaders{"precondition-frequency", kMatrixMethods},
+    OptionReaders{"max-precond-dim", kMatrixMethods},
+    OptionReaders{"shampoo-beta", bit(OptimizerKind::soap) | bit(OptimizerKind::kl_shampoo)},
+    OptionReaders{"start-preconditioning-step", bit(OptimizerKind::shampoo)},
+    OptionReaders{"exponent-override", bit(OptimizerKind::shampoo)},
+    OptionReaders{"root-method", bit(OptimizerKind::shampoo)},
+    OptionReaders{"grafting", bit(OptimizerKind::shampoo)},
+    OptionReaders{"graft-beta2", bit(OptimizerKind::shampoo)},
+    OptionReaders{"graft-eps", bit(OptimizerKind::shampoo)},
+    OptionReaders{"soap-second-moment", bit(OptimizerKind::soap)},
+    OptionReaders{"soap-adam-before-first-basis", bit(OptimizerKind::soap)},
+    OptionReaders{"newton-schulz-steps", bit(OptimizerKind::muon)},
+    OptionReaders{"nesterov", bit(OptimizerKind::muon)},
+    OptionReaders{"aux-adamw-lr", bit(OptimizerKind::muon)},
+    OptionReaders{"non-finite-policy", kEvery},
+    OptionReaders{"max-consecutive-non-finite", kEvery},
+    OptionReaders{"max-consecutive-refresh-failures", kMatrixMethods},
+};
 
 }  // namespace
 
@@ -86,6 +134,44 @@ void apply_hyperparameter_options(const po::variables_map& values, optim::Hyperp
     if (name == "skip") hp.non_finite = optim::NonFinitePolicy::skip;
     else if (name == "error") hp.non_finite = optim::NonFinitePolicy::error;
     else throw InputError("--non-finite-policy", "non_finite", "expected skip or error, found '" + name + "'");
+  }
+}
+
+std::vector<OptimizerKind> optimizers_reading(std::string_view option) {
+  std::vector<OptimizerKind> kinds;
+  for (const OptionReaders& r : kReaders)
+    if (r.option == option)
+      for (OptimizerKind kind : kAllKinds)
+        if ((r.kinds & bit(kind)) != 0) kinds.push_back(kind);
+  return kinds;
+}
+
+std::vector<std::string> ignored_hyperparameters(const po::variables_map& values, OptimizerKind kind) {
+  std::vector<std::string> ignored;
+  for (const OptionReaders& r : kReaders) {
+    const std::string name(r.option);
+    if (values.count(name) != 0 && !values[name].defaulted() && (r.kinds & bit(kind)) == 0) ignored.push_back(name);
+  }
+  return ignored;
+}
+
+void warn_ignored_hyperparameters(std::string_view verb, const po::variables_map& values, std::ostream& err) {
+  if (values.count("optimizer") == 0 || values.count("compare") != 0) return;
+  // Left at its default, --optimizer gives way to a plan file's (run_spec.cpp) or, in a replay,
+  // to the recorded run's: the optimizer is not known here.
+  if (values["optimizer"].defaulted() && (values.count("placement-file") != 0 || verb == "replay")) return;
+  OptimizerKind kind{};
+  try {
+    kind = optim::parse_optimizer_kind(values["optimizer"].as<std::string>());
+  } catch (const InputError&) {
+    return;  // the verb reports the bad name
+  }
+  for (const std::string& option : ignored_hyperparameters(values, kind)) {
+    std::string readers;
+    for (OptimizerKind reader : optimizers_reading(option))
+      readers += (readers.empty() ? "" : ", ") + std::string(optim::to_string(reader));
+    err << "asteria " << verb << ": warning: --" << option << " is ignored by --optimizer "
+        << optim::to_string(kind) << " (read by " << readers << ")\n";
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "apps/asteria/hyperparameter_options.hpp"
+
 namespace asteria::cli {
 
 std::optional<po::variables_map> parse_verb_options(const VerbHelp& help, po::options_description options,
@@ -27,6 +29,8 @@ std::optional<po::variables_map> parse_verb_options(const VerbHelp& help, po::op
   } catch (const po::error& e) {
     return usage_error(e.what());
   }
+  // Every verb with --optimizer and hyperparameter options: say which given ones it ignores.
+  warn_ignored_hyperparameters(help.verb, values, err);
   return values;
 }
 

@@ -25,7 +25,9 @@ struct VerbHelp {
 
 // Parses `args`. Adds --help/-h to `options`. Returns the values, or nothing when the verb
 // should return `exit_code` right away: 0 after printing help on `out`, 2 after a usage error
-// (unknown option, missing required option, malformed value) printed on `err`.
+// (unknown option, missing required option, malformed value) printed on `err`. Hyperparameter
+// options given that the chosen --optimizer ignores are warned about on `err`
+// (warn_ignored_hyperparameters).
 std::optional<po::variables_map> parse_verb_options(const VerbHelp& help, po::options_description options,
                                                     const Args& args, std::ostream& out, std::ostream& err,
                                                     int& exit_code);

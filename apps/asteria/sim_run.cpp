@@ -1,10 +1,12 @@
 // asteria sim: builds the workload, the simulated platform and one step driver per unit (the
 // data-parallel ranks: every step's gradients are all-reduced among the units), runs them, and
 // keeps unit 0's per-step records.
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <ostream>
 
+#include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/run_trace.hpp"
@@ -41,6 +43,33 @@ std::vector<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& budge
     else budgets.unified -= pooled;
   }
   return short_of;
+}
+
+// What the run holds on every running unit (the weights with values, the blocks' bookkeeping
+// data-free) against the machine's memory, before the workload is built: a config of 10^8
+// layers or a d_model of 4194304 would otherwise take minutes to exhaust it.
+void check_sim_memory(const SimSettings& settings, const hw::HardwareProfile& profile) {
+  const RunSpec& spec = settings.spec;
+  workload::ModelConfig config = workload::find_model_config(*spec.model);
+  if (settings.batch && *settings.batch >= 1) config.micro_batch = *settings.batch;
+  const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
+  // The platform's own bound first: fewer ranks running would not help there.
+  sim::check_platform_units(count.units, profile, "command line", settings.nodes ? "--nodes" : "--units");
+  long long running = count.units;
+  if (settings.simulated_nodes && *settings.simulated_nodes >= 1)
+    running = std::min(running, static_cast<long long>(*settings.simulated_nodes) * profile.units_per_node());
+  const sim::TierBudgets budgets = sim::budgets_from(profile);
+  StackRun run;
+  run.units = static_cast<int>(running);
+  run.numerics = spec.numerics;
+  run.optimizer = spec.optimizer;
+  run.hp = spec.hp;
+  run.state_budget = static_cast<double>(budgets.device) + static_cast<double>(budgets.host) +
+                     static_cast<double>(budgets.nvme);
+  run.model_source = *spec.model;
+  run.units_option = settings.nodes ? "--nodes" : "--units";
+  run.units_note = "the units that run: --units or --nodes, or --simulated-nodes K for K nodes' worth";
+  check_stack_memory(config, run);
 }
 
 }  // namespace
@@ -89,6 +118,7 @@ SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, s
 RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
   validate(settings.spec);
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*settings.spec.hw));
+  check_sim_memory(settings, profile);
   return simulate(settings, profile, workload_from_config(*settings.spec.model, settings.spec.seed, settings.batch),
                   progress_out);
 }

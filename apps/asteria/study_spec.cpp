@@ -29,6 +29,10 @@ struct Defaults {
 
 constexpr std::array<std::string_view, 4> kTopKeys = {"name", "description", "defaults", "grid"};
 
+// Each run is a process: a grid beyond this is a mistake (or a few YAML aliases multiplying
+// lists), and expanding it would exhaust time and memory before anything ran.
+constexpr std::size_t kMaxRuns = 10000;
+
 std::string found_kind(const YAML::Node& node) {
   if (node.IsMap()) return "a mapping";
   if (node.IsSequence()) return "a list";
@@ -127,9 +131,25 @@ void require_core_settings(const std::vector<Axis>& axes, const Defaults& defaul
   }
 }
 
+// Adds the product of the axis lengths to `runs`; an InputError past kMaxRuns.
+void count_runs(const std::vector<Axis>& axes, std::size_t& runs, const YAML::Node& node, const std::string& field,
+                const std::string& source) {
+  // Stops multiplying past the bound, so that it cannot overflow: "at least" in the message.
+  std::size_t product = 1;
+  for (const Axis& axis : axes)
+    if (product <= kMaxRuns) product *= axis.values.size();
+  runs += product;
+  if (runs > kMaxRuns)
+    throw InputError(source, field,
+                     "expected a study of at most " + std::to_string(kMaxRuns) +
+                         " runs (a sub-grid gives the product of its axis lengths), found at least " +
+                         std::to_string(runs) + " up to this sub-grid" + line_suffix(node));
+}
+
 // The cartesian product of `axes` over `defaults`: the first axis varies slowest. The points
-// are not named yet.
-void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector<StudyPoint>& out) {
+// are not named yet; `seen` holds the values of those in `out`.
+void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector<StudyPoint>& out,
+            std::set<Values>& seen) {
   std::vector<std::size_t> index(axes.size(), 0);
   while (true) {
     StudyPoint point{defaults.values, {}, defaults.origins};
@@ -139,9 +159,7 @@ void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector
       point.origins[s] = axes[a].origins[index[a]];
     }
     // A point reached by two sub-grids runs once, at its first place.
-    const bool seen =
-        std::any_of(out.begin(), out.end(), [&](const StudyPoint& p) { return p.values == point.values; });
-    if (!seen) out.push_back(std::move(point));
+    if (seen.insert(point.values).second) out.push_back(std::move(point));
     std::size_t a = axes.size();
     while (a > 0) {
       --a;
@@ -229,13 +247,16 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
     throw InputError(source, "grid", "expected a non-empty list of sub-grids, found " + found_kind(grid) +
                                          line_suffix(grid));
   std::vector<StudyPoint> points;
+  std::set<Values> seen;
+  std::size_t runs = 0;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     const std::string field = "grid[" + std::to_string(g) + "]";
     const std::vector<Axis> axes = parse_subgrid(grid[g], field, source, base_dir);
     require_core_settings(axes, defaults, grid[g], field, source);
+    count_runs(axes, runs, grid[g], field, source);
     for (const Axis& axis : axes)
       if (static_cast<std::size_t>(axis.setting) >= kCoreSettingCount) spec.extra_axes.push_back(axis.setting);
-    expand(axes, defaults, points);
+    expand(axes, defaults, points, seen);
   }
   std::sort(spec.extra_axes.begin(), spec.extra_axes.end());
   spec.extra_axes.erase(std::unique(spec.extra_axes.begin(), spec.extra_axes.end()), spec.extra_axes.end());

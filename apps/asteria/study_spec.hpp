@@ -85,7 +85,8 @@ struct StudySpec {
 
 // Parses and validates a study. `source` names the text in errors; relative hw/model paths are
 // resolved against `base_dir`. Throws InputError(source, field path such as
-// "grid[1].placement[2]", expectation) on any problem, YAML syntax errors with their line.
+// "grid[1].placement[2]", expectation) on any problem, YAML syntax errors with their line, and
+// on a grid of more than 10000 runs (counted before duplicates are dropped).
 StudySpec parse_study(std::string_view yaml_text, const std::string& source, const std::filesystem::path& base_dir);
 
 // Reads `file` and parses it; relative paths inside resolve against the file's directory.

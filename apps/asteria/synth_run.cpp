@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_trace.hpp"
@@ -17,6 +18,17 @@ namespace asteria::cli {
 RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostream& progress_out) {
   validate(s);
   const RunSpec& spec = s.spec;
+  if (spec.model) {
+    // Before the stack is built: its weights, gradients and state (the state within the
+    // budgets the store may fill), or data-free the blocks' bookkeeping, fit in memory.
+    StackRun run;
+    run.numerics = spec.numerics;
+    run.optimizer = spec.optimizer;
+    run.hp = spec.hp;
+    run.state_budget = static_cast<double>(spec.device_budget) + static_cast<double>(spec.host_budget);
+    run.model_source = *spec.model;
+    check_stack_memory(workload::find_model_config(*spec.model), run);
+  }
   const auto wall_start = std::chrono::steady_clock::now();
   // Refresh workers already run in parallel with each other: one BLAS thread each keeps them
   // from oversubscribing the cores (OPENBLAS_NUM_THREADS=1).

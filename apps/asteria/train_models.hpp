@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/asteria/memory_check.hpp"
 #include "core/model/gpt.hpp"
 #include "core/runtime/driver/training_model.hpp"
 #include "core/workload/model_config.hpp"
@@ -34,7 +35,9 @@ class TrainModel {
 };
 
 // device "cpu" or "cuda". Throws InputError naming --device when the device is not available
-// (a build without CUDA, a machine without a GPU) and for a model the implementation rejects.
+// (a build without CUDA, a machine without a GPU) and for a model the implementation rejects;
+// before allocating, InputError naming the model's shape field or --batch for a model that
+// needs more memory than the machine holds (check_train_memory).
 std::unique_ptr<TrainModel> make_train_model(const std::string& device, const workload::ModelConfig& config,
                                              std::uint64_t seed);
 

@@ -138,6 +138,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   corpus_options.validation_fraction = settings.validation_fraction;
   corpus_options.seed = spec.seed;
   corpus_options.max_bytes = settings.max_corpus_bytes;
+  corpus_options.warnings = place.leads() ? &progress_out : nullptr;  // binary files skipped
   std::filesystem::path root;
   if (settings.data) {
     root = *settings.data;

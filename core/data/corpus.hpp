@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -31,13 +32,18 @@ struct CorpusOptions {
   // documents hold at most max_bytes bytes (the streams add one end-of-document byte each).
   // Extensions may be written with or without the dot.
   std::size_t max_bytes = 0;
+  // Where from_directory reports the binary files it skips (one line); nullptr: nowhere. The
+  // command line passes its stderr, as the skip changes what a run trains on.
+  std::ostream* warnings = nullptr;
 };
 
 class Corpus {
  public:
   // Every regular file under `root` (recursively, symlinks not followed), sorted by path before
-  // the seeded shuffle. Unreadable files are skipped and counted. Throws InputError naming the
-  // directory for a missing or unreadable directory, no matching file, only empty files, or a
+  // the seeded shuffle. Unreadable files are skipped and counted; binary files (looks_binary on
+  // their first kBinaryCheckBytes, core/data/binary_check.hpp) are skipped, counted and named in
+  // one line on options.warnings. Throws InputError naming the directory for a missing or
+  // unreadable directory, no matching file, only empty or binary files (naming them), or a
   // validation_fraction outside [0, 1).
   static Corpus from_directory(const std::filesystem::path& root, const CorpusOptions& options);
   // Documents given in memory (tests).
@@ -54,7 +60,8 @@ class Corpus {
   const std::vector<std::uint8_t>& validation() const noexcept { return validation_; }
   std::size_t documents() const noexcept { return documents_; }
   std::size_t skipped_files() const noexcept { return skipped_; }
-  // "412 files under /usr/lib/python3.11 (5.1 MB; 2 skipped)"; with a max_bytes limit reached,
+  std::size_t binary_files() const noexcept { return binary_; }
+  // "412 files under /usr/lib/python3.11 (5.1 MB; 2 skipped; 3 binary skipped)"; with a max_bytes limit reached,
   // "380 of 1890 files under /usr/lib/python3.11 (2.0 MB, the max_bytes limit)".
   std::string description() const { return description_; }
 
@@ -63,6 +70,7 @@ class Corpus {
   std::vector<std::uint8_t> validation_;
   std::size_t documents_ = 0;
   std::size_t skipped_ = 0;
+  std::size_t binary_ = 0;
   std::string description_;
 };
 

@@ -3,11 +3,13 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <system_error>
 #include <utility>
 
 #include "core/common/error.hpp"
+#include "core/data/binary_check.hpp"
 #include "core/data/corpus.hpp"
 #include "core/data/document_split.hpp"
 #include "core/data/seeded_random.hpp"
@@ -79,6 +81,20 @@ std::optional<std::string> read_prefix(const fs::path& file, std::size_t budget)
   return content;
 }
 
+std::string binary_reason() {
+  return "over " + std::to_string(static_cast<int>(kMaxSuspiciousShare * 100)) +
+         "% control bytes or invalid UTF-8 in the first " + std::to_string(kBinaryCheckBytes / 1024) + " KiB";
+}
+
+// The first few paths, then how many more: one readable line however many there are.
+std::string some_names(const std::vector<fs::path>& files) {
+  constexpr std::size_t kShown = 5;
+  std::string text;
+  for (std::size_t i = 0; i < files.size() && i < kShown; ++i) text += (i == 0 ? "" : ", ") + files[i].string();
+  if (files.size() > kShown) text += " and " + std::to_string(files.size() - kShown) + " more";
+  return text;
+}
+
 }  // namespace
 
 Corpus Corpus::from_directory(const fs::path& root, const CorpusOptions& options) {
@@ -97,11 +113,18 @@ Corpus Corpus::from_directory(const fs::path& root, const CorpusOptions& options
 
   const std::size_t limit = options.max_bytes > 0 ? options.max_bytes : std::numeric_limits<std::size_t>::max();
   std::vector<std::string> documents;
+  std::vector<fs::path> binary;
   std::size_t bytes = 0;
   std::size_t unreadable = 0;
   std::size_t empty = 0;
   std::size_t visited = 0;
   for (; visited < files.size() && bytes < limit; ++visited) {
+    // The head first: a large binary file is never read whole.
+    const std::optional<std::string> head = read_prefix(files[visited], kBinaryCheckBytes);
+    if (head && looks_binary(*head)) {
+      binary.push_back(files[visited]);
+      continue;
+    }
     std::optional<std::string> content = read_prefix(files[visited], limit - bytes);
     if (!content) {
       ++unreadable;
@@ -112,6 +135,14 @@ Corpus Corpus::from_directory(const fs::path& root, const CorpusOptions& options
       documents.push_back(std::move(*content));
     }
   }
+  std::sort(binary.begin(), binary.end());  // named in path order, not the seeded one
+  if (documents.empty() && !binary.empty()) {
+    throw InputError(source, "corpus",
+                     "expected at least one text file (" + describe_extensions(extensions) + "); found " +
+                         std::to_string(files.size()) + " matching files, " + std::to_string(binary.size()) +
+                         " binary (" + binary_reason() + "): " + some_names(binary) +
+                         " (--data takes a directory of text files)");
+  }
   if (documents.empty()) {
     throw InputError(source, "corpus",
                      "expected a directory with at least one readable non-empty file (" +
@@ -119,10 +150,15 @@ Corpus Corpus::from_directory(const fs::path& root, const CorpusOptions& options
                          " matching files, " + std::to_string(empty) + " empty, " + std::to_string(unreadable) +
                          " unreadable");
   }
+  if (!binary.empty() && options.warnings != nullptr)
+    *options.warnings << "warning: " << source << ": skipped " << binary.size()
+                      << (binary.size() == 1 ? " binary file" : " binary files") << " (" << binary_reason()
+                      << "): " << some_names(binary) << '\n';
 
   Corpus corpus;
   corpus.documents_ = documents.size();
   corpus.skipped_ = unreadable;
+  corpus.binary_ = binary.size();
   auto streams = detail::split_documents(std::move(documents), options.validation_fraction);
   corpus.train_ = std::move(streams.train);
   corpus.validation_ = std::move(streams.validation);
@@ -134,6 +170,7 @@ Corpus Corpus::from_directory(const fs::path& root, const CorpusOptions& options
                  detail::format_bytes(bytes);
   if (limited) description += ", the max_bytes limit";
   if (unreadable > 0) description += "; " + std::to_string(unreadable) + " skipped";
+  if (!binary.empty()) description += "; " + std::to_string(binary.size()) + " binary skipped";
   corpus.description_ = description + ")";
   return corpus;
 }

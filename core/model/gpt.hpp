@@ -106,6 +106,13 @@ class Gpt {
   std::unique_ptr<Impl> impl_;
 };
 
+// Bytes of the activations and backward scratch a step of `batch` sequences of `length` tokens
+// lays out (the workspace arena of Gpt<T>, element_bytes = sizeof(T); micro-batches of a step
+// together hold as much), counted by the layout code itself, before anything is allocated;
+// +inf when the counts pass 2^62 elements.
+double workspace_bytes(const workload::ModelConfig& config, linalg::index batch, linalg::index length,
+                       std::size_t element_bytes);
+
 extern template class Gpt<float>;
 extern template class Gpt<double>;
 

@@ -1,4 +1,6 @@
 // Token checks and the activation layout of one step (a whole batch, or its micro-batches).
+#include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -171,6 +173,31 @@ void prepare_micro_batches(const workload::ModelConfig& c, MicroBatchWorkspaces<
   micro.count = micro_batches;
   micro.batch = per_micro;
   micro.length = length;
+}
+
+double workspace_bytes(const workload::ModelConfig& config, index batch, index length, std::size_t element_bytes) {
+  // The layouts multiply sizes in 64-bit integers: beyond 2^62 elements nothing fits anyway.
+  const double n = static_cast<double>(batch) * static_cast<double>(length);
+  const double widest = static_cast<double>(std::max({config.d_model, config.mlp_hidden, config.vocab}));
+  const double scores = static_cast<double>(batch) * static_cast<double>(config.heads) * static_cast<double>(length) *
+                        static_cast<double>(length);
+  if (std::max(n * widest, scores) * static_cast<double>(std::max<index>(config.layers, 1)) > 0x1p62)
+    return std::numeric_limits<double>::infinity();
+  // Every decoder layer lays out the same: count the rest (no layer), then one layer.
+  double elements = 0.0;
+  auto count = [&elements](index e) -> float* {
+    elements += static_cast<double>(e);
+    return nullptr;
+  };
+  Workspace<float> ws;
+  lay_out_activations(ws, config, batch, length, count);
+  lay_out_scratch(ws, config, batch, length, count);
+  const double rest = elements;  // the head's activations and the scratch
+  ws.layers.resize(1);
+  lay_out_activations(ws, config, batch, length, count);
+  lay_out_scratch(ws, config, batch, length, count);
+  const double layer = elements - 2.0 * rest;  // the second count adds rest once more
+  return (rest + layer * static_cast<double>(config.layers)) * static_cast<double>(element_bytes);
 }
 
 template void prepare_workspace<float>(GptState<float>&, std::span<const TokenId>, int);

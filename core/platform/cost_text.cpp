@@ -69,6 +69,9 @@ Costs parse_costs(std::string_view text, const std::string& source, const std::s
     const double dimension = parse_amount(f[3], source, field);
     if (dimension != std::floor(dimension))
       throw InputError(source, field, "an integer dimension, found \"" + std::string(f[3]) + "\"");
+    // Past 2^63 the conversion below is undefined.
+    if (dimension >= 0x1p63)
+      throw InputError(source, field, "a dimension below 2^63, found \"" + std::string(f[3]) + "\"");
     c.dimension = static_cast<std::int64_t>(dimension);
     c.reduced_precision = f.size() == 5;
     cost.add(c);

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+#include "core/common/utf8.hpp"
 
 #ifndef ASTERIA_MODELS_DIR
 #error "ASTERIA_MODELS_DIR must name the directory of the shipped model files"
@@ -37,6 +39,9 @@ class FieldReader {
     const YAML::Node node = root_[field];
     if (!node) return missing(field, required, std::move(fallback), "a string");
     if (!node.IsScalar()) throw InputError(source_, field, "expected a string");
+    if (const auto at = utf8_error_at(node.Scalar()))
+      throw InputError(source_, field,
+                       "expected UTF-8 text, found an invalid byte sequence at byte " + std::to_string(*at + 1));
     return node.Scalar();
   }
 
@@ -79,6 +84,11 @@ MlpKind parse_mlp_kind(const std::string& value, const std::string& source) {
   throw InputError(source, "mlp", "expected swiglu or gelu, found '" + value + "'");
 }
 
+// Bounds far past any real model (GPT-3: 96 layers, 1.75e11 weights) that keep the workload
+// model's counts and byte sizes inside 64-bit integers, and its per-layer objects in memory.
+constexpr count kMaxLayers = 10000;
+constexpr double kMaxElements = 0x1p48;  // 2.8e14, times at most 8 bytes per element
+
 void require_element_size(count bytes, const char* field, const std::string& source) {
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
     throw InputError(source, field, "expected 1, 2, 4 or 8 bytes per element, found " + std::to_string(bytes));
@@ -107,6 +117,26 @@ void validate(const ModelConfig& c, const std::string& source) {
   require_element_size(c.activation_bytes, "activation_bytes", source);
   require_element_size(c.parameter_bytes, "parameter_bytes", source);
   require_element_size(c.gradient_bytes, "gradient_bytes", source);
+  if (c.layers > kMaxLayers)
+    throw InputError(source, "layers",
+                     "expected at most " + std::to_string(kMaxLayers) + " layers, found " + std::to_string(c.layers));
+  // In floating point, where these products cannot overflow; upper bounds of what
+  // build_workload counts (kv_dim <= d_model).
+  const auto d = static_cast<double>(c.d_model);
+  const auto f = static_cast<double>(c.mlp_hidden);
+  const auto vocab = static_cast<double>(c.vocab);
+  const auto layers = static_cast<double>(c.layers);
+  const double weights = layers * (4.0 * d * d + 3.0 * f * d + 4.0 * d) + 2.0 * vocab * d + d;
+  if (weights > kMaxElements)
+    throw InputError(source, "layers, d_model, mlp_hidden, vocab",
+                     "expected at most 2^48 weights (layers x (4 d_model^2 + 3 d_model x mlp_hidden) + 2 vocab x "
+                     "d_model), found about " + significant(weights, 3));
+  const double activations = static_cast<double>(c.micro_batch) * static_cast<double>(c.sequence_length) *
+                             (layers * (10.0 * d + 3.0 * f) + 2.0 * d + vocab);
+  if (activations > kMaxElements)
+    throw InputError(source, "micro_batch, sequence_length",
+                     "expected at most 2^48 activations per micro-batch (micro_batch x sequence_length x (layers x "
+                     "(10 d_model + 3 mlp_hidden) + 2 d_model + vocab)), found about " + significant(activations, 3));
 }
 
 ModelConfig parse_model_config(std::string_view yaml_text, const std::string& source) {

@@ -52,8 +52,10 @@ struct ModelConfig {
 // Parses and validates; `source` names the text in errors (a file path). Throws
 // asteria::InputError(source, field, expectation) for a YAML syntax error (field "yaml", with
 // the line), a missing or unknown field, a value of the wrong type, a non-positive size, heads
-// not dividing d_model, kv_heads not dividing heads, an unknown mlp kind, or an element size
-// other than 1, 2, 4 or 8 bytes.
+// not dividing d_model, kv_heads not dividing heads, an unknown mlp kind, an element size
+// other than 1, 2, 4 or 8 bytes, text that is not UTF-8, more than 10000 layers, or a model of
+// more than 2^48 weights or 2^48 activations per micro-batch (so that every count and byte size
+// derived from it fits in 64 bits).
 ModelConfig parse_model_config(std::string_view yaml_text, const std::string& source);
 
 // Reads and parses a file; an unreadable file is an InputError too.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/common/error.hpp"
 
@@ -170,12 +171,13 @@ struct NodeGrid {
 
 NodeGrid node_grid(const Members& members, int root) {
   std::vector<int> node_ids;
+  std::unordered_map<int, std::size_t> position;  // node id -> its place in node_ids (not a scan: O(n))
   NodeGrid grid;
   for (int r = 0; r < members.size(); ++r) {
     const int node = members.nodes[static_cast<std::size_t>(r)];
-    std::size_t k = 0;
-    while (k < node_ids.size() && node_ids[k] != node) ++k;
-    if (k == node_ids.size()) {
+    const auto [at, added] = position.try_emplace(node, node_ids.size());
+    const std::size_t k = at->second;
+    if (added) {
       node_ids.push_back(node);
       grid.by_node.emplace_back();
     }

@@ -231,17 +231,36 @@ TEST(SimVerbInputs, HugeStalenessNegativeSeedAndAMistypedNvmeParentAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "no")) << "nothing may be created";
 }
 
-// More simulated actors than the process can map made SimGrid abort (host workers), or ran for
-// minutes (nodes): both are refused, naming what to change.
+// More simulated actors than the process can map made SimGrid abort: refused, naming what to change.
 TEST(SimVerbInputs, MoreActorsThanTheProcessCanHoldAreRefused) {
-  for (const Args& args : {Args{"sim", "--model", "tiny", "--host-workers", "100000", "--steps", "1", "--no-progress"},
-                           Args{"sim", "--model", "tiny", "--hw", "gh200-alps", "--nodes", "100000", "--steps", "1",
+  const auto run = run_cli({"sim", "--model", "tiny", "--host-workers", "100000", "--steps", "1", "--no-progress"});
+  EXPECT_EQ(run.code, 1) << run.out;
+  EXPECT_NE(run.err.find("simulated actors"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--simulated-nodes"), std::string::npos) << run.err;
+}
+
+// --nodes 100000 built a SimGrid platform for hours (its build grows as units^2, mirrors
+// included): refused before any work, with or without representative ranks, naming --nodes and
+// the limit; a platform within it still runs.
+TEST(SimVerbInputs, APlatformTooLargeToBuildInReasonableTimeIsRefused) {
+  const std::string most = std::to_string(sim::max_platform_units());
+  for (const Args& args : {Args{"sim", "--model", "tiny", "--hw", "gh200-alps", "--nodes", "100000", "--steps", "1",
+                                "--no-progress"},
+                           Args{"sim", "--model", "tiny", "--hw", "gh200-alps", "--nodes", "100000",
+                                "--simulated-nodes", "1", "--refresh-sharing", "replicated", "--steps", "1",
                                 "--no-progress"}}) {
     const auto run = run_cli(args);
     EXPECT_EQ(run.code, 1) << run.out;
-    EXPECT_NE(run.err.find("simulated actors"), std::string::npos) << run.err;
-    EXPECT_NE(run.err.find("--simulated-nodes"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("command line: --nodes: at most " + most + " units, mirrors included ("), std::string::npos)
+        << run.err;
+    EXPECT_NE(run.err.find("nodes of gh200-alps)"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("found 400000 units (100000 nodes"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("use fewer --nodes or --units"), std::string::npos) << run.err;
   }
+  const auto within = run_cli({"sim", "--model", "tiny", "--hw", "gh200-alps", "--nodes", "64", "--simulated-nodes",
+                               "1", "--refresh-sharing", "replicated", "--steps", "1", "--warmup-steps", "1",
+                               "--no-progress"});
+  EXPECT_EQ(within.code, 0) << within.err;
 }
 
 }  // namespace

@@ -407,6 +407,29 @@ TEST(StudySpecErrors, AnAxisGivenTwiceInOneSubGrid) {
   }
 }
 
+// A few aliases of one list multiply into 10^8 runs from a few lines: refused before expanding
+// them (which ran out of memory, after a duplicate search quadratic in the runs), naming the
+// sub-grid.
+TEST(StudySpecErrors, AGridOfTooManyRunsIsRefusedBeforeExpanding) {
+  const std::string tens = "&n [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+  const Failure f = failure_of("name: x\ngrid:\n  - hw: [gb10]\n    model: [m]\n    optimizer: [soap]\n"
+                               "    placement: [device]\n    staleness: " + tens + "\n    steps: *n\n"
+                               "    warmup_steps: *n\n    units: *n\n    nodes: *n\n    batch: *n\n"
+                               "    micro_batches: *n\n    sync_period: *n\n");
+  EXPECT_EQ(f.field, "grid[0]");
+  EXPECT_NE(f.message.find("expected a study of at most 10000 runs"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("found at least 100000"), std::string::npos) << f.message;
+  // The bound counts every sub-grid: 100 runs fit, then a second sub-grid of 10^4 does not.
+  const std::string hundred = std::string("  - hw: [gb10]\n    model: [m]\n    optimizer: [soap]\n") +
+                              "    placement: [device]\n    staleness: " + tens + "\n    steps: *n\n";
+  EXPECT_EQ(parse("name: x\ngrid:\n" + hundred).points.size(), 100U);
+  const Failure second = failure_of("name: x\ngrid:\n" + hundred + "  - hw: [gb10]\n    model: [m]\n"
+                                    "    optimizer: [soap]\n    placement: [device]\n    staleness: *n\n"
+                                    "    steps: *n\n    units: *n\n    nodes: *n\n");
+  EXPECT_EQ(second.field, "grid[1]");
+  EXPECT_NE(second.message.find("found at least 10100"), std::string::npos) << second.message;
+}
+
 TEST(StudySpecErrors, AMissingFileIsNamed) {
   try {
     load_study("/nonexistent/study.yaml");

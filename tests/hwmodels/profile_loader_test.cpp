@@ -127,6 +127,29 @@ TEST(ProfileLoader, NegativeOrZeroAmountsAreRejected) {
                "expected a positive time");
 }
 
+// A unit or an exponent off gives a value no hardware has: refused with the accepted range.
+TEST(ProfileLoader, ImplausibleAmountsAreRejectedWithTheirRange) {
+  expect_error(replaced(tiny_profile_yaml(), "1e-10 s", "1e30 s"), "cpu.eigh_seconds_per_n3",
+               "expected a time in [1e-16 s, 1e-06 s] (beyond is a typo, not hardware), found '1e30 s'");
+  expect_error(replaced(tiny_profile_yaml(), "2 TB/s", "200 TB/s"), "gpu.memory_bandwidth",
+               "expected a bandwidth in [1 MB/s, 100 TB/s]");
+  expect_error(replaced(tiny_profile_yaml(), "{value: 50 GB/s", "{value: 50 B/s"), "host_to_device.bandwidth",
+               "expected a bandwidth in [1 MB/s, 100 TB/s]");
+  expect_error(replaced(tiny_profile_yaml(), "10 TFLOP/s", "1e9 PFLOP/s"), "gpu.fp32_flops",
+               "expected a FLOP rate in [1 MFLOP/s, 100 PFLOP/s]");
+  expect_error(replaced(tiny_profile_yaml(), "16 GiB", "16 B"), "gpu.memory_bytes",
+               "expected a size in bytes in [1 MB, 1000 TB]");
+  expect_error(replaced(tiny_profile_yaml(), "16 GiB", "1e308 TB"), "gpu.memory_bytes", "[1 MB, 1000 TB]");
+  expect_error(replaced(tiny_profile_yaml(), "3 us", "3 s"), "node.gpu_link.latency", "expected a time in [0 s, 1 s]");
+  expect_error(replaced(tiny_profile_yaml(), "1e-10 s", "nan s"), "cpu.eigh_seconds_per_n3", "expected a time");
+  expect_error(replaced(tiny_profile_yaml(), "1e-10 s", "inf s"), "cpu.eigh_seconds_per_n3", "expected a time");
+  // The bounds are inclusive: a latency of exactly 1 s and a coefficient of 1e-6 s still load.
+  const HardwareProfile edge =
+      parse_profile(replaced(replaced(tiny_profile_yaml(), "3 us", "1 s"), "1e-10 s", "1e-6 s"), "tiny.yaml");
+  EXPECT_EQ(edge.node.gpu_link.latency.value, 1.0);
+  EXPECT_EQ(edge.cpu.eigh_seconds_per_n3.value, 1e-6);
+}
+
 TEST(ProfileLoader, BadUnitsAreRejected) {
   expect_error(replaced(tiny_profile_yaml(), "2 TB/s", "2 TB"), "gpu.memory_bandwidth",
                "expected a bandwidth");
@@ -289,6 +312,24 @@ TEST(ProfileLoader, MissingFileIsAnInputErrorNamingIt) {
     EXPECT_EQ(e.source(), "/nonexistent/dir/profile.yaml");
     EXPECT_NE(std::string(e.what()).find("readable profile file"), std::string::npos);
   }
+}
+
+// Names and sources reach JSON (summary.json) and YAML output, which need UTF-8: a stray byte
+// is named where it is read, not an internal error after a whole simulation.
+TEST(ProfileLoader, TextMustBeUtf8) {
+  expect_error(replaced(tiny_profile_yaml(), "name: tiny", "name: tiny\xff"), "name",
+               "expected UTF-8 text, found an invalid byte sequence at byte 5");
+  expect_error(replaced(tiny_profile_yaml(), "model: Tiny GPU", "model: Tiny \xc3GPU"), "gpu.model",
+               "expected UTF-8 text, found an invalid byte sequence at byte 6");
+  expect_error(replaced(tiny_profile_yaml(), "source: 50 of 100", "source: 50 of 100 \xef\xbf\xbf"),
+               "gpu.gemm_efficiency.from_4096.source", "expected UTF-8 text");  // U+FFFF, a noncharacter
+  expect_error(replaced(tiny_profile_yaml(), "name: tiny", "name: \xed\xa0\x80"), "name",
+               "expected UTF-8 text");  // a surrogate
+  const HardwareProfile p =
+      parse_profile(replaced(tiny_profile_yaml(), "model: Tiny GPU", "model: Tiny GPU \xe2\x80\x94 \xf0\x9f\x9a\x80"),
+                    "tiny.yaml");
+  EXPECT_EQ(p.gpu.model, "Tiny GPU \xe2\x80\x94 \xf0\x9f\x9a\x80");
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), "tiny.yaml"), p);
 }
 
 TEST(ProfileLoader, RoundTripsThroughYaml) {

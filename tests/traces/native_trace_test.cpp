@@ -88,6 +88,72 @@ TEST(NativeTrace, DamagedFilesNameTheLineAndColumn) {
   EXPECT_NE(error_field(short_row).find("line"), std::string::npos);
 }
 
+// What the reader accepts, the writer writes back: each of these once read but could not be
+// written, or (a dimension past 2^63) was converted with undefined behaviour.
+TEST(NativeTrace, RejectsWhatCannotBeWrittenBack) {
+  const std::string good = native_trace_text(sample_trace());
+  auto message = [](const std::string& text) -> std::string {
+    try {
+      parse_native_trace(text, "bad.csv");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return "";
+  };
+  // Infinity and NaN in every spelling from_chars takes, not only "inf" and "nan".
+  for (const char* spelling : {"INF", "Infinity", "-inf", "NaN", "nan(7)"}) {
+    std::string infinite = good;
+    infinite.replace(infinite.find(",0.30000000000000004,"), 21, std::string(",") + spelling + ",");
+    const std::string m = message(infinite);
+    EXPECT_NE(m.find("start_s: a finite number, found \"" + std::string(spelling) + "\""), std::string::npos) << m;
+  }
+  // A carriage return inside a metadata line (only the line's last one is a line ending).
+  std::string cr = good;
+  cr.replace(cr.find("# note="), 7, "# no\rte=");
+  EXPECT_NE(message(cr).find("bad.csv: line 4: metadata on one line, found a carriage return"), std::string::npos);
+  std::string crlf = good;
+  crlf.replace(crlf.find("# note== signs = fine\n"), 22, "# note== signs = fine\r\n");
+  EXPECT_EQ(parse_native_trace(crlf, "ok.csv"), sample_trace());
+  // A cost dimension that no 64-bit integer holds.
+  std::string huge = good;
+  huge.replace(huge.find("eigh/9e+06/8192/100"), 19, "eigh/9e+06/8192/1e300");
+  EXPECT_NE(message(huge).find("cost: a dimension below 2^63, found \"1e300\""), std::string::npos) << message(huge);
+  std::string largest = good;
+  largest.replace(largest.find("eigh/9e+06/8192/100"), 19, "eigh/9e+06/8192/9223372036854774784");
+  EXPECT_EQ(parse_native_trace(largest, "ok.csv").records[0].cost.pieces()[0].dimension, 9223372036854774784LL);
+}
+
+// Labels, resources and metadata go on into JSON (the Chrome trace, replay.json), which
+// nlohmann::json writes only as UTF-8: a stray byte is named where it is read.
+TEST(NativeTrace, TextMustBeUtf8) {
+  const std::string good = native_trace_text(sample_trace());
+  auto field_and_message = [](const std::string& text) -> std::pair<std::string, std::string> {
+    try {
+      parse_native_trace(text, "bad.csv");
+    } catch (const InputError& e) {
+      return {e.field(), e.what()};
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return {};
+  };
+  std::string label = good;
+  label.replace(label.find("second line"), 6, "second\xff");
+  EXPECT_EQ(field_and_message(label).first, "line 7: label");  // the row ends on line 7
+  EXPECT_NE(field_and_message(label).second.find("UTF-8 text, found an invalid byte sequence at byte 33"),
+            std::string::npos)
+      << field_and_message(label).second;
+  std::string resource = good;
+  resource.replace(resource.find("gpu3 stream"), 4, "gpu\xc3");
+  EXPECT_EQ(field_and_message(resource).first, "line 7: resource");
+  std::string metadata = good;
+  metadata.replace(metadata.find("gh200"), 5, "gh\xed\xa0\x80");  // a surrogate
+  EXPECT_EQ(field_and_message(metadata).first, "line 2: metadata");
+  std::string accented = good;
+  accented.replace(accented.find("second line"), 6, "seconde \xc3\xa9");
+  EXPECT_EQ(parse_native_trace(accented, "ok.csv").records[0].label, "update layer \"3\", block 9\nseconde \xc3\xa9 line");
+}
+
 TEST(NativeTrace, ChromeTraceIsDrawnFromItWithArgs) {
   const nlohmann::json chrome = chrome_trace_json(chrome_timeline(sample_trace()));
   bool found = false;

@@ -118,6 +118,34 @@ TEST(ModelConfig, WrongTypesAreRejected) {
   expect_error(with_line("name", "name: {a: 1}"), "name");
 }
 
+// The name goes into summary.json, which nlohmann::json writes only as UTF-8: once a stray byte
+// here ended `asteria sim` with an internal error after the whole simulation.
+TEST(ModelConfig, TextMustBeUtf8) {
+  std::string message = expect_error(with_line("name", "name: toy\xff"), "name");
+  EXPECT_NE(message.find("expected UTF-8 text, found an invalid byte sequence at byte 4"), std::string::npos)
+      << message;
+  message = expect_error(minimal("origin: \"overlong \xc0\xaf\"\n"), "origin");
+  EXPECT_NE(message.find("at byte 10"), std::string::npos) << message;
+  EXPECT_EQ(parse_model_config(with_line("name", "name: t\xc3\xb6y"), kSource).name, "t\xc3\xb6y");
+}
+
+// Sizes whose products overflowed 64-bit counts (undefined behaviour in tokens() and in the
+// workload model's byte sizes), or whose layers alone exhausted memory in build_workload.
+TEST(ModelConfig, SizesAreBoundedSoThatDerivedCountsFit) {
+  std::string message = expect_error(with_line("layers", "layers: 1000000000"), "layers");
+  EXPECT_NE(message.find("expected at most 10000 layers, found 1000000000"), std::string::npos) << message;
+  message = expect_error(with_line("d_model", "d_model: 4611686018427387904"), "layers, d_model, mlp_hidden, vocab");
+  EXPECT_NE(message.find("expected at most 2^48 weights"), std::string::npos) << message;
+  message = expect_error(with_line("micro_batch", "micro_batch: 4611686018427387904"), "micro_batch, sequence_length");
+  EXPECT_NE(message.find("expected at most 2^48 activations per micro-batch"), std::string::npos) << message;
+  // Models far larger than any real one still read: 2e12 weights, a million-token context.
+  const ModelConfig big = parse_model_config(
+      "name: big\nlayers: 200\nd_model: 32768\nheads: 256\nmlp_hidden: 131072\nvocab: 1000000\n"
+      "sequence_length: 1048576\nmicro_batch: 1\n",
+      kSource);
+  EXPECT_EQ(big.tokens(), 1048576);
+}
+
 TEST(ModelConfig, HeadsMustDivideDModel) {
   const std::string message = expect_error(with_line("heads", "heads: 5"), "heads");
   EXPECT_NE(message.find("d_model"), std::string::npos) << message;
