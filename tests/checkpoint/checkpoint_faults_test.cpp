@@ -35,7 +35,7 @@ TEST(CheckpointFaults, EachDiskFaultIsAnIoErrorAndThePreviousCheckpointStillLoad
   for (const Fault& fault : faults) {
     SCOPED_TRACE(fault.name);
     ScratchDir dir;
-    const std::filesystem::path ckpt = dir / "ckpt";
+    const std::filesystem::path ckpt = dir.path() / "ckpt";
     write_two_chunks(ckpt, 1, nullptr);
     FaultyFileSystem files;
     fault.arm(files);
@@ -56,17 +56,17 @@ TEST(CheckpointFaults, ShortWritesAreContinuedAndTheCheckpointIsWhole) {
   ScratchDir dir;
   FaultyFileSystem files;
   files.largest_write = 7;
-  write_two_chunks(dir / "ckpt", 1, &files);
+  write_two_chunks(dir.path() / "ckpt", 1, &files);
   EXPECT_GT(files.writes, 1000);
-  const CheckpointReader r = CheckpointReader::open_latest(dir / "ckpt");
+  const CheckpointReader r = CheckpointReader::open_latest(dir.path() / "ckpt");
   EXPECT_EQ(r.read("block/layer1 block 0/values"), bytes_of(std::string(4096, 'B')));
 }
 
 TEST(CheckpointFaults, AnIoErrorWhileReadingNamesTheFileAndChunk) {
   ScratchDir dir;
-  write_two_chunks(dir / "ckpt", 1, nullptr);
+  write_two_chunks(dir.path() / "ckpt", 1, nullptr);
   FaultyFileSystem files;
-  const CheckpointReader r = CheckpointReader::open_latest(dir / "ckpt", &files);
+  const CheckpointReader r = CheckpointReader::open_latest(dir.path() / "ckpt", &files);
   files.fail_reads = true;
   try {
     (void)r.read("block/layer0 block 1/values");

@@ -81,7 +81,7 @@ TEST(CheckpointFormat, ChunksOutsideTheFileOverlappingOrTwiceAreRefused) {
 
 TEST(CheckpointFormat, SlotsAlternateAndTheNewestLoads) {
   ScratchDir dir;
-  const std::filesystem::path ckpt = dir / "ckpt";
+  const std::filesystem::path ckpt = dir.path() / "ckpt";
   write_checkpoint(ckpt, 1, "one");
   write_checkpoint(ckpt, 2, "two");
   write_checkpoint(ckpt, 3, "three");
@@ -99,7 +99,7 @@ TEST(CheckpointFormat, SlotsAlternateAndTheNewestLoads) {
 
 TEST(CheckpointFormat, AWriterThatNeverCommitsLeavesThePreviousCheckpoint) {
   ScratchDir dir;
-  const std::filesystem::path ckpt = dir / "ckpt";
+  const std::filesystem::path ckpt = dir.path() / "ckpt";
   write_checkpoint(ckpt, 1, "one");
   write_checkpoint(ckpt, 2, "two");
   {
@@ -116,7 +116,7 @@ TEST(CheckpointFormat, AWriterThatNeverCommitsLeavesThePreviousCheckpoint) {
 
 TEST(CheckpointFormat, ACorruptedChunkInTheNewestSlotFallsBackToTheOlderOneAndSaysWhy) {
   ScratchDir dir;
-  const std::filesystem::path ckpt = dir / "ckpt";
+  const std::filesystem::path ckpt = dir.path() / "ckpt";
   write_checkpoint(ckpt, 1, "one");
   write_checkpoint(ckpt, 2, "two");
   const Manifest newest = CheckpointReader::open_latest(ckpt).manifest();
@@ -131,7 +131,7 @@ TEST(CheckpointFormat, ACorruptedChunkInTheNewestSlotFallsBackToTheOlderOneAndSa
 
 TEST(CheckpointFormat, ATornDataFileOrAManifestOfAnotherCheckpointIsPassedOver) {
   ScratchDir dir;
-  const std::filesystem::path ckpt = dir / "ckpt";
+  const std::filesystem::path ckpt = dir.path() / "ckpt";
   write_checkpoint(ckpt, 1, "one");
   write_checkpoint(ckpt, 2, "two");
   std::filesystem::resize_file(ckpt / "slot-b" / "state.bin", 100);
@@ -147,7 +147,7 @@ TEST(CheckpointFormat, ATornDataFileOrAManifestOfAnotherCheckpointIsPassedOver) 
 
 TEST(CheckpointFormat, NoLoadableSlotIsAnInputErrorListingEachSlotsReason) {
   ScratchDir dir;
-  const std::filesystem::path ckpt = dir / "ckpt";
+  const std::filesystem::path ckpt = dir.path() / "ckpt";
   write_checkpoint(ckpt, 1, "one");
   std::filesystem::remove(ckpt / "slot-a" / "manifest.json");
   try {
@@ -157,8 +157,8 @@ TEST(CheckpointFormat, NoLoadableSlotIsAnInputErrorListingEachSlotsReason) {
     EXPECT_NE(std::string(e.what()).find("slot-a"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("slot-b"), std::string::npos) << e.what();
   }
-  EXPECT_THROW((void)CheckpointReader::open_latest(dir / "nowhere"), InputError);
-  EXPECT_THROW(CheckpointWriter(dir / "missing" / "ckpt", 1, {}), InputError);
+  EXPECT_THROW((void)CheckpointReader::open_latest(dir.path() / "nowhere"), InputError);
+  EXPECT_THROW(CheckpointWriter(dir.path() / "missing" / "ckpt", 1, {}), InputError);
 }
 
 }  // namespace

@@ -2,37 +2,19 @@
 // Scratch directories for checkpoint tests, and raw edits of checkpoint files that stand for a
 // crash or disk corruption.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "tests/io/temp_dir.hpp"
+
 namespace asteria::checkpoint::test {
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device entropy;
-    path_ = std::filesystem::temp_directory_path() /
-            ("asteria-checkpoint-" + std::to_string(::getpid()) + "-" + std::to_string(entropy()));
-    std::filesystem::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const noexcept { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
+// Scratch directories: the project's test TempDir.
+using ScratchDir = asteria::testing::TempDir;
 
 inline std::vector<std::byte> bytes_of(const std::string& text) {
   const auto* p = reinterpret_cast<const std::byte*>(text.data());

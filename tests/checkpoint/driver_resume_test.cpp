@@ -93,7 +93,7 @@ void expect_resume_is_exact(const Case& c, int k, int n) {
 
   Outcome straight;
   {
-    Machine machine(c.placement, dir / "nvme-straight", device_budget, host_budget);
+    Machine machine(c.placement, dir.path() / "nvme-straight", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
     for (int t = 0; t < n; ++t) driver.run_step();
@@ -102,14 +102,14 @@ void expect_resume_is_exact(const Case& c, int k, int n) {
   bool in_flight = false;
   bool spilled = false;
   {
-    Machine machine(c.placement, dir / "nvme-first", device_budget, host_budget);
+    Machine machine(c.placement, dir.path() / "nvme-first", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
     for (int t = 0; t < k; ++t) driver.run_step();
     for (std::size_t b = 0; b < driver.service().block_count(); ++b) in_flight |= driver.service().in_flight(b) > 0;
     for (std::size_t b = 0; b < driver.store().block_count(); ++b)
       spilled |= driver.store().location(b) == platform::Tier::nvme;
-    checkpoint::CheckpointWriter writer(dir / "ckpt", k, {});
+    checkpoint::CheckpointWriter writer(dir.path() / "ckpt", k, {});
     driver.save(writer);
     writer.commit();
   }
@@ -122,10 +122,10 @@ void expect_resume_is_exact(const Case& c, int k, int n) {
   }
   Outcome resumed;
   {
-    Machine machine(c.placement, dir / "nvme-second", device_budget, host_budget);
+    Machine machine(c.placement, dir.path() / "nvme-second", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
-    driver.restore(checkpoint::CheckpointReader::open_latest(dir / "ckpt"));
+    driver.restore(checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt"));
     EXPECT_EQ(driver.steps_done(), k);
     for (int t = k; t < n; ++t) EXPECT_EQ(driver.run_step().step, t + 1);
     resumed = outcome_of(driver, model);
@@ -162,11 +162,11 @@ TEST(DriverResume, ACheckpointOfAnotherOptimizerOrStalenessIsRefusedNamingTheChu
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(platform, model, OptimizerKind::soap, hp, full_numerics(1));
     for (int t = 0; t < 3; ++t) driver.run_step();
-    checkpoint::CheckpointWriter writer(dir / "ckpt", 3, {});
+    checkpoint::CheckpointWriter writer(dir.path() / "ckpt", 3, {});
     driver.save(writer);
     writer.commit();
   }
-  const checkpoint::CheckpointReader reader = checkpoint::CheckpointReader::open_latest(dir / "ckpt");
+  const checkpoint::CheckpointReader reader = checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt");
   {
     platform::fake::FakePlatform platform(fake_timing());
     SyntheticModel<T> model(small_stack());
@@ -198,7 +198,7 @@ TEST(DriverResume, DeferredUpdatesAndDataFreeRunsCannotBeCheckpointed) {
   o.schedule.defer_fraction = 0.5;
   StepDriver<T> driver(platform, model, OptimizerKind::adamw, hp, o);
   driver.run_step();
-  checkpoint::CheckpointWriter writer(dir / "ckpt", 1, {});
+  checkpoint::CheckpointWriter writer(dir.path() / "ckpt", 1, {});
   try {
     driver.save(writer);
     FAIL() << "a plan with deferred updates was checkpointed";

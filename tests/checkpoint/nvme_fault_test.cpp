@@ -49,7 +49,7 @@ TEST(NvmeFaultUnderTraining, ACorruptedBlockFileFailsTheStepNamingBlockAndFileAn
   ScratchDir dir;
   Weights<T> expected;
   {
-    NvmeMachine machine(dir / "nvme-straight");
+    NvmeMachine machine(dir.path() / "nvme-straight");
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
     for (int t = 0; t < 6; ++t) driver.run_step();
@@ -57,17 +57,17 @@ TEST(NvmeFaultUnderTraining, ACorruptedBlockFileFailsTheStepNamingBlockAndFileAn
     expected = weights_of(model);
   }
   {
-    NvmeMachine machine(dir / "nvme");
+    NvmeMachine machine(dir.path() / "nvme");
     SyntheticModel<T> model(small_stack());
     StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
     for (int t = 0; t < 3; ++t) driver.run_step();
-    checkpoint::CheckpointWriter writer(dir / "ckpt", 3, {});
+    checkpoint::CheckpointWriter writer(dir.path() / "ckpt", 3, {});
     driver.save(writer);
     writer.commit();
     const Weights<T> before = weights_of(model);
     // Bit rot in every block file: the payload past the header.
     int damaged = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(dir / "nvme"))
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path() / "nvme"))
       if (entry.path().extension() == ".blk" && entry.file_size() > 4200) {
         checkpoint::test::flip_bit(entry.path(), 4200);
         ++damaged;
@@ -91,10 +91,10 @@ TEST(NvmeFaultUnderTraining, ACorruptedBlockFileFailsTheStepNamingBlockAndFileAn
     EXPECT_TRUE(bitwise_equal(before.front(), after.front()));
   }
   // The checkpoint of step 3 (in another directory than the damaged tier) takes the run on.
-  NvmeMachine machine(dir / "nvme-resumed");
+  NvmeMachine machine(dir.path() / "nvme-resumed");
   SyntheticModel<T> model(small_stack());
   StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
-  driver.restore(checkpoint::CheckpointReader::open_latest(dir / "ckpt"));
+  driver.restore(checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt"));
   for (int t = 3; t < 6; ++t) driver.run_step();
   driver.finish();
   const Weights<T> resumed = weights_of(model);

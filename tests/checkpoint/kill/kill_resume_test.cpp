@@ -78,14 +78,14 @@ int kills() {
 
 TEST(KillDuringCheckpoint, EveryKilledRunResumesFromTheLastWholeCheckpointBitExact) {
   ScratchDir dir;
-  write_corpus(dir / "corpus");
+  write_corpus(dir.path() / "corpus");
   for (const char* optimizer : {"soap", "shampoo"}) {
     SCOPED_TRACE(optimizer);
     const std::string staleness = "3";
     const std::string tag = optimizer;
-    const ChildRun reference = run_child({(dir / ("ref-" + tag)).string(), (dir / "corpus").string(),
-                                          (dir / ("ref-nvme-" + tag)).string(), "0", staleness, optimizer},
-                                         dir / "ref.out");
+    const ChildRun reference = run_child({(dir.path() / ("ref-" + tag)).string(), (dir.path() / "corpus").string(),
+                                          (dir.path() / ("ref-nvme-" + tag)).string(), "0", staleness, optimizer},
+                                         dir.path() / "ref.out");
     ASSERT_TRUE(WIFEXITED(reference.status) && WEXITSTATUS(reference.status) == 0) << "the reference run failed";
     ASSERT_FALSE(reference.digests.empty());
     ASSERT_GT(reference.calls, 20);
@@ -94,17 +94,17 @@ TEST(KillDuringCheckpoint, EveryKilledRunResumesFromTheLastWholeCheckpointBitExa
     int killed = 0, resumed = 0;
     const int runs = std::string(optimizer) == "soap" ? kills() : kills() / 4;
     for (int i = 0; i < runs; ++i) {
-      const std::filesystem::path ckpt = dir / ("run" + std::to_string(i));
-      const std::string nvme = (dir / ("nvme" + std::to_string(i))).string();
+      const std::filesystem::path ckpt = dir.path() / ("run" + std::to_string(i));
+      const std::string nvme = (dir.path() / ("nvme" + std::to_string(i))).string();
       const long kill_at = point(random);
-      const ChildRun first = run_child({ckpt.string(), (dir / "corpus").string(), nvme, std::to_string(kill_at), staleness,
-                                        optimizer},
-                                       dir / "first.out");
+      const std::string corpus = (dir.path() / "corpus").string();
+      const ChildRun first = run_child({ckpt.string(), corpus, nvme, std::to_string(kill_at), staleness, optimizer},
+                                       dir.path() / "first.out");
       ASSERT_TRUE(WIFSIGNALED(first.status) && WTERMSIG(first.status) == SIGKILL)
           << "run " << i << " was not killed at checkpoint call " << kill_at;
       ++killed;
-      const ChildRun second = run_child({ckpt.string(), (dir / "corpus").string(), nvme, "0", staleness, optimizer},
-                                        dir / "second.out");
+      const ChildRun second = run_child({ckpt.string(), corpus, nvme, "0", staleness, optimizer},
+                                        dir.path() / "second.out");
       ASSERT_TRUE(WIFEXITED(second.status) && WEXITSTATUS(second.status) == 0)
           << "run " << i << " (killed at call " << kill_at << ") could not go on";
       EXPECT_EQ(second.digests, reference.digests) << "run " << i << " killed at call " << kill_at << ", resumed from step "
