@@ -12,6 +12,7 @@
 #include "core/common/error.hpp"
 #include "core/data/binary_check.hpp"
 #include "core/data/corpus.hpp"
+#include "tests/data/data_test_support.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace asteria::data {
@@ -20,10 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using asteria::testing::TempDir;
 
-void write_file(const fs::path& file, const std::string& content) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << content;
-}
+using testing::write_file;
 
 // Bytes as a compressed or encrypted file holds them (a fixed LCG, no NUL byte).
 std::string noise(std::size_t size) {

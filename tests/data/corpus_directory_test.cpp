@@ -22,10 +22,7 @@ using asteria::testing::TempDir;
 using testing::documents_of;
 using testing::sorted;
 
-void write_file(const fs::path& file, const std::string& content) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << content;
-}
+using testing::write_file;
 
 CorpusOptions python_files(double validation_fraction = 0.0, std::uint64_t seed = 1) {
   CorpusOptions options;

@@ -2,6 +2,8 @@
 // Helpers shared by the data tests.
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,12 @@ inline std::vector<std::string> documents_of(const std::vector<std::uint8_t>& st
   }
   if (!current.empty()) documents.push_back(current + "<no end-of-document byte>");
   return documents;
+}
+
+// Writes `content` to `file`, creating its directories.
+inline void write_file(const std::filesystem::path& file, const std::string& content) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << content;
 }
 
 inline std::vector<std::string> sorted(std::vector<std::string> items) {

@@ -8,6 +8,7 @@
 
 #include "core/common/error.hpp"
 #include "core/data/corpus.hpp"
+#include "tests/data/data_test_support.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace asteria::data {
@@ -16,10 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using asteria::testing::TempDir;
 
-void write_file(const fs::path& file, const std::string& content) {
-  fs::create_directories(file.parent_path());
-  std::ofstream(file, std::ios::binary) << content;
-}
+using testing::write_file;
 
 TEST(DefaultCorpus, PicksTheNewestVersionNumericallyWithPythonFiles) {
   TempDir root;
