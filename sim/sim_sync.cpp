@@ -1,5 +1,6 @@
 #include "sim/sim_sync.hpp"
 
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -26,10 +27,23 @@ void SimMutex::lock() {
   owner_ = sg4::Actor::self();
 }
 
+namespace {
+
+// Every actor left is a daemon: the mains have returned and SimGrid is stopping the rest.
+bool only_daemons_left() {
+  for (const sg4::ActorPtr& actor : sg4::Engine::get_instance()->get_all_actors())
+    if (!actor->is_daemon()) return false;
+  return true;
+}
+
+}  // namespace
+
 void SimMutex::unlock() {
   if (!in_actor()) return;
   if (owner_ != sg4::Actor::self()) return;
   owner_ = nullptr;
+  // Checked only while unwinding (rare): a stopped actor unwinds through its lock guards.
+  if (std::uncaught_exceptions() > 0 && only_daemons_left()) return;
   native_->unlock();
 }
 

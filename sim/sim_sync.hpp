@@ -25,7 +25,9 @@ class SimMutex final : public platform::Mutex {
   void lock() override;
   // Unlocking a mutex the calling actor does not hold is ignored: it happens only when an actor
   // is killed at the end of the simulation while waiting on a condition variable, and the
-  // unwinding releases its lock guard.
+  // unwinding releases its lock guard. An actor unwinding once only daemons are left (they are
+  // being stopped: the run is over) lets go of the mutex without calling the engine, which
+  // answers no calls from stopped actors under thread contexts (the call would never return).
   void unlock() override;
 
  private:

@@ -27,27 +27,28 @@ void claim_the_engine() {
         "run further simulations in child processes (sim/child_process.hpp)");
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
+// Sanitizers follow threads, not the stack switches of SimGrid's default actor contexts.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kUnderSanitizer = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kUnderAddressSanitizer = true;
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kUnderSanitizer = true;
 #else
-constexpr bool kUnderAddressSanitizer = false;
+constexpr bool kUnderSanitizer = false;
 #endif
 #else
-constexpr bool kUnderAddressSanitizer = false;
+constexpr bool kUnderSanitizer = false;
 #endif
 
 std::unique_ptr<sg4::Engine> make_engine() {
   char program[] = "asteria-sim";
   char quiet[] = "--log=root.thres:critical";
   // SimGrid's default actor contexts switch stacks in assembly, which AddressSanitizer cannot
-  // follow (false reports when an actor throws); under it, each actor gets a thread instead
-  // (still one running at a time).
+  // follow (false reports when an actor throws) and ThreadSanitizer takes for one thread; under
+  // either, each actor gets a thread instead (still one running at a time).
   char threads[] = "--cfg=contexts/factory:thread";
-  char* argv[] = {program, quiet, kUnderAddressSanitizer ? threads : nullptr, nullptr};
-  int argc = kUnderAddressSanitizer ? 3 : 2;
+  char* argv[] = {program, quiet, kUnderSanitizer ? threads : nullptr, nullptr};
+  int argc = kUnderSanitizer ? 3 : 2;
   auto engine = std::make_unique<sg4::Engine>(&argc, argv);
   // The default LV08 network model caps a flow by TCP window (gamma) over latency and scales
   // bandwidth and latency by factors fitted for Ethernet: NVLink or C2C links would not get

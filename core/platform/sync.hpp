@@ -30,7 +30,9 @@ class ConditionVariable {
 class LockGuard {
  public:
   explicit LockGuard(Mutex& m) : m_(m) { m_.lock(); }
-  ~LockGuard() { m_.unlock(); }
+  // May throw: in simulation, unlocking is a call into the engine, where an actor stopped at the
+  // end of the run receives the exception that unwinds it (it must not end in std::terminate).
+  ~LockGuard() noexcept(false) { m_.unlock(); }
   LockGuard(const LockGuard&) = delete;
   LockGuard& operator=(const LockGuard&) = delete;
 
