@@ -414,7 +414,8 @@ void validate(const RunSpec& s) {
   if (s.trace.units && !s.trace.enabled) throw InputError(source, "--trace-units", "--trace as well");
   if (s.trace.units && *s.trace.units < 1) throw InputError(source, "--trace-units", "an integer >= 1");
   if (s.trace.enabled && !s.out) throw InputError(source, "--trace", "--out DIR as well (the trace files go there)");
-  if (s.overwrite && !s.out) throw InputError(source, "--overwrite", "--out DIR as well");
+  // train's --overwrite also replaces the checkpoints of --checkpoint-dir: its verb checks it.
+  if (s.overwrite && !s.out && s.verb != RunVerb::train) throw InputError(source, "--overwrite", "--out DIR as well");
 }
 
 }  // namespace asteria::cli

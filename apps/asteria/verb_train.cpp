@@ -10,6 +10,7 @@
 #include "apps/asteria/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/train.hpp"
+#include "core/common/error.hpp"
 #include "apps/asteria/train_resume.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
@@ -87,6 +88,9 @@ TrainSettings settings_from(const po::variables_map& v) {
   s.blas_threads = v["blas-threads"].as<int>();
   s.checkpoint_every = v["checkpoint-every"].as<int>();
   if (v.count("checkpoint-dir") != 0) s.checkpoint_dir = v["checkpoint-dir"].as<std::string>();
+  if (s.spec.overwrite && !s.spec.out && !s.checkpoint_dir)
+    throw InputError("command line", "--overwrite",
+                     "--out DIR or --checkpoint-dir DIR as well (what it replaces: results, checkpoints)");
   return s;
 }
 

@@ -116,6 +116,16 @@ TEST(TrainResume, ChangedSettingsCheckpointsInTheWayAndDeferredUpdatesAreRefused
   const auto mixed = testing::run_cli(first);
   EXPECT_NE(mixed.code, 0);
   EXPECT_NE(mixed.err.find("holds checkpoints of an earlier run"), std::string::npos) << mixed.err;
+  // --overwrite replaces them, with --checkpoint-dir alone (no --out); with neither it is refused.
+  std::vector<std::string> replace = first;
+  replace.push_back("--overwrite");
+  const auto replaced = testing::run_cli(replace);
+  EXPECT_EQ(replaced.code, 0) << replaced.err;
+  std::vector<std::string> overwrite_nothing = train_args(dir.path() / "corpus", "soap", 1, 2);
+  overwrite_nothing.push_back("--overwrite");
+  const auto nothing = testing::run_cli(overwrite_nothing);
+  EXPECT_NE(nothing.code, 0);
+  EXPECT_NE(nothing.err.find("--out DIR or --checkpoint-dir DIR"), std::string::npos) << nothing.err;
 
   // Checkpoints without a place, and with deferred updates, are refused before any step.
   std::vector<std::string> nowhere = train_args(dir.path() / "corpus", "soap", 1, 2);
