@@ -5,17 +5,16 @@
 // NVMe tier.
 #include <gtest/gtest.h>
 
-#include <optional>
+#include <memory>
 
-#include "core/real/nvme/nvme_store.hpp"
-#include "core/real/real_platform.hpp"
-#include "core/real/tier_backend.hpp"
 #include "tests/checkpoint/checkpoint_test_support.hpp"
+#include "tests/checkpoint/nvme_machine.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
 namespace asteria::runtime::test {
 namespace {
 
+using checkpoint::test::Machine;
 using checkpoint::test::ScratchDir;
 using T = float;
 
@@ -27,30 +26,14 @@ struct Outcome {
 enum class Placement { device, tiered_nvme };
 
 // One platform (and its NVMe tier) per driver life, as a new process would have.
-class Machine {
- public:
-  Machine(Placement placement, const std::filesystem::path& nvme_dir, std::size_t device_budget, std::size_t host_budget) {
-    real::RealPlatformOptions o;
-    o.host_threads = 2;
-    o.device_model = {1e15, 0.0, 0.0};
-    if (placement == Placement::tiered_nvme) {
-      std::filesystem::create_directories(nvme_dir);
-      store_.emplace(nvme_dir, real::NvmeOptions{});
-      tier_.emplace(*store_);
-      o.nvme = &*tier_;
-      o.memory.budgets.device = device_budget;
-      o.memory.budgets.host = host_budget;
-      o.memory.budgets.nvme = std::size_t{1} << 30;
-    }
-    platform_.emplace(o);
-  }
-  real::RealPlatform& platform() { return *platform_; }
-
- private:
-  std::optional<real::NvmeStore> store_;
-  std::optional<real::NvmeStoreTier<real::NvmeStore>> tier_;
-  std::optional<real::RealPlatform> platform_;  // last: destroyed first
-};
+std::unique_ptr<Machine> machine_for(Placement placement, const std::filesystem::path& nvme_dir,
+                                     std::size_t device_budget, std::size_t host_budget) {
+  if (placement == Placement::device) return std::make_unique<Machine>();
+  real::TierBudgets budgets;
+  budgets.device = device_budget;
+  budgets.host = host_budget;
+  return std::make_unique<Machine>(nvme_dir, budgets);
+}
 
 DriverOptions options_for(Placement placement, int staleness) {
   DriverOptions o = full_numerics(staleness);
@@ -93,18 +76,18 @@ void expect_resume_is_exact(const Case& c, int k, int n) {
 
   Outcome straight;
   {
-    Machine machine(c.placement, dir.path() / "nvme-straight", device_budget, host_budget);
+    const auto machine = machine_for(c.placement, dir.path() / "nvme-straight", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
+    StepDriver<T> driver(machine->platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
     for (int t = 0; t < n; ++t) driver.run_step();
     straight = outcome_of(driver, model);
   }
   bool in_flight = false;
   bool spilled = false;
   {
-    Machine machine(c.placement, dir.path() / "nvme-first", device_budget, host_budget);
+    const auto machine = machine_for(c.placement, dir.path() / "nvme-first", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
+    StepDriver<T> driver(machine->platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
     for (int t = 0; t < k; ++t) driver.run_step();
     for (std::size_t b = 0; b < driver.service().block_count(); ++b) in_flight |= driver.service().in_flight(b) > 0;
     for (std::size_t b = 0; b < driver.store().block_count(); ++b)
@@ -122,9 +105,9 @@ void expect_resume_is_exact(const Case& c, int k, int n) {
   }
   Outcome resumed;
   {
-    Machine machine(c.placement, dir.path() / "nvme-second", device_budget, host_budget);
+    const auto machine = machine_for(c.placement, dir.path() / "nvme-second", device_budget, host_budget);
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(machine.platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
+    StepDriver<T> driver(machine->platform(), model, c.kind, hp, options_for(c.placement, c.staleness));
     driver.restore(checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt"));
     EXPECT_EQ(driver.steps_done(), k);
     for (int t = k; t < n; ++t) EXPECT_EQ(driver.run_step().step, t + 1);

@@ -4,38 +4,19 @@
 // before the damage restores the run in a new driver, which then goes on bit for bit.
 #include <gtest/gtest.h>
 
-#include <optional>
+#include <cmath>
 
-#include "core/real/nvme/nvme_store.hpp"
-#include "core/real/real_platform.hpp"
-#include "core/real/tier_backend.hpp"
 #include "core/runtime/store/store_errors.hpp"
 #include "tests/checkpoint/checkpoint_test_support.hpp"
+#include "tests/checkpoint/nvme_machine.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
 namespace asteria::runtime::test {
 namespace {
 
+using checkpoint::test::Machine;
 using checkpoint::test::ScratchDir;
 using T = float;
-
-// A platform whose state rests on an NVMe tier in `dir`.
-struct NvmeMachine {
-  explicit NvmeMachine(const std::filesystem::path& dir) {
-    std::filesystem::create_directories(dir);
-    store.emplace(dir, real::NvmeOptions{});
-    tier.emplace(*store);
-    real::RealPlatformOptions o;
-    o.host_threads = 2;
-    o.device_model = {1e15, 0.0, 0.0};
-    o.nvme = &*tier;
-    o.memory.budgets.nvme = std::size_t{1} << 30;
-    platform.emplace(o);
-  }
-  std::optional<real::NvmeStore> store;
-  std::optional<real::NvmeStoreTier<real::NvmeStore>> tier;
-  std::optional<real::RealPlatform> platform;
-};
 
 DriverOptions on_nvme() {
   DriverOptions o = full_numerics(1);
@@ -49,17 +30,17 @@ TEST(NvmeFaultUnderTraining, ACorruptedBlockFileFailsTheStepNamingBlockAndFileAn
   ScratchDir dir;
   Weights<T> expected;
   {
-    NvmeMachine machine(dir.path() / "nvme-straight");
+    Machine machine(dir.path() / "nvme-straight");
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
+    StepDriver<T> driver(machine.platform(), model, kind, hp, on_nvme());
     for (int t = 0; t < 6; ++t) driver.run_step();
     driver.finish();
     expected = weights_of(model);
   }
   {
-    NvmeMachine machine(dir.path() / "nvme");
+    Machine machine(dir.path() / "nvme");
     SyntheticModel<T> model(small_stack());
-    StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
+    StepDriver<T> driver(machine.platform(), model, kind, hp, on_nvme());
     for (int t = 0; t < 3; ++t) driver.run_step();
     checkpoint::CheckpointWriter writer(dir.path() / "ckpt", 3, {});
     driver.save(writer);
@@ -91,9 +72,9 @@ TEST(NvmeFaultUnderTraining, ACorruptedBlockFileFailsTheStepNamingBlockAndFileAn
     EXPECT_TRUE(bitwise_equal(before.front(), after.front()));
   }
   // The checkpoint of step 3 (in another directory than the damaged tier) takes the run on.
-  NvmeMachine machine(dir.path() / "nvme-resumed");
+  Machine machine(dir.path() / "nvme-resumed");
   SyntheticModel<T> model(small_stack());
-  StepDriver<T> driver(*machine.platform, model, kind, hp, on_nvme());
+  StepDriver<T> driver(machine.platform(), model, kind, hp, on_nvme());
   driver.restore(checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt"));
   for (int t = 3; t < 6; ++t) driver.run_step();
   driver.finish();
