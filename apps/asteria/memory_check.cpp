@@ -36,13 +36,21 @@ workload::MemoryLimit machine_memory() {
 }
 
 void check_train_memory(const workload::ModelConfig& config, bool activations_on_host,
-                        const workload::MemoryLimit& limit) {
+                        const std::optional<TrainOptimizer>& optimizer, const workload::MemoryLimit& limit) {
   workload::ModelFootprint f = workload::weights_footprint(config, sizeof(float));
   if (activations_on_host)
     f.activations = model::workspace_bytes(config, config.micro_batch, config.sequence_length, sizeof(float));
   workload::FootprintNames names;
   names.model_source = config.name;
   names.holder = "one rank's model";
+  if (optimizer) {
+    f.optimizer_state = workload::optimizer_state_size(config, optimizer->kind, optimizer->hp, sizeof(float)).bytes;
+    names.state_note = "--optimizer " + std::string(optim::to_string(optimizer->kind)) +
+                       (optimizer->kind == optim::OptimizerKind::adamw || optimizer->kind == optim::OptimizerKind::muon
+                            ? std::string()
+                            : ", --max-precond-dim " + std::to_string(optimizer->hp.max_precond_dim)) +
+                       "; built in host memory before it is placed";
+  }
   workload::check_footprint(f, config, limit, names);
 }
 

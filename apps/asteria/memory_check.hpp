@@ -4,6 +4,7 @@
 // and the bytes available, where it used to end in std::bad_alloc or the OOM killer after
 // seconds or minutes of work. Estimates: core/workload/model_footprint.hpp.
 #include <cstddef>
+#include <optional>
 
 #include "core/optim/hyperparameters.hpp"
 #include "core/platform/execution.hpp"
@@ -17,8 +18,15 @@ namespace asteria::cli {
 workload::MemoryLimit machine_memory();
 
 // `asteria train`: one rank's model (weights, gradients and, when `activations_on_host`, the
-// activations of config.micro_batch sequences of config.sequence_length) in float.
+// activations of config.micro_batch sequences of config.sequence_length) in float and, with an
+// optimizer, its whole state in float: the driver builds every block's state in host memory
+// before the store places it (data-parallel ranks too, sharded or not).
+struct TrainOptimizer {
+  optim::OptimizerKind kind = optim::OptimizerKind::soap;
+  optim::Hyperparameters hp;
+};
 void check_train_memory(const workload::ModelConfig& config, bool activations_on_host,
+                        const std::optional<TrainOptimizer>& optimizer,
                         const workload::MemoryLimit& limit = machine_memory());
 
 // Simulated or synthetic runs of a model config's weights on `units` ranks in this process:

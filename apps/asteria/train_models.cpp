@@ -76,9 +76,6 @@ class CudaTrainModel final : public TrainModel {
 
 std::unique_ptr<TrainModel> make_train_model(const std::string& device, const workload::ModelConfig& config,
                                              std::uint64_t seed) {
-  // Before any allocation: a model or a batch past the machine's memory is an InputError naming
-  // them, not a std::bad_alloc (CUDA keeps the activations on the GPU).
-  check_train_memory(config, /*activations_on_host=*/device != "cuda");
   if (device == "cpu") return std::make_unique<CpuTrainModel>(config, seed);
   if (device != "cuda") throw InputError("command line", "--device", "expected cpu or cuda, found '" + device + "'");
 #if ASTERIA_HAVE_CUDA

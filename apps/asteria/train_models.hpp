@@ -35,9 +35,8 @@ class TrainModel {
 };
 
 // device "cpu" or "cuda". Throws InputError naming --device when the device is not available
-// (a build without CUDA, a machine without a GPU) and for a model the implementation rejects;
-// before allocating, InputError naming the model's shape field or --batch for a model that
-// needs more memory than the machine holds (check_train_memory).
+// (a build without CUDA, a machine without a GPU) and for a model the implementation rejects.
+// The caller checks the memory first (check_train_memory).
 std::unique_ptr<TrainModel> make_train_model(const std::string& device, const workload::ModelConfig& config,
                                              std::uint64_t seed);
 

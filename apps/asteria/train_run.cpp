@@ -17,6 +17,7 @@
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
 #include "apps/asteria/train_checkpoint.hpp"
+#include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -161,6 +162,10 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     throw InputError("command line", "--micro-batches",
                      "a divisor of each rank's " + std::to_string(rank_batch) + " sequences, found " +
                          std::to_string(micro_batched));
+  // Before any allocation: a model, a batch or an optimizer state past the machine's memory is an
+  // InputError naming them, not a std::bad_alloc (CUDA keeps the activations on the GPU).
+  check_train_memory(rank_config, /*activations_on_host=*/settings.device != "cuda",
+                     TrainOptimizer{spec.optimizer, spec.hp});
   // The same seed on every rank: replicas start from the same weights.
   const std::unique_ptr<TrainModel> model = make_train_model(settings.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());

@@ -13,6 +13,7 @@
 #include "apps/asteria/memory_check.hpp"
 #include "core/common/error.hpp"
 #include "core/data/corpus.hpp"
+#include "core/model/gpt.hpp"
 #include "tests/apps/child_cli.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
@@ -70,7 +71,9 @@ TEST(InputLimits, TrainRefusesAModelOrABatchPastTheMachinesMemory) {
   EXPECT_EQ(model.code, 1) << model.err;
   EXPECT_NE(model.err.find("tiny: d_model: expected a model that fits in memory, at most "), std::string::npos)
       << model.err;
-  EXPECT_NE(model.err.find("need 1.13 PB for one rank's model (weights 563 TB, gradients 563 TB"), std::string::npos)
+  EXPECT_NE(model.err.find("need 4.50 PB for one rank's model (weights 563 TB, gradients 563 TB, activations 51.5 GB, "
+                           "optimizer state 3.38 PB (--optimizer soap"),
+            std::string::npos)
       << model.err;
   // 10^7 sequences: 11 TB of activations, past any machine (10^5 were 112 GB here).
   const auto batch = testing::run_cli({"train", "--model", "tiny", "--batch", "10000000", "--data", corpus, "--steps",
@@ -92,16 +95,40 @@ TEST(InputLimits, TrainRefusesAModelOrABatchPastTheMachinesMemory) {
 TEST(InputLimits, TheTrainCheckComparesAgainstTheLimitItIsGiven) {
   workload::ModelConfig c = workload::find_model_config("tiny");
   c.micro_batch = 64;
-  EXPECT_NO_THROW(check_train_memory(c, true, {1e9, "a test budget"}));
+  EXPECT_NO_THROW(check_train_memory(c, true, std::nullopt, {1e9, "a test budget"}));
   try {
-    check_train_memory(c, true, {1e7, "a test budget"});
+    check_train_memory(c, true, std::nullopt, {1e7, "a test budget"});
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "--batch");
     EXPECT_NE(std::string(e.what()).find("at most 10.0 MB (a test budget)"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(check_train_memory(c, false, {1e7, "a test budget"}));  // activations on the GPU
+  EXPECT_NO_THROW(check_train_memory(c, false, std::nullopt, {1e7, "a test budget"}));  // activations on the GPU
   EXPECT_GT(machine_memory().bytes, 1e8);
+}
+
+TEST(InputLimits, TheTrainCheckCountsTheOptimizerStateItBuildsOnTheHost) {
+  const workload::ModelConfig c = workload::find_model_config("tiny");
+  workload::ModelFootprint model = workload::weights_footprint(c, sizeof(float));
+  model.activations = model::workspace_bytes(c, c.micro_batch, c.sequence_length, sizeof(float));
+  TrainOptimizer soap{optim::OptimizerKind::soap, {}};
+  const double state = workload::optimizer_state_size(c, soap.kind, soap.hp, sizeof(float)).bytes;
+  ASSERT_GT(state, 0.0);
+  // Room for the model but not for the model and SOAP's state.
+  const workload::MemoryLimit limit{model.total() + state / 2, "a test budget"};
+  EXPECT_NO_THROW(check_train_memory(c, true, std::nullopt, limit));
+  try {
+    check_train_memory(c, true, soap, limit);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("optimizer state " + workload::bytes_text(state)), std::string::npos) << what;
+    EXPECT_NE(what.find("--optimizer soap, --max-precond-dim"), std::string::npos) << what;
+  }
+  // AdamW's two moments are smaller than SOAP's factors and bases here: it fits.
+  const double adamw = workload::optimizer_state_size(c, optim::OptimizerKind::adamw, {}, sizeof(float)).bytes;
+  ASSERT_LT(adamw, state / 2);
+  EXPECT_NO_THROW(check_train_memory(c, true, TrainOptimizer{optim::OptimizerKind::adamw, {}}, limit));
 }
 
 TEST(InputLimits, SimAndSynthRefuseAModelTheyCannotHold) {
