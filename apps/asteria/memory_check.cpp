@@ -35,6 +35,13 @@ workload::MemoryLimit machine_memory() {
   return {physical, "the machine's physical memory"};
 }
 
+workload::MemoryLimit share_of_node(workload::MemoryLimit limit, int ranks_on_node) {
+  if (ranks_on_node <= 1) return limit;
+  limit.bytes /= ranks_on_node;
+  limit.what += ", shared by the " + std::to_string(ranks_on_node) + " ranks on this node";
+  return limit;
+}
+
 void check_train_memory(const workload::ModelConfig& config, bool activations_on_host,
                         const std::optional<TrainOptimizer>& optimizer, const workload::MemoryLimit& limit) {
   workload::ModelFootprint f = workload::weights_footprint(config, sizeof(float));

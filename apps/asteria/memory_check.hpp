@@ -17,6 +17,9 @@ namespace asteria::cli {
 // one is set and lower.
 workload::MemoryLimit machine_memory();
 
+// What one of `ranks_on_node` processes that share a machine's memory may use: an equal share.
+workload::MemoryLimit share_of_node(workload::MemoryLimit limit, int ranks_on_node);
+
 // `asteria train`: one rank's model (weights, gradients and, when `activations_on_host`, the
 // activations of config.micro_batch sequences of config.sequence_length) in float and, with an
 // optimizer, its whole state in float: the driver builds every block's state in host memory

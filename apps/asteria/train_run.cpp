@@ -164,8 +164,14 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                          std::to_string(micro_batched));
   // Before any allocation: a model, a batch or an optimizer state past the machine's memory is an
   // InputError naming them, not a std::bad_alloc (CUDA keeps the activations on the GPU).
+  // Ranks on one node share its memory.
+  int on_my_node = 1;
+  if (comm != nullptr && place.ranks > 1) {
+    on_my_node = 0;
+    for (int r = 0; r < place.ranks; ++r) on_my_node += comm->node_of(r) == comm->node_of(place.rank) ? 1 : 0;
+  }
   check_train_memory(rank_config, /*activations_on_host=*/settings.device != "cuda",
-                     TrainOptimizer{spec.optimizer, spec.hp});
+                     TrainOptimizer{spec.optimizer, spec.hp}, share_of_node(machine_memory(), on_my_node));
   // The same seed on every rank: replicas start from the same weights.
   const std::unique_ptr<TrainModel> model = make_train_model(settings.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());

@@ -107,6 +107,26 @@ TEST(InputLimits, TheTrainCheckComparesAgainstTheLimitItIsGiven) {
   EXPECT_GT(machine_memory().bytes, 1e8);
 }
 
+TEST(InputLimits, RanksOnOneNodeEachGetAnEqualShareOfItsMemory) {
+  const workload::MemoryLimit machine{8e9, "the machine's physical memory"};
+  EXPECT_EQ(share_of_node(machine, 1).bytes, 8e9);
+  EXPECT_EQ(share_of_node(machine, 1).what, machine.what);
+  const workload::MemoryLimit quarter = share_of_node(machine, 4);
+  EXPECT_EQ(quarter.bytes, 2e9);
+  EXPECT_EQ(quarter.what, "the machine's physical memory, shared by the 4 ranks on this node");
+  // A model that fits the machine but not a quarter of it is refused on a rank of four.
+  workload::ModelConfig c = workload::find_model_config("tiny");
+  c.micro_batch = 64;
+  const workload::ModelFootprint f = [&] {
+    workload::ModelFootprint m = workload::weights_footprint(c, sizeof(float));
+    m.activations = model::workspace_bytes(c, c.micro_batch, c.sequence_length, sizeof(float));
+    return m;
+  }();
+  const workload::MemoryLimit room{f.total() * 2, "a test budget"};
+  EXPECT_NO_THROW(check_train_memory(c, true, std::nullopt, room));
+  EXPECT_THROW(check_train_memory(c, true, std::nullopt, share_of_node(room, 4)), InputError);
+}
+
 TEST(InputLimits, TheTrainCheckCountsTheOptimizerStateItBuildsOnTheHost) {
   const workload::ModelConfig c = workload::find_model_config("tiny");
   workload::ModelFootprint model = workload::weights_footprint(c, sizeof(float));
