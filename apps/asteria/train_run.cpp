@@ -11,13 +11,13 @@
 #include <thread>
 #include <utility>
 
+#include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
 #include "apps/asteria/train_checkpoint.hpp"
-#include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -163,8 +163,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                      "a divisor of each rank's " + std::to_string(rank_batch) + " sequences, found " +
                          std::to_string(micro_batched));
   // Before any allocation: a model, a batch or an optimizer state past the machine's memory is an
-  // InputError naming them, not a std::bad_alloc (CUDA keeps the activations on the GPU).
-  // Ranks on one node share its memory.
+  // InputError naming them, not a std::bad_alloc (CUDA keeps the activations on the GPU). Ranks
+  // on one node share its memory.
   int on_my_node = 1;
   if (comm != nullptr && place.ranks > 1) {
     on_my_node = 0;
