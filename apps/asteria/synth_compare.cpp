@@ -40,7 +40,8 @@ double measure_full_refresh(const SynthSettings& s) {
     std::vector<std::unique_ptr<optim::RefreshJob<float>>> jobs;
     for (auto& tensor : tensors)
       for (auto& block : tensor->blocks())
-        if (auto job = block.optimizer->snapshot(warmup + 1)) jobs.push_back(std::move(job));
+        if (auto job = block.optimizer->snapshot(p.math(platform::Tier::device), warmup + 1))
+          jobs.push_back(std::move(job));
     const platform::Seconds start = p.clock().now();
     std::vector<platform::Pending> done;
     for (auto& job : jobs) {

@@ -1,6 +1,7 @@
 #pragma once
-// AdamW (decoupled weight decay), per block. Also the fallback for tensors of order <= 1 and
-// Shampoo's grafting direction.
+// AdamW (decoupled weight decay), per block. Also the fallback for tensors of order <= 1.
+// apply() is one pass over memory (ops::AdamWStep): an element whose update is non-finite keeps
+// its weight and moments, the others are updated, and apply() returns false.
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
 
@@ -11,8 +12,8 @@ class AdamWBlock final : public BlockOptimizer<T> {
  public:
   AdamWBlock(const Hyperparameters& hp, index rows, index cols);
   std::string_view name() const noexcept override { return "adamw"; }
-  void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
-  bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
+  void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) override;
+  bool apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
  private:
   Hyperparameters hp_;

@@ -11,12 +11,17 @@
 //
 // The synchronous schedule of step t (TensorOptimizer, the reference every runtime must match
 // when staleness is 0) is, per block:
-//   accumulate(g, t);
-//   if (refresh_due(t)) { job = snapshot(t); job->run(); }
-//   if activation_delay() == 0: publish(job) now          (Shampoo: the step's update uses it)
-//   apply(w, g, t);
-//   if activation_delay() == 1: publish(job) after apply  (SOAP: the next step uses it)
+//   accumulate(device, g, t);
+//   if (refresh_due(t)) { job = snapshot(device, t); job->run(); }
+//   if activation_delay() == 0: publish(device, job) now          (Shampoo: the step's update uses it)
+//   apply(device, w, g, t);
+//   if activation_delay() == 1: publish(device, job) after apply  (SOAP: the next step uses it)
 // A runtime with staleness bound S publishes the same job at most S steps later.
+//
+// Accumulate, apply and publish are written once, as device operations (core/ops/device.hpp), and
+// run on the device whose memory holds the block's state and the step's weights and gradient:
+// every view they receive (weights, gradient, the state's tensors) is that device's memory. A
+// refresh job runs on the host: snapshot() downloads what it needs, publish() uploads its result.
 #include <cstdint>
 #include <cstddef>
 #include <memory>
@@ -26,6 +31,7 @@
 
 #include "core/common/status.hpp"
 #include "core/linalg/matrix.hpp"
+#include "core/ops/device.hpp"
 #include "core/optim/block_state.hpp"
 #include "core/platform/cost.hpp"
 
@@ -85,7 +91,7 @@ class BlockOptimizer {
   index cols() const noexcept { return cols_; }
 
   // Phase 1. `grad` is finite (the caller checks).
-  virtual void accumulate(linalg::ConstMatrixView<T> grad, Step t) = 0;
+  virtual void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) = 0;
 
   // Phase 2. Optimizers without a refresh keep the defaults.
   // The refresh schedule is one pure function of how many gradients the block's statistics have
@@ -95,30 +101,34 @@ class BlockOptimizer {
   virtual bool refresh_due_after(std::int64_t /*statistics_updates*/) const { return false; }
   // Whether a refresh is due now, after this step's accumulate.
   bool refresh_due(Step /*t*/) const { return refresh_due_after(statistics_updates()); }
-  virtual std::unique_ptr<RefreshJob<T>> snapshot(Step /*t*/) const { return nullptr; }
+  virtual std::unique_ptr<RefreshJob<T>> snapshot(ops::Device& /*device*/, Step /*t*/) const { return nullptr; }
   // snapshot(t), refilling `spare` (a resolved job of this block, or null) when it fits, so
   // that the shadow buffers of a long run are allocated once: snapshots happen on the training
   // thread, and fresh multi-megabyte buffers cost it page faults on every refresh.
-  virtual std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> /*spare*/) const {
-    return snapshot(t);
+  virtual std::unique_ptr<RefreshJob<T>> snapshot_reusing(ops::Device& device, Step t,
+                                                          std::unique_ptr<RefreshJob<T>> /*spare*/) const {
+    return snapshot(device, t);
   }
   // The job of a data-parallel rank that does not own the block's refresh: at the same snapshot
   // point, it only receives the owner's result (RefreshJob::load_result) and publishes it, so
-  // it needs no copy of the statistics and holds only the result's bytes. It never runs. The
-  // fallback is a full snapshot (correct, but it copies and holds what the owner does).
-  virtual std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
-    return snapshot_reusing(t, std::move(spare));
+  // it needs no copy of the statistics and holds only the result's bytes. It never runs. Every
+  // optimizer with a refresh overrides it (a receiver reads no values: no device).
+  virtual std::unique_ptr<RefreshJob<T>> receiver(Step /*t*/, std::unique_ptr<RefreshJob<T>> /*spare*/) const {
+    return nullptr;
   }
   // The job snapshotted at `stats_step` with `stamp` (RefreshJob::snapshot_stamp), rebuilt
   // without its snapshot so that its result, loaded by load_result() (from a checkpoint), is
   // published exactly as the job that ran would have been. Null: blocks without refreshes.
   virtual std::unique_ptr<RefreshJob<T>> resumed(Step /*stats_step*/, std::int64_t /*stamp*/) const { return nullptr; }
-  virtual void publish(RefreshJob<T>& /*finished*/) {}
+  virtual void publish(ops::Device& /*device*/, RefreshJob<T>& /*finished*/) {}
   virtual int activation_delay() const noexcept { return 0; }
 
-  // Phase 3. Computes the whole update first and writes the weights only if every element of
-  // it is finite; returns false (weights untouched) otherwise.
-  [[nodiscard]] virtual bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) = 0;
+  // Phase 3. Never writes a non-finite value to the weights or the state. Returns false when the
+  // update was non-finite: the matrix methods (Shampoo, SOAP, KL-Shampoo, Muon) then leave the
+  // whole block untouched; AdamW, one pass over memory, leaves untouched the elements whose
+  // update was non-finite and updates the others.
+  [[nodiscard]] virtual bool apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad,
+                                   Step t) = 0;
 
   // All persistent state (moments, statistics, roots, bases, counters) as plain data.
   BlockState<T>& state() noexcept { return state_; }

@@ -37,7 +37,7 @@ std::size_t eigenbasis_job_bytes(index n, std::size_t element_bytes, bool change
 }
 
 template <Real T>
-EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from_version,
+EigenbasisRefreshJob<T>::EigenbasisRefreshJob(ops::Device& device, Step stats_step, std::int64_t from_version,
                                               linalg::ConstMatrixView<T> left_stats,
                                               linalg::ConstMatrixView<T> right_stats,
                                               linalg::ConstMatrixView<T> left_basis,
@@ -48,7 +48,7 @@ EigenbasisRefreshJob<T>::EigenbasisRefreshJob(Step stats_step, std::int64_t from
       ordering_(ordering),
       method_(method),
       compute_change_of_basis_(compute_change_of_basis) {
-  refill(stats_step, from_version, left_stats, right_stats, left_basis, right_basis);
+  refill(device, stats_step, from_version, left_stats, right_stats, left_basis, right_basis);
 }
 
 template <Real T>
@@ -78,7 +78,7 @@ void EigenbasisRefreshJob<T>::receive(Step stats_step, std::int64_t from_version
 }
 
 template <Real T>
-void EigenbasisRefreshJob<T>::refill(Step stats_step, std::int64_t from_version,
+void EigenbasisRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int64_t from_version,
                                      linalg::ConstMatrixView<T> left_stats, linalg::ConstMatrixView<T> right_stats,
                                      linalg::ConstMatrixView<T> left_basis, linalg::ConstMatrixView<T> right_basis) {
   this->restamp(stats_step);
@@ -89,8 +89,12 @@ void EigenbasisRefreshJob<T>::refill(Step stats_step, std::int64_t from_version,
   for (std::size_t s = 0; s < 2; ++s) {
     Factor& f = factors_[s];
     f.n = stats[s].rows();
-    f.stats.assign(stats[s]);
-    if (!full()) f.basis.assign(bases[s]);  // a full job never reads it; a stale one is harmless
+    f.stats.resize(stats[s].rows(), stats[s].cols());
+    device.download(stats[s], f.stats.view());
+    if (!full()) {  // a full job never reads it; a stale one is harmless
+      f.basis.resize(bases[s].rows(), bases[s].cols());
+      device.download(bases[s], f.basis.view());
+    }
   }
 }
 
@@ -203,13 +207,13 @@ void EigenbasisRefreshJob<T>::load_result(std::span<const std::byte> image) {
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot<T>& s,
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(ops::Device& device, const EigenbasisSnapshot<T>& s,
                                                         std::unique_ptr<RefreshJob<T>> spare) {
   if (auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(spare.get())) {
-    job->refill(s.stats_step, s.from_version, s.left_stats, s.right_stats, s.left_basis, s.right_basis);
+    job->refill(device, s.stats_step, s.from_version, s.left_stats, s.right_stats, s.left_basis, s.right_basis);
     return spare;
   }
-  return std::make_unique<EigenbasisRefreshJob<T>>(s.stats_step, s.from_version, s.left_stats, s.right_stats,
+  return std::make_unique<EigenbasisRefreshJob<T>>(device, s.stats_step, s.from_version, s.left_stats, s.right_stats,
                                                    s.left_basis, s.right_basis, s.ordering, s.method,
                                                    s.compute_change_of_basis);
 }
@@ -226,31 +230,17 @@ std::unique_ptr<RefreshJob<T>> take_eigenbasis_receiver(const EigenbasisSnapshot
                                                    s.compute_change_of_basis);
 }
 
-template <Real T>
-bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay) {
-  const T keep = T(1) - decay;
-  auto updated = [&](index i, index j) { return (weights(i, j) - step * direction(i, j)) * keep; };
-  // Check the whole block before writing any weight: nothing non-finite reaches them.
-  for (index i = 0; i < weights.rows(); ++i)
-    for (index j = 0; j < weights.cols(); ++j)
-      if (!std::isfinite(updated(i, j))) return false;
-  for (index i = 0; i < weights.rows(); ++i)
-    for (index j = 0; j < weights.cols(); ++j) weights(i, j) = updated(i, j);
-  return true;
-}
-
 template class EigenbasisRefreshJob<float>;
 template class EigenbasisRefreshJob<double>;
-template std::unique_ptr<RefreshJob<float>> take_eigenbasis_snapshot<float>(const EigenbasisSnapshot<float>&,
+template std::unique_ptr<RefreshJob<float>> take_eigenbasis_snapshot<float>(ops::Device&,
+                                                                            const EigenbasisSnapshot<float>&,
                                                                             std::unique_ptr<RefreshJob<float>>);
-template std::unique_ptr<RefreshJob<double>> take_eigenbasis_snapshot<double>(const EigenbasisSnapshot<double>&,
+template std::unique_ptr<RefreshJob<double>> take_eigenbasis_snapshot<double>(ops::Device&,
+                                                                              const EigenbasisSnapshot<double>&,
                                                                               std::unique_ptr<RefreshJob<double>>);
 template std::unique_ptr<RefreshJob<float>> take_eigenbasis_receiver<float>(const EigenbasisSnapshot<float>&,
                                                                             std::unique_ptr<RefreshJob<float>>);
 template std::unique_ptr<RefreshJob<double>> take_eigenbasis_receiver<double>(const EigenbasisSnapshot<double>&,
                                                                               std::unique_ptr<RefreshJob<double>>);
-template bool write_update_then_decay<float>(linalg::MatrixView<float>, linalg::ConstMatrixView<float>, float, float);
-template bool write_update_then_decay<double>(linalg::MatrixView<double>, linalg::ConstMatrixView<double>, double,
-                                              double);
 
 }  // namespace asteria::optim

@@ -44,9 +44,10 @@ template <Real T>
 class EigenbasisRefreshJob final : public RefreshJob<T> {
  public:
   // `from_version` is the block's basis version at snapshot time (0: none published yet, and
-  // then the bases are not read). Copies everything it needs. The result buffers are sized by
-  // run(), so their first-touch cost falls on the worker, not on the snapshotting thread.
-  EigenbasisRefreshJob(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
+  // then the bases are not read). Copies everything it needs from `device`'s memory into host
+  // memory. The result buffers are sized by run(), so their first-touch cost falls on the
+  // worker, not on the snapshotting thread.
+  EigenbasisRefreshJob(ops::Device& device, Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
                        linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
                        linalg::ConstMatrixView<T> right_basis, linalg::EigenvalueOrder ordering,
                        linalg::Orthogonalization method, bool compute_change_of_basis);
@@ -59,7 +60,7 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
                        bool compute_change_of_basis);
   // Makes this (resolved) job a new snapshot of the same block, keeping its buffers; the
   // ordering, method and change-of-basis choice stay those of construction.
-  void refill(Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
+  void refill(ops::Device& device, Step stats_step, std::int64_t from_version, linalg::ConstMatrixView<T> left_stats,
               linalg::ConstMatrixView<T> right_stats, linalg::ConstMatrixView<T> left_basis,
               linalg::ConstMatrixView<T> right_basis);
   // Makes this (resolved) job a receiving job of the same block (see above), keeping the result
@@ -120,18 +121,12 @@ struct EigenbasisSnapshot {
 };
 // `spare` refilled when it is an eigenbasis job of the block (its buffers kept), a new job otherwise.
 template <Real T>
-std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(const EigenbasisSnapshot<T>& snapshot,
+std::unique_ptr<RefreshJob<T>> take_eigenbasis_snapshot(ops::Device& device, const EigenbasisSnapshot<T>& snapshot,
                                                         std::unique_ptr<RefreshJob<T>> spare);
 // The receiving job for the same snapshot point (only the statistics' sizes are read), `spare`
 // reused the same way.
 template <Real T>
 std::unique_ptr<RefreshJob<T>> take_eigenbasis_receiver(const EigenbasisSnapshot<T>& snapshot,
                                                         std::unique_ptr<RefreshJob<T>> spare);
-
-// Decoupled weight decay after the step, as SOAP and KL-Shampoo do it:
-//   W ← (W − step·D)·(1 − lr·wd).
-// Writes the weights only when every new value is finite; returns false (untouched) otherwise.
-template <Real T>
-bool write_update_then_decay(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> direction, T step, T decay);
 
 }  // namespace asteria::optim

@@ -52,32 +52,20 @@ void KlShampooBlock<T>::reset_eigenvalues() {
 }
 
 template <Real T>
+void KlShampooBlock<T>::reset_eigenvalues(ops::Device& device) {
+  const T initial = static_cast<T>(1.0 / std::sqrt(hp_.kl_init_eigenvalue));
+  for (int slot : {left_inv_sqrt_, right_inv_sqrt_, left_inv_sqrt_before_, right_inv_sqrt_before_})
+    device.fill(this->state_.tensor(slot), initial);
+}
+
+template <Real T>
 T KlShampooBlock<T>::clamp_limit(index dimension) const {
   if (hp_.kl_max_clamp_value <= 0.0) return std::numeric_limits<T>::infinity();
   return static_cast<T>(std::max(10.0, std::min(static_cast<double>(dimension), hp_.kl_max_clamp_value)));
 }
 
-namespace {
-
-// λ ← β λ + (1−β)·estimate on the stored s = λ^(−1/2), with the reference's conventions: a zero
-// s stands for λ = 0, a non-finite s becomes 0, and s is clamped from above.
 template <Real T>
-void update_inv_sqrt_eigenvalues(MatrixView<T> inv_sqrt, const std::vector<T>& estimate, T beta, T limit) {
-  for (index i = 0; i < inv_sqrt.rows(); ++i) {
-    const T s = inv_sqrt(i, 0);
-    T lambda = T(1) / (s * s);
-    if (!std::isfinite(lambda)) lambda = T(0);
-    lambda = beta * lambda + (T(1) - beta) * estimate[static_cast<std::size_t>(i)];
-    T next = T(1) / std::sqrt(lambda);
-    if (!std::isfinite(next)) next = T(0);
-    inv_sqrt(i, 0) = std::min(next, limit);
-  }
-}
-
-}  // namespace
-
-template <Real T>
-void KlShampooBlock<T>::update_statistics(ConstMatrixView<T> grad) {
+void KlShampooBlock<T>::update_statistics(ops::Device& device, ConstMatrixView<T> grad) {
   BlockState<T>& s = this->state_;
   const index rows = this->rows();
   const index cols = this->cols();
@@ -87,51 +75,46 @@ void KlShampooBlock<T>::update_statistics(ConstMatrixView<T> grad) {
   const ConstMatrixView<T> s_left = s.tensor(left_inv_sqrt_before_);
   const ConstMatrixView<T> s_right = s.tensor(right_inv_sqrt_before_);
 
-  Matrix<T> left_projected(rows, cols), right_projected(rows, cols), both(rows, cols);
-  linalg::gemm<T>(T(1), q_left, Op::transpose, grad, Op::none, T(0), left_projected.view());     // Q_aᵀ G
-  linalg::gemm<T>(T(1), grad, Op::none, q_right, Op::none, T(0), right_projected.view());        // G Q_b
-  linalg::gemm<T>(T(1), left_projected.view(), Op::none, q_right, Op::none, T(0), both.view());  // Q_aᵀ G Q_b
+  ops::Buffer left_projected = device.matrix<T>(rows, cols);
+  ops::Buffer right_projected = device.matrix<T>(rows, cols);
+  ops::Buffer both = device.matrix<T>(rows, cols);
+  device.gemm<T>(T(1), q_left, Op::transpose, grad, Op::none, T(0), left_projected.view<T>());  // Q_aᵀ G
+  device.gemm<T>(T(1), grad, Op::none, q_right, Op::none, T(0), right_projected.view<T>());     // G Q_b
+  device.gemm<T>(T(1), left_projected.view<T>(), Op::none, q_right, Op::none, T(0), both.view<T>());  // Q_aᵀ G Q_b
 
   // Eigenvalue estimates from the start-of-step s: diag(Q_aᵀ G Ŝ_b⁻¹ Gᵀ Q_a)/d_b and likewise.
-  std::vector<T> left_estimate(static_cast<std::size_t>(rows), T(0));
-  std::vector<T> right_estimate(static_cast<std::size_t>(cols), T(0));
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) {
-      const T c2 = both(i, j) * both(i, j);
-      left_estimate[static_cast<std::size_t>(i)] += c2 * s_right(j, 0) * s_right(j, 0);
-      right_estimate[static_cast<std::size_t>(j)] += c2 * s_left(i, 0) * s_left(i, 0);
-    }
-  for (T& x : left_estimate) x /= static_cast<T>(cols);
-  for (T& x : right_estimate) x /= static_cast<T>(rows);
+  ops::Buffer left_estimate = device.matrix<T>(rows, 1);
+  ops::Buffer right_estimate = device.matrix<T>(cols, 1);
+  device.kl_estimates<T>(both.view<T>(), s_left, s_right, left_estimate.view<T>(), right_estimate.view<T>());
 
   // S_b ← β S_b + (1−β)/d_a (diag(s_a) Q_aᵀ G)ᵀ(diag(s_a) Q_aᵀ G) = … Gᵀ Ŝ_a⁻¹ G; S_a likewise.
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) {
-      left_projected(i, j) *= s_left(i, 0);
-      right_projected(i, j) *= s_right(j, 0);
-    }
-  linalg::syrk<T>((T(1) - beta) / static_cast<T>(rows), left_projected.view(), Op::transpose, beta,
-                  s.tensor(right_stats_));
-  linalg::syrk<T>((T(1) - beta) / static_cast<T>(cols), right_projected.view(), Op::none, beta, s.tensor(left_stats_));
+  device.map(ops::ScaleRows<T>{}, left_projected.view<T>(), s_left);
+  device.map(ops::ScaleCols<T>{}, right_projected.view<T>(), s_right);
+  device.syrk<T>((T(1) - beta) / static_cast<T>(rows), left_projected.view<T>(), Op::transpose, beta,
+                 s.tensor(right_stats_));
+  device.syrk<T>((T(1) - beta) / static_cast<T>(cols), right_projected.view<T>(), Op::none, beta,
+                 s.tensor(left_stats_));
 
-  update_inv_sqrt_eigenvalues(s.tensor(left_inv_sqrt_), left_estimate, beta, clamp_limit(rows));
-  update_inv_sqrt_eigenvalues(s.tensor(right_inv_sqrt_), right_estimate, beta, clamp_limit(cols));
+  device.map(ops::KlInverseSqrtEigenvalues<T>{beta, clamp_limit(rows)}, s.tensor(left_inv_sqrt_),
+             ConstMatrixView<T>(left_estimate.view<T>()));
+  device.map(ops::KlInverseSqrtEigenvalues<T>{beta, clamp_limit(cols)}, s.tensor(right_inv_sqrt_),
+             ConstMatrixView<T>(right_estimate.view<T>()));
 }
 
 template <Real T>
-void KlShampooBlock<T>::accumulate(ConstMatrixView<T> grad, Step t) {
+void KlShampooBlock<T>::accumulate(ops::Device& device, ConstMatrixView<T> grad, Step t) {
   BlockState<T>& s = this->state_;
   // Keep the start-of-step eigenvalues: this step's update (apply) must read them.
-  linalg::copy(ConstMatrixView<T>(s.tensor(left_inv_sqrt_)), s.tensor(left_inv_sqrt_before_));
-  linalg::copy(ConstMatrixView<T>(s.tensor(right_inv_sqrt_)), s.tensor(right_inv_sqrt_before_));
+  device.copy<T>(s.tensor(left_inv_sqrt_), s.tensor(left_inv_sqrt_before_));
+  device.copy<T>(s.tensor(right_inv_sqrt_), s.tensor(right_inv_sqrt_before_));
   s.counter(accumulated_step_) = t;
   if (s.counter(statistics_updates_) == 0) {
     // No basis or eigenvalues yet: plain two-sided statistics, as the reference's first step.
     const T beta = static_cast<T>(hp_.effective_shampoo_beta());
-    linalg::syrk<T>((T(1) - beta) / static_cast<T>(this->cols()), grad, Op::none, beta, s.tensor(left_stats_));
-    linalg::syrk<T>((T(1) - beta) / static_cast<T>(this->rows()), grad, Op::transpose, beta, s.tensor(right_stats_));
+    device.syrk<T>((T(1) - beta) / static_cast<T>(this->cols()), grad, Op::none, beta, s.tensor(left_stats_));
+    device.syrk<T>((T(1) - beta) / static_cast<T>(this->rows()), grad, Op::transpose, beta, s.tensor(right_stats_));
   } else {
-    update_statistics(grad);
+    update_statistics(device, grad);
   }
   ++s.counter(statistics_updates_);
 }
@@ -147,14 +130,16 @@ bool KlShampooBlock<T>::refresh_due_after(std::int64_t updates) const {
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot(Step t) const {
-  return snapshot_reusing(t, nullptr);
+std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot(ops::Device& device, Step t) const {
+  return snapshot_reusing(device, t, nullptr);
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::snapshot_reusing(ops::Device& device, Step t,
+                                                                   std::unique_ptr<RefreshJob<T>> spare) const {
   const BlockState<T>& s = this->state_;
-  return take_eigenbasis_snapshot<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+  return take_eigenbasis_snapshot<T>(device,
+                                     {t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
                                       s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::keep,
                                       hp_.basis_orthogonalization, /*compute_change_of_basis=*/false},
                                      std::move(spare));
@@ -180,19 +165,19 @@ std::unique_ptr<RefreshJob<T>> KlShampooBlock<T>::resumed(Step stats_step, std::
 }
 
 template <Real T>
-void KlShampooBlock<T>::publish(RefreshJob<T>& finished) {
+void KlShampooBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("kl-shampoo: publish() was given a refresh job of another optimizer");
   BlockState<T>& s = this->state_;
-  linalg::copy(job->new_basis(Side::left), s.tensor(left_basis_));
-  linalg::copy(job->new_basis(Side::right), s.tensor(right_basis_));
-  if (job->full()) reset_eigenvalues();
+  device.upload(job->new_basis(Side::left), s.tensor(left_basis_));
+  device.upload(job->new_basis(Side::right), s.tensor(right_basis_));
+  if (job->full()) reset_eigenvalues(device);
   ++s.counter(basis_version_);
   s.counter(basis_stats_step_) = job->stats_step();
 }
 
 template <Real T>
-bool KlShampooBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step t) {
+bool KlShampooBlock<T>::apply(ops::Device& device, MatrixView<T> weights, ConstMatrixView<T> grad, Step t) {
   BlockState<T>& s = this->state_;
   const std::int64_t k = s.counter(step_) + 1;
   if (k == 1) {  // the initialising step makes no update
@@ -206,29 +191,26 @@ bool KlShampooBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, St
   const ConstMatrixView<T> s_right = s.tensor(accumulated_this_step ? right_inv_sqrt_before_ : right_inv_sqrt_);
   const ConstMatrixView<T> q_left = s.tensor(left_basis_);
   const ConstMatrixView<T> q_right = s.tensor(right_basis_);
-  MatrixView<T> m = s.tensor(m_);
 
   // The new momentum is committed only together with the weights.
-  const T b1 = static_cast<T>(hp_.beta1);
-  Matrix<T> momentum(rows, cols), half(rows, cols), projected(rows, cols);
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) momentum(i, j) = b1 * m(i, j) + (T(1) - b1) * grad(i, j);
+  ops::Buffer momentum = device.matrix<T>(rows, cols);
+  ops::Buffer half = device.matrix<T>(rows, cols);
+  ops::Buffer projected = device.matrix<T>(rows, cols);
+  device.map(ops::MomentumLerp<T>{static_cast<T>(hp_.beta1)}, momentum.view<T>(), ConstMatrixView<T>(s.tensor(m_)),
+             grad);
 
-  linalg::gemm<T>(T(1), q_left, Op::transpose, momentum.view(), Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::none, T(0), projected.view());
-  const T eps = static_cast<T>(hp_.eps);
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) {
-      const T scale = s_left(i, 0) * s_right(j, 0);
-      projected(i, j) *= scale / (T(1) + eps * scale);
-    }
-  linalg::gemm<T>(T(1), q_left, Op::none, projected.view(), Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::transpose, T(0), projected.view());
+  device.gemm<T>(T(1), q_left, Op::transpose, momentum.view<T>(), Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, q_right, Op::none, T(0), projected.view<T>());
+  device.map(ops::KlPrecondition<T>{static_cast<T>(hp_.eps)}, projected.view<T>(), s_left, s_right);
+  device.gemm<T>(T(1), q_left, Op::none, projected.view<T>(), Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, q_right, Op::transpose, T(0), projected.view<T>());
 
-  if (!write_update_then_decay<T>(weights, projected.view(), static_cast<T>(hp_.lr),
-                                  static_cast<T>(hp_.lr * hp_.weight_decay)))
-    return false;
-  linalg::copy(ConstMatrixView<T>(momentum.view()), m);
+  const ops::Flag non_finite = device.flag();
+  device.checked_write(non_finite,
+                       ops::DescentThenDecay<T>{static_cast<T>(hp_.lr), T(1) - static_cast<T>(hp_.lr * hp_.weight_decay)},
+                       weights, ConstMatrixView<T>(projected.view<T>()));
+  device.map_unless_raised(non_finite, ops::Assign<T>{}, s.tensor(m_), ConstMatrixView<T>(momentum.view<T>()));
+  if (device.raised(non_finite)) return false;
   s.counter(step_) = k;
   return true;
 }

@@ -46,22 +46,25 @@ class KlShampooBlock final : public BlockOptimizer<T> {
   KlShampooBlock(const Hyperparameters& hp, index rows, index cols);
   std::string_view name() const noexcept override { return "kl-shampoo"; }
 
-  void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
+  void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) override;
   std::int64_t statistics_updates() const noexcept override;
   bool refresh_due_after(std::int64_t updates) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot(ops::Device& device, Step t) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot_reusing(ops::Device& device, Step t,
+                                                  std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> resumed(Step stats_step, std::int64_t stamp) const override;
-  void publish(RefreshJob<T>& finished) override;
+  void publish(ops::Device& device, RefreshJob<T>& finished) override;
   int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::kl_shampoo); }
-  bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
+  bool apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   std::int64_t basis_version() const noexcept { return this->state_.counter(basis_version_); }
 
  private:
-  void update_statistics(linalg::ConstMatrixView<T> grad);
+  void update_statistics(ops::Device& device, linalg::ConstMatrixView<T> grad);
+  // The initial eigenvalues: on the host at construction, on the device at a full publish.
   void reset_eigenvalues();
+  void reset_eigenvalues(ops::Device& device);
   T clamp_limit(index dimension) const;
 
   Hyperparameters hp_;

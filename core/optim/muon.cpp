@@ -4,7 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "core/linalg/blas.hpp"
 #include "core/optim/shape_model.hpp"
 
 namespace asteria::optim {
@@ -19,13 +18,7 @@ constexpr double kNormFloor = 1e-7;
 }  // namespace
 
 template <Real T>
-MuonBlock<T>::MuonBlock(const Hyperparameters& hp, index rows, index cols)
-    : BlockOptimizer<T>(rows, cols),
-      hp_(hp),
-      update_(std::min(rows, cols), std::max(rows, cols)),
-      next_(std::min(rows, cols), std::max(rows, cols)),
-      gram_(std::min(rows, cols), std::min(rows, cols)),
-      poly_(std::min(rows, cols), std::min(rows, cols)) {
+MuonBlock<T>::MuonBlock(const Hyperparameters& hp, index rows, index cols) : BlockOptimizer<T>(rows, cols), hp_(hp) {
   BlockState<T>& s = this->state_;
   s.add_layout(state_layout(OptimizerKind::muon, hp, rows, cols), state_counters(OptimizerKind::muon, hp));
   momentum_ = s.tensor_slot("momentum");
@@ -33,54 +26,55 @@ MuonBlock<T>::MuonBlock(const Hyperparameters& hp, index rows, index cols)
 }
 
 template <Real T>
-void MuonBlock<T>::accumulate(linalg::ConstMatrixView<T> /*grad*/, Step /*t*/) {
+void MuonBlock<T>::accumulate(ops::Device& /*device*/, linalg::ConstMatrixView<T> /*grad*/, Step /*t*/) {
   // Muon keeps no statistics apart from its momentum, which apply() updates.
 }
 
 template <Real T>
-void MuonBlock<T>::orthogonalize(linalg::Matrix<T>& x) {
+void MuonBlock<T>::orthogonalize(ops::Device& device, ops::Buffer& x) {
+  const index rows = this->rows();
+  const index cols = this->cols();
+  const bool wide = rows <= cols;  // X Xᵀ on the short side
+  const index side = std::min(rows, cols);
   const T a = static_cast<T>(kA);
   const T b = static_cast<T>(kB);
   const T c = static_cast<T>(kC);
+  ops::Buffer gram = device.matrix<T>(side, side);
+  ops::Buffer poly = device.matrix<T>(side, side);
+  ops::Buffer next = device.matrix<T>(rows, cols);
   for (int s = 0; s < hp_.newton_schulz_steps; ++s) {
-    linalg::syrk<T>(T(1), x, linalg::Op::none, T(0), gram_);                                  // A = X Xᵀ
-    linalg::gemm<T>(c, gram_, linalg::Op::none, gram_, linalg::Op::none, T(0), poly_);        // cA²
-    for (index i = 0; i < poly_.rows(); ++i)
-      for (index j = 0; j < poly_.cols(); ++j) poly_(i, j) += b * gram_(i, j);                // B = bA + cA²
-    linalg::copy<T, T>(x, next_.view());
-    linalg::gemm<T>(T(1), poly_, linalg::Op::none, x, linalg::Op::none, a, next_);          // X ← aX + BX
-    std::swap(x, next_);
+    device.syrk<T>(T(1), x.view<T>(), wide ? linalg::Op::none : linalg::Op::transpose, T(0), gram.view<T>());  // A
+    device.gemm<T>(c, gram.view<T>(), linalg::Op::none, gram.view<T>(), linalg::Op::none, T(0), poly.view<T>());  // cA²
+    device.map(ops::AddScaled<T>{b}, poly.view<T>(), linalg::ConstMatrixView<T>(gram.view<T>()));  // B = bA + cA²
+    device.copy<T>(x.view<T>(), next.view<T>());
+    if (wide)  // X ← aX + BX
+      device.gemm<T>(T(1), poly.view<T>(), linalg::Op::none, x.view<T>(), linalg::Op::none, a, next.view<T>());
+    else  // U ← aU + UB
+      device.gemm<T>(T(1), x.view<T>(), linalg::Op::none, poly.view<T>(), linalg::Op::none, a, next.view<T>());
+    std::swap(x, next);
   }
 }
 
 template <Real T>
-bool MuonBlock<T>::apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step /*t*/) {
+bool MuonBlock<T>::apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad,
+                         Step /*t*/) {
   const index rows = this->rows();
   const index cols = this->cols();
-  const bool transposed = rows > cols;  // iterate on the short side: X Xᵀ is min(rows, cols)²
-  auto m = this->state_.tensor(momentum_);
-  const T beta = static_cast<T>(hp_.beta1);
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) {
-      const T g = grad(i, j);
-      m(i, j) += (T(1) - beta) * (g - m(i, j));                     // m ← lerp(m, G, 1 − β)
-      const T u = hp_.nesterov ? g + beta * (m(i, j) - g) : m(i, j);  // u ← lerp(G, m, β)
-      (transposed ? update_(j, i) : update_(i, j)) = u;
-    }
-  const T inv_norm = static_cast<T>(1.0 / (linalg::frobenius_norm<T>(update_) + kNormFloor));
-  for (T& x : update_.values()) x *= inv_norm;
-  orthogonalize(update_);
+  ops::Buffer update = device.matrix<T>(rows, cols);
+  // m ← lerp(m, G, 1 − β); u ← lerp(G, m, β) (Nesterov) or m
+  device.map(ops::MuonMomentum<T>{static_cast<T>(hp_.beta1), hp_.nesterov}, this->state_.tensor(momentum_),
+             update.view<T>(), grad);
+  const ops::Scalar norm = device.scalar();
+  device.norm<T>(update.view<T>(), norm);
+  device.scale_by_ratio<T>(update.view<T>(), nullptr, norm, kNormFloor);
+  orthogonalize(device, update);
 
   const T step = static_cast<T>(hp_.lr * std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(cols))));
   const T keep = static_cast<T>(1.0 - hp_.lr * hp_.weight_decay);
-  auto updated = [&](index i, index j) {
-    return keep * weights(i, j) - step * (transposed ? update_(j, i) : update_(i, j));
-  };
-  for (index i = 0; i < rows; ++i)  // nothing non-finite reaches the weights
-    for (index j = 0; j < cols; ++j)
-      if (!std::isfinite(updated(i, j))) return false;
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) weights(i, j) = updated(i, j);
+  const ops::Flag non_finite = device.flag();  // nothing non-finite reaches the weights
+  device.checked_write(non_finite, ops::MuonDescent<T>{keep, step}, weights,
+                       linalg::ConstMatrixView<T>(update.view<T>()));
+  if (device.raised(non_finite)) return false;
   ++this->state_.counter(step_);
   return true;
 }

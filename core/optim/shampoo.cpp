@@ -22,13 +22,7 @@ void set_identity(linalg::MatrixView<T> m) {
 
 template <Real T>
 ShampooBlock<T>::ShampooBlock(const Hyperparameters& hp, index rows, index cols)
-    : BlockOptimizer<T>(rows, cols),
-      hp_(hp),
-      settings_(shampoo_root_settings(hp)),
-      filtered_(rows, cols),
-      graft_direction_(hp.grafting ? rows : 0, hp.grafting ? cols : 0),
-      half_(rows, cols),
-      direction_(rows, cols) {
+    : BlockOptimizer<T>(rows, cols), hp_(hp), settings_(shampoo_root_settings(hp)) {
   BlockState<T>& s = this->state_;
   s.add_layout(state_layout(OptimizerKind::shampoo, hp, rows, cols), state_counters(OptimizerKind::shampoo, hp));
   left_ = s.tensor_slot("L");
@@ -45,13 +39,13 @@ ShampooBlock<T>::ShampooBlock(const Hyperparameters& hp, index rows, index cols)
 }
 
 template <Real T>
-void ShampooBlock<T>::accumulate(linalg::ConstMatrixView<T> grad, Step /*t*/) {
+void ShampooBlock<T>::accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step /*t*/) {
   // β2 = 1 is DS's AdaGrad-style sum; otherwise an EMA whose bias the refresh corrects.
   const bool sum = hp_.beta2 == 1.0;
   const T decay = sum ? T(1) : static_cast<T>(hp_.beta2);
   const T weight = sum ? T(1) : static_cast<T>(1.0 - hp_.beta2);
-  linalg::syrk<T>(weight, grad, linalg::Op::none, decay, this->state_.tensor(left_));
-  linalg::syrk<T>(weight, grad, linalg::Op::transpose, decay, this->state_.tensor(right_));
+  device.syrk<T>(weight, grad, linalg::Op::none, decay, this->state_.tensor(left_));
+  device.syrk<T>(weight, grad, linalg::Op::transpose, decay, this->state_.tensor(right_));
   ++this->state_.counter(stats_steps_);
 }
 
@@ -66,28 +60,30 @@ bool ShampooBlock<T>::refresh_due_after(std::int64_t updates) const {
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot(Step t) const {
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot(ops::Device& device, Step t) const {
+  return snapshot_reusing(device, t, nullptr);
+}
+
+template <Real T>
+std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot_reusing(ops::Device& device, Step t,
+                                                                 std::unique_ptr<RefreshJob<T>> spare) const {
   const std::int64_t k = this->state_.counter(stats_steps_);
   const double bias_correction = hp_.beta2 < 1.0 ? 1.0 - std::pow(hp_.beta2, static_cast<double>(k)) : 1.0;
-  return std::make_unique<ShampooRefreshJob<T>>(t, k, this->state_.tensor(left_), this->state_.tensor(right_),
+  if (auto* job = dynamic_cast<ShampooRefreshJob<T>*>(spare.get())) {
+    job->refill(device, t, k, this->state_.tensor(left_), this->state_.tensor(right_), bias_correction);
+    return spare;
+  }
+  return std::make_unique<ShampooRefreshJob<T>>(device, t, k, this->state_.tensor(left_), this->state_.tensor(right_),
                                                 bias_correction, settings_);
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
-  auto* job = dynamic_cast<ShampooRefreshJob<T>*>(spare.get());
-  if (job == nullptr) return snapshot(t);
-  const std::int64_t k = this->state_.counter(stats_steps_);
-  const double bias_correction = hp_.beta2 < 1.0 ? 1.0 - std::pow(hp_.beta2, static_cast<double>(k)) : 1.0;
-  job->refill(t, k, this->state_.tensor(left_), this->state_.tensor(right_), bias_correction);
-  return spare;
-}
-
-template <Real T>
 std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+  // Sizes from the layout: a receiver reads no values.
   const std::int64_t k = this->state_.counter(stats_steps_);
-  const index left_n = this->state_.tensor(left_).rows();
-  const index right_n = this->state_.tensor(right_).rows();
+  const std::vector<TensorSlot>& layout = this->state_.layout();
+  const index left_n = layout[static_cast<std::size_t>(left_)].rows;
+  const index right_n = layout[static_cast<std::size_t>(right_)].rows;
   if (auto* job = dynamic_cast<ShampooRefreshJob<T>*>(spare.get())) {
     job->receive(t, k, left_n, right_n);
     return spare;
@@ -104,82 +100,75 @@ std::unique_ptr<RefreshJob<T>> ShampooBlock<T>::resumed(Step stats_step, std::in
 }
 
 template <Real T>
-void ShampooBlock<T>::publish(RefreshJob<T>& finished) {
+void ShampooBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
   auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
   if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");
   if (!job->finished()) throw std::logic_error("ShampooBlock::publish: the refresh job has not succeeded");
-  linalg::copy(job->left_root(), this->state_.tensor(left_root_));
-  linalg::copy(job->right_root(), this->state_.tensor(right_root_));
+  device.upload(job->left_root(), this->state_.tensor(left_root_));
+  device.upload(job->right_root(), this->state_.tensor(right_root_));
   this->state_.counter(root_stats_steps_) = job->stats_count();
 }
 
 template <Real T>
-void ShampooBlock<T>::compute_direction(linalg::ConstMatrixView<T> grad, std::int64_t k) {
+bool ShampooBlock<T>::apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad,
+                            Step /*t*/) {
   BlockState<T>& s = this->state_;
+  const std::int64_t k = s.counter(step_) + 1;
   const index rows = this->rows();
   const index cols = this->cols();
 
-  // Ḡ: bias-corrected EMA of the raw gradient (DS's filtered gradient).
+  // Ḡ: bias-corrected EMA of the raw gradient (DS's filtered gradient); the gradient itself
+  // without momentum.
+  ops::Buffer filtered_buffer;
+  linalg::ConstMatrixView<T> filtered = grad;
   if (momentum_ >= 0) {
-    auto m = s.tensor(momentum_);
-    const T b1 = static_cast<T>(hp_.beta1);
+    filtered_buffer = device.matrix<T>(rows, cols);
     const T inv_bc1 = static_cast<T>(1.0 / (1.0 - std::pow(hp_.beta1, static_cast<double>(k))));
-    for (index i = 0; i < rows; ++i)
-      for (index j = 0; j < cols; ++j) {
-        m(i, j) = b1 * m(i, j) + (T(1) - b1) * grad(i, j);
-        filtered_(i, j) = m(i, j) * inv_bc1;
-      }
-  } else {
-    linalg::copy(grad, filtered_.view());
+    device.map(ops::FilteredGradient<T>{static_cast<T>(hp_.beta1), inv_bc1}, s.tensor(momentum_),
+               filtered_buffer.view<T>(), grad);
+    filtered = filtered_buffer.view<T>();
   }
 
   // Adam graft: second moment of the raw gradient, applied to Ḡ.
+  ops::Buffer graft;
   if (graft_sq_ >= 0) {
-    auto v = s.tensor(graft_sq_);
+    graft = device.matrix<T>(rows, cols);
     const bool sum = hp_.graft_beta2 == 1.0;
-    const T b2 = sum ? T(1) : static_cast<T>(hp_.graft_beta2);
-    const T w = sum ? T(1) : static_cast<T>(1.0 - hp_.graft_beta2);
     const T inv_bc2 = sum ? T(1) : static_cast<T>(1.0 / (1.0 - std::pow(hp_.graft_beta2, static_cast<double>(k))));
-    const T eps = static_cast<T>(hp_.graft_eps);
-    for (index i = 0; i < rows; ++i)
-      for (index j = 0; j < cols; ++j) {
-        const T g = grad(i, j);
-        v(i, j) = b2 * v(i, j) + w * g * g;
-        graft_direction_(i, j) = filtered_(i, j) / (std::sqrt(v(i, j) * inv_bc2) + eps);
-      }
+    device.map(ops::AdamGraftDirection<T>{sum ? T(1) : static_cast<T>(hp_.graft_beta2),
+                                          sum ? T(1) : static_cast<T>(1.0 - hp_.graft_beta2), inv_bc2,
+                                          static_cast<T>(hp_.graft_eps)},
+               s.tensor(graft_sq_), graft.view<T>(), grad, filtered);
   }
 
+  // P = L̂ Ḡ R̂ (identity roots before the first publish when grafting is off), rescaled to the
+  // graft's norm; before the first publish with grafting, the graft direction alone.
+  ops::Buffer direction = device.matrix<T>(rows, cols);
+  linalg::ConstMatrixView<T> update = direction.view<T>();
   const bool have_roots = s.counter(root_stats_steps_) > 0;
   if (!have_roots && graft_sq_ >= 0) {
-    linalg::copy<T, T>(graft_direction_, direction_.view());
-    return;
-  }
-  // P = L̂ Ḡ R̂ (identity roots before the first publish when grafting is off).
-  linalg::gemm<T>(T(1), s.tensor(left_root_), linalg::Op::none, filtered_, linalg::Op::none, T(0), half_);
-  linalg::gemm<T>(T(1), half_, linalg::Op::none, s.tensor(right_root_), linalg::Op::none, T(0), direction_);
-  if (graft_sq_ >= 0) {
-    const double graft_norm = linalg::frobenius_norm<T>(graft_direction_);
-    const double shampoo_norm = linalg::frobenius_norm<T>(direction_);
-    const T scale = static_cast<T>(graft_norm / (shampoo_norm + kGraftNormFloor));
-    for (T& x : direction_.values()) x *= scale;
-  }
-}
-
-template <Real T>
-bool ShampooBlock<T>::apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step /*t*/) {
-  const std::int64_t k = this->state_.counter(step_) + 1;
-  compute_direction(grad, k);
-  const T lr = static_cast<T>(hp_.lr);
-  const T wd = static_cast<T>(hp_.weight_decay);
-  // DS's decoupled weight decay: P ← P + wd·W, then W ← W − lr·P.
-  for (index i = 0; i < this->rows(); ++i)
-    for (index j = 0; j < this->cols(); ++j) {
-      direction_(i, j) = lr * (direction_(i, j) + wd * weights(i, j));
-      if (!std::isfinite(direction_(i, j))) return false;  // nothing non-finite reaches the weights
+    update = graft.view<T>();
+  } else {
+    ops::Buffer half = device.matrix<T>(rows, cols);
+    device.gemm<T>(T(1), s.tensor(left_root_), linalg::Op::none, filtered, linalg::Op::none, T(0), half.view<T>());
+    device.gemm<T>(T(1), half.view<T>(), linalg::Op::none, s.tensor(right_root_), linalg::Op::none, T(0),
+                   direction.view<T>());
+    if (graft_sq_ >= 0) {
+      const ops::Scalar graft_norm = device.scalar();
+      const ops::Scalar shampoo_norm = device.scalar();
+      device.norm<T>(graft.view<T>(), graft_norm);
+      device.norm<T>(direction.view<T>(), shampoo_norm);
+      device.scale_by_ratio<T>(direction.view<T>(), &graft_norm, shampoo_norm, kGraftNormFloor);
     }
-  for (index i = 0; i < this->rows(); ++i)
-    for (index j = 0; j < this->cols(); ++j) weights(i, j) -= direction_(i, j);
-  this->state_.counter(step_) = k;
+  }
+
+  // DS's decoupled weight decay: W ← W − lr·(P + wd·W); nothing non-finite reaches the weights.
+  const ops::Flag non_finite = device.flag();
+  device.checked_write(non_finite,
+                       ops::ShampooDescent<T>{static_cast<T>(hp_.lr), static_cast<T>(hp_.weight_decay)}, weights,
+                       update);
+  if (device.raised(non_finite)) return false;
+  s.counter(step_) = k;
   return true;
 }
 

@@ -35,24 +35,22 @@ class ShampooBlock final : public BlockOptimizer<T> {
   ShampooBlock(const Hyperparameters& hp, index rows, index cols);
 
   std::string_view name() const noexcept override { return "shampoo"; }
-  void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
+  void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) override;
   std::int64_t statistics_updates() const noexcept override;
   bool refresh_due_after(std::int64_t updates) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot(ops::Device& device, Step t) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot_reusing(ops::Device& device, Step t,
+                                                  std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> resumed(Step stats_step, std::int64_t stamp) const override;
-  void publish(RefreshJob<T>& finished) override;
+  void publish(ops::Device& device, RefreshJob<T>& finished) override;
   int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::shampoo); }
-  bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
+  bool apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   // The root order p of both factors.
   double root_exponent() const noexcept { return settings_.exponent; }
 
  private:
-  // Writes the search direction (before learning rate and weight decay) into direction_.
-  void compute_direction(linalg::ConstMatrixView<T> grad, std::int64_t k);
-
   Hyperparameters hp_;
   ShampooRootSettings settings_;
   // Slots in the state arena.
@@ -65,11 +63,6 @@ class ShampooBlock final : public BlockOptimizer<T> {
   int step_ = 0;             // updates applied (β1 and graft bias corrections)
   int stats_steps_ = 0;      // gradients folded into L and R (schedule, β2 bias correction)
   int root_stats_steps_ = 0; // stats_steps of the active roots; 0: none published yet
-  // Scratch for apply(), not state.
-  linalg::Matrix<T> filtered_;
-  linalg::Matrix<T> graft_direction_;
-  linalg::Matrix<T> half_;
-  linalg::Matrix<T> direction_;
 };
 
 }  // namespace asteria::optim

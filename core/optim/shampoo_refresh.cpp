@@ -65,15 +65,17 @@ std::size_t root_job_bytes(index n, std::size_t element_bytes) {
 }
 
 template <Real T>
-ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
-                                        linalg::ConstMatrixView<T> right, double bias_correction,
-                                        const ShampooRootSettings& settings)
+ShampooRefreshJob<T>::ShampooRefreshJob(ops::Device& device, Step stats_step, std::int64_t stats_count,
+                                        linalg::ConstMatrixView<T> left, linalg::ConstMatrixView<T> right,
+                                        double bias_correction, const ShampooRootSettings& settings)
     : RefreshJob<T>(stats_step),
       stats_count_(stats_count),
       bias_correction_(bias_correction),
       settings_(settings),
-      left_{"L", left.rows(), linalg::Matrix<T>(left), {}},
-      right_{"R", right.rows(), linalg::Matrix<T>(right), {}} {}  // roots are sized by run(), on the worker
+      left_{"L", left.rows(), {}, {}},
+      right_{"R", right.rows(), {}, {}} {
+  refill(device, stats_step, stats_count, left, right, bias_correction);  // roots are sized by run(), on the worker
+}
 
 template <Real T>
 ShampooRefreshJob<T>::ShampooRefreshJob(Step stats_step, std::int64_t stats_count, index left_n, index right_n,
@@ -100,8 +102,9 @@ void ShampooRefreshJob<T>::receive(Step stats_step, std::int64_t stats_count, in
 }
 
 template <Real T>
-void ShampooRefreshJob<T>::refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
-                                  linalg::ConstMatrixView<T> right, double bias_correction) {
+void ShampooRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int64_t stats_count,
+                                  linalg::ConstMatrixView<T> left, linalg::ConstMatrixView<T> right,
+                                  double bias_correction) {
   this->restamp(stats_step);
   stats_count_ = stats_count;
   bias_correction_ = bias_correction;
@@ -109,7 +112,8 @@ void ShampooRefreshJob<T>::refill(Step stats_step, std::int64_t stats_count, lin
   receiving_ = false;
   for (auto [factor, source] : {std::pair{&left_, left}, std::pair{&right_, right}}) {
     factor->n = source.rows();
-    factor->statistics.assign(source);
+    factor->statistics.resize(source.rows(), source.cols());
+    device.download(source, factor->statistics.view());
     factor->newton = {};
     factor->newton_ran = false;
     factor->bias_corrected = false;

@@ -37,9 +37,10 @@ std::size_t root_result_bytes(index n, std::size_t element_bytes);
 template <Real T>
 class ShampooRefreshJob final : public RefreshJob<T> {
  public:
-  // Copies `left` (L) and `right` (R); `bias_correction` (1 − β2^k, or 1) divides both before
-  // the roots are taken. `stats_count` is how many gradients the statistics hold.
-  ShampooRefreshJob(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
+  // Copies `left` (L) and `right` (R), memory of `device`, into host memory; `bias_correction`
+  // (1 − β2^k, or 1) divides both before the roots are taken. `stats_count` is how many gradients
+  // the statistics hold.
+  ShampooRefreshJob(ops::Device& device, Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
                     linalg::ConstMatrixView<T> right, double bias_correction, const ShampooRootSettings& settings);
 
   // A receiving job (data-parallel ranks that do not own the block's refresh): roots of
@@ -49,7 +50,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
                     const ShampooRootSettings& settings);
 
   // Makes this (resolved) job a new snapshot of the same block, keeping its buffers.
-  void refill(Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
+  void refill(ops::Device& device, Step stats_step, std::int64_t stats_count, linalg::ConstMatrixView<T> left,
               linalg::ConstMatrixView<T> right, double bias_correction);
   // Makes this (resolved) job a receiving job of the same block, keeping its root buffers.
   void receive(Step stats_step, std::int64_t stats_count, index left_n, index right_n);

@@ -58,14 +58,14 @@ class ShapeBlock final : public BlockOptimizer<T> {
   std::string_view name() const noexcept override { return to_string(kind_); }
   int activation_delay() const noexcept override { return optim::activation_delay(kind_); }
 
-  void accumulate(linalg::ConstMatrixView<T> /*grad*/, Step /*t*/) override { ++accumulated_; }
+  void accumulate(ops::Device& /*device*/, linalg::ConstMatrixView<T> /*grad*/, Step /*t*/) override { ++accumulated_; }
   // As the real blocks: only optimizers with statistics count them.
   std::int64_t statistics_updates() const noexcept override {
     return statistics_counter(kind_).empty() ? 0 : accumulated_;
   }
   bool refresh_due_after(std::int64_t updates) const override { return optim::refresh_due_after(kind_, hp_, updates); }
 
-  std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override {
+  std::unique_ptr<RefreshJob<T>> snapshot(ops::Device& /*device*/, Step t) const override {
     if (statistics_counter(kind_).empty()) return nullptr;  // no refresh, as the real blocks
     // Until a refresh is published the next one starts cold, as the real blocks decide.
     return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_, job_bytes_,
@@ -77,9 +77,9 @@ class ShapeBlock final : public BlockOptimizer<T> {
     return std::make_unique<ShapeRefreshJob<T>>(t, publications_ == 0 ? first_refresh_ : warm_refresh_,
                                                 result_bytes_, result_bytes_);
   }
-  void publish(RefreshJob<T>& /*finished*/) override { ++publications_; }
-  [[nodiscard]] bool apply(linalg::MatrixView<T> /*weights*/, linalg::ConstMatrixView<T> /*grad*/,
-                           Step /*t*/) override {
+  void publish(ops::Device& /*device*/, RefreshJob<T>& /*finished*/) override { ++publications_; }
+  [[nodiscard]] bool apply(ops::Device& /*device*/, linalg::MatrixView<T> /*weights*/,
+                           linalg::ConstMatrixView<T> /*grad*/, Step /*t*/) override {
     return true;
   }
 

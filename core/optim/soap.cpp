@@ -37,10 +37,10 @@ SoapBlock<T>::SoapBlock(const Hyperparameters& hp, index rows, index cols) : Blo
 }
 
 template <Real T>
-void SoapBlock<T>::accumulate(ConstMatrixView<T> grad, Step /*t*/) {
+void SoapBlock<T>::accumulate(ops::Device& device, ConstMatrixView<T> grad, Step /*t*/) {
   const T beta = static_cast<T>(hp_.effective_shampoo_beta());
-  linalg::syrk<T>(T(1) - beta, grad, Op::none, beta, this->state_.tensor(left_stats_));
-  linalg::syrk<T>(T(1) - beta, grad, Op::transpose, beta, this->state_.tensor(right_stats_));
+  device.syrk<T>(T(1) - beta, grad, Op::none, beta, this->state_.tensor(left_stats_));
+  device.syrk<T>(T(1) - beta, grad, Op::transpose, beta, this->state_.tensor(right_stats_));
   ++this->state_.counter(statistics_updates_);
 }
 
@@ -55,14 +55,16 @@ bool SoapBlock<T>::refresh_due_after(std::int64_t updates) const {
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot(Step t) const {
-  return snapshot_reusing(t, nullptr);
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot(ops::Device& device, Step t) const {
+  return snapshot_reusing(device, t, nullptr);
 }
 
 template <Real T>
-std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const {
+std::unique_ptr<RefreshJob<T>> SoapBlock<T>::snapshot_reusing(ops::Device& device, Step t,
+                                                              std::unique_ptr<RefreshJob<T>> spare) const {
   const BlockState<T>& s = this->state_;
-  return take_eigenbasis_snapshot<T>({t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
+  return take_eigenbasis_snapshot<T>(device,
+                                     {t, s.counter(basis_version_), s.tensor(left_stats_), s.tensor(right_stats_),
                                       s.tensor(left_basis_), s.tensor(right_basis_), linalg::EigenvalueOrder::descending,
                                       hp_.basis_orthogonalization, /*compute_change_of_basis=*/true},
                                      std::move(spare));
@@ -88,80 +90,82 @@ std::unique_ptr<RefreshJob<T>> SoapBlock<T>::resumed(Step stats_step, std::int64
 }
 
 template <Real T>
-void SoapBlock<T>::rotate_momentum(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
+void SoapBlock<T>::rotate_momentum(ops::Device& device, ConstMatrixView<T> left_change,
+                                   ConstMatrixView<T> right_change) {
   // m ← C_L m C_Rᵀ with C = Q_newᵀ Q_installed: back to the original space and into the new basis.
   MatrixView<T> m = this->state_.tensor(m_);
-  Matrix<T> half(this->rows(), this->cols());
-  linalg::gemm<T>(T(1), left_change, Op::none, ConstMatrixView<T>(m), Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, right_change, Op::transpose, T(0), m);
+  ops::Buffer half = device.matrix<T>(this->rows(), this->cols());
+  device.gemm<T>(T(1), left_change, Op::none, ConstMatrixView<T>(m), Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, right_change, Op::transpose, T(0), m);
 }
 
 template <Real T>
-void SoapBlock<T>::permute_second_moment(std::span<const index> left_order, std::span<const index> right_order) {
-  MatrixView<T> v = this->state_.tensor(v_);
-  const Matrix<T> old(ConstMatrixView<T>{v});
-  for (index i = 0; i < v.rows(); ++i)
-    for (index j = 0; j < v.cols(); ++j)
-      v(i, j) = old(left_order[static_cast<std::size_t>(i)], right_order[static_cast<std::size_t>(j)]);
-}
-
-template <Real T>
-void SoapBlock<T>::rotate_second_moment(ConstMatrixView<T> left_change, ConstMatrixView<T> right_change) {
+void SoapBlock<T>::rotate_second_moment(ops::Device& device, ConstMatrixView<T> left_change,
+                                        ConstMatrixView<T> right_change) {
   // v ← (C_L∘C_L) v (C_R∘C_R)ᵀ: each new coordinate's v is the rotation-weighted mix of the old
   // ones, the diagonal of C diag(v) Cᵀ per side (exact when the old coordinates are uncorrelated).
-  auto squared = [](ConstMatrixView<T> c) {
-    Matrix<T> out(c.rows(), c.cols());
-    for (index i = 0; i < c.rows(); ++i)
-      for (index j = 0; j < c.cols(); ++j) out(i, j) = c(i, j) * c(i, j);
-    return out;
-  };
-  const Matrix<T> left = squared(left_change), right = squared(right_change);
+  ops::Buffer left = device.matrix<T>(left_change.rows(), left_change.cols());
+  ops::Buffer right = device.matrix<T>(right_change.rows(), right_change.cols());
+  device.map(ops::Square<T>{}, left.view<T>(), left_change);
+  device.map(ops::Square<T>{}, right.view<T>(), right_change);
   MatrixView<T> v = this->state_.tensor(v_);
-  Matrix<T> half(this->rows(), this->cols());
-  linalg::gemm<T>(T(1), left.view(), Op::none, ConstMatrixView<T>(v), Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, right.view(), Op::transpose, T(0), v);
+  ops::Buffer half = device.matrix<T>(this->rows(), this->cols());
+  device.gemm<T>(T(1), left.view<T>(), Op::none, ConstMatrixView<T>(v), Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, right.view<T>(), Op::transpose, T(0), v);
 }
 
 template <Real T>
-void SoapBlock<T>::publish(RefreshJob<T>& finished) {
+void SoapBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("soap: publish() was given a refresh job of another optimizer");
   BlockState<T>& s = this->state_;
+  const index rows = this->rows();
+  const index cols = this->cols();
+  // The job's results are host memory; the block's state is the device's.
   if (s.counter(basis_version_) == 0 && s.counter(step_) > 1) {
     // The first basis, published late (S > 0): the moments and the bias correction restart in
     // it, as the reference's do at its first basis. After identity-basis (plain Adam) updates,
     // v's per-coordinate magnitudes would otherwise sit on unrelated eigen-directions, and where
     // v is ~0 but the rotated m is not, m/(√v+ε) reaches m/ε.
-    linalg::fill(s.tensor(m_), T(0));
-    linalg::fill(s.tensor(v_), T(0));
+    device.fill(s.tensor(m_), T(0));
+    device.fill(s.tensor(v_), T(0));
     s.counter(moments_restart_) = s.counter(step_) - 1;
   } else if (job->from_version() == s.counter(basis_version_)) {
     // The job started from the installed basis: its change of basis and sort order apply.
-    rotate_momentum(job->change_of_basis(Side::left), job->change_of_basis(Side::right));
+    ops::Buffer left_change = device.matrix<T>(rows, rows);
+    ops::Buffer right_change = device.matrix<T>(cols, cols);
+    device.upload(job->change_of_basis(Side::left), left_change.view<T>());
+    device.upload(job->change_of_basis(Side::right), right_change.view<T>());
+    rotate_momentum(device, left_change.view<T>(), right_change.view<T>());
     if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
-      rotate_second_moment(job->change_of_basis(Side::left), job->change_of_basis(Side::right));
+      rotate_second_moment(device, left_change.view<T>(), right_change.view<T>());
     else
-      permute_second_moment(job->order(Side::left), job->order(Side::right));
+      device.permute<T>(s.tensor(v_), job->order(Side::left), job->order(Side::right));
   } else {
     // Started from an older basis (published late): rotate from the installed one; under
     // `permute` v keeps its axes (see the header).
-    Matrix<T> left_change(this->rows(), this->rows()), right_change(this->cols(), this->cols());
-    linalg::gemm<T>(T(1), job->new_basis(Side::left), Op::transpose, ConstMatrixView<T>(s.tensor(left_basis_)),
-                    Op::none, T(0), left_change.view());
-    linalg::gemm<T>(T(1), job->new_basis(Side::right), Op::transpose, ConstMatrixView<T>(s.tensor(right_basis_)),
-                    Op::none, T(0), right_change.view());
-    rotate_momentum(left_change.view(), right_change.view());
+    ops::Buffer left_basis = device.matrix<T>(rows, rows);
+    ops::Buffer right_basis = device.matrix<T>(cols, cols);
+    device.upload(job->new_basis(Side::left), left_basis.view<T>());
+    device.upload(job->new_basis(Side::right), right_basis.view<T>());
+    ops::Buffer left_change = device.matrix<T>(rows, rows);
+    ops::Buffer right_change = device.matrix<T>(cols, cols);
+    device.gemm<T>(T(1), left_basis.view<T>(), Op::transpose, ConstMatrixView<T>(s.tensor(left_basis_)), Op::none,
+                   T(0), left_change.view<T>());
+    device.gemm<T>(T(1), right_basis.view<T>(), Op::transpose, ConstMatrixView<T>(s.tensor(right_basis_)), Op::none,
+                   T(0), right_change.view<T>());
+    rotate_momentum(device, left_change.view<T>(), right_change.view<T>());
     if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
-      rotate_second_moment(left_change.view(), right_change.view());
+      rotate_second_moment(device, left_change.view<T>(), right_change.view<T>());
   }
-  linalg::copy(job->new_basis(Side::left), s.tensor(left_basis_));
-  linalg::copy(job->new_basis(Side::right), s.tensor(right_basis_));
+  device.upload(job->new_basis(Side::left), s.tensor(left_basis_));
+  device.upload(job->new_basis(Side::right), s.tensor(right_basis_));
   ++s.counter(basis_version_);
   s.counter(basis_stats_step_) = job->stats_step();
 }
 
 template <Real T>
-bool SoapBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step /*t*/) {
+bool SoapBlock<T>::apply(ops::Device& device, MatrixView<T> weights, ConstMatrixView<T> grad, Step /*t*/) {
   BlockState<T>& s = this->state_;
   const std::int64_t k = s.counter(step_) + 1;
   const bool identity_basis = s.counter(basis_version_) == 0;
@@ -174,38 +178,34 @@ bool SoapBlock<T>::apply(MatrixView<T> weights, ConstMatrixView<T> grad, Step /*
   const index cols = this->cols();
   const ConstMatrixView<T> q_left = s.tensor(left_basis_);
   const ConstMatrixView<T> q_right = s.tensor(right_basis_);
-  MatrixView<T> m = s.tensor(m_);
-  MatrixView<T> v = s.tensor(v_);
-
-  // G′ = Q_Lᵀ G Q_R
-  Matrix<T> half(rows, cols), rotated(rows, cols), direction(rows, cols);
-  linalg::gemm<T>(T(1), q_left, Op::transpose, grad, Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::none, T(0), rotated.view());
-
-  // New moments are committed only together with the weights.
   const T b1 = static_cast<T>(hp_.beta1);
   const T b2 = static_cast<T>(hp_.beta2);
-  const T eps = static_cast<T>(hp_.eps);
-  auto new_m = [&](index i, index j) { return b1 * m(i, j) + (T(1) - b1) * rotated(i, j); };
-  auto new_v = [&](index i, index j) { return b2 * v(i, j) + (T(1) - b2) * rotated(i, j) * rotated(i, j); };
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) direction(i, j) = new_m(i, j) / (std::sqrt(new_v(i, j)) + eps);
+
+  // G′ = Q_Lᵀ G Q_R
+  ops::Buffer half = device.matrix<T>(rows, cols);
+  ops::Buffer rotated = device.matrix<T>(rows, cols);
+  ops::Buffer direction = device.matrix<T>(rows, cols);
+  device.gemm<T>(T(1), q_left, Op::transpose, grad, Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, q_right, Op::none, T(0), rotated.view<T>());
+
+  // m′/(√v′+ε) from the moments the step would commit; m and v are committed only together with
+  // the weights.
+  device.map(ops::SoapDirection<T>{b1, b2, static_cast<T>(hp_.eps)}, direction.view<T>(), s.tensor(m_),
+             s.tensor(v_), rotated.view<T>());
 
   // D = Q_L (m/(√v+ε)) Q_Rᵀ
-  linalg::gemm<T>(T(1), q_left, Op::none, direction.view(), Op::none, T(0), half.view());
-  linalg::gemm<T>(T(1), half.view(), Op::none, q_right, Op::transpose, T(0), direction.view());
+  device.gemm<T>(T(1), q_left, Op::none, direction.view<T>(), Op::none, T(0), half.view<T>());
+  device.gemm<T>(T(1), half.view<T>(), Op::none, q_right, Op::transpose, T(0), direction.view<T>());
 
   const auto updates = static_cast<double>(k - 1 - s.counter(moments_restart_));
   const double step = hp_.lr * std::sqrt(1.0 - std::pow(hp_.beta2, updates)) / (1.0 - std::pow(hp_.beta1, updates));
-  if (!write_update_then_decay<T>(weights, direction.view(), static_cast<T>(step),
-                                  static_cast<T>(hp_.lr * hp_.weight_decay)))
-    return false;
-  for (index i = 0; i < rows; ++i)
-    for (index j = 0; j < cols; ++j) {
-      const T mi = new_m(i, j);
-      v(i, j) = new_v(i, j);
-      m(i, j) = mi;
-    }
+  const ops::Flag non_finite = device.flag();
+  device.checked_write(non_finite,
+                       ops::DescentThenDecay<T>{static_cast<T>(step), T(1) - static_cast<T>(hp_.lr * hp_.weight_decay)},
+                       weights, ConstMatrixView<T>(direction.view<T>()));
+  device.map_unless_raised(non_finite, ops::SoapMoments<T>{b1, b2}, s.tensor(m_), s.tensor(v_),
+                           ConstMatrixView<T>(rotated.view<T>()));
+  if (device.raised(non_finite)) return false;
   s.counter(step_) = k;
   return true;
 }

@@ -50,24 +50,27 @@ class SoapBlock final : public BlockOptimizer<T> {
   SoapBlock(const Hyperparameters& hp, index rows, index cols);
   std::string_view name() const noexcept override { return "soap"; }
 
-  void accumulate(linalg::ConstMatrixView<T> grad, Step t) override;
+  void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) override;
   std::int64_t statistics_updates() const noexcept override;
   bool refresh_due_after(std::int64_t updates) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot(Step t) const override;
-  std::unique_ptr<RefreshJob<T>> snapshot_reusing(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot(ops::Device& device, Step t) const override;
+  std::unique_ptr<RefreshJob<T>> snapshot_reusing(ops::Device& device, Step t,
+                                                  std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> receiver(Step t, std::unique_ptr<RefreshJob<T>> spare) const override;
   std::unique_ptr<RefreshJob<T>> resumed(Step stats_step, std::int64_t stamp) const override;
-  void publish(RefreshJob<T>& finished) override;
+  void publish(ops::Device& device, RefreshJob<T>& finished) override;
   int activation_delay() const noexcept override { return optim::activation_delay(OptimizerKind::soap); }
-  bool apply(linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
+  bool apply(ops::Device& device, linalg::MatrixView<T> weights, linalg::ConstMatrixView<T> grad, Step t) override;
 
   // Number of bases published so far (0: the identity placeholder is in use).
   std::int64_t basis_version() const noexcept { return this->state_.counter(basis_version_); }
 
  private:
-  void rotate_momentum(linalg::ConstMatrixView<T> left_change, linalg::ConstMatrixView<T> right_change);
-  void permute_second_moment(std::span<const index> left_order, std::span<const index> right_order);
-  void rotate_second_moment(linalg::ConstMatrixView<T> left_change, linalg::ConstMatrixView<T> right_change);
+  // The change-of-basis matrices are the device's memory.
+  void rotate_momentum(ops::Device& device, linalg::ConstMatrixView<T> left_change,
+                       linalg::ConstMatrixView<T> right_change);
+  void rotate_second_moment(ops::Device& device, linalg::ConstMatrixView<T> left_change,
+                            linalg::ConstMatrixView<T> right_change);
 
   Hyperparameters hp_;
   int m_ = 0;            // first moment, in the current basis

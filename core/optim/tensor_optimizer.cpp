@@ -40,7 +40,12 @@ std::string describe_block(const std::string& source, std::size_t b, const Block
 template <Real T>
 TensorOptimizer<T>::TensorOptimizer(OptimizerKind kind, const Hyperparameters& hp, std::vector<index> shape,
                                     std::string source)
-    : kind_(kind), hp_(hp), shape_(std::move(shape)), shape2d_(as_matrix(shape_)), source_(std::move(source)) {
+    : kind_(kind),
+      hp_(hp),
+      shape_(std::move(shape)),
+      shape2d_(as_matrix(shape_)),
+      source_(std::move(source)),
+      host_(std::make_unique<ops::CpuDevice>()) {
   validate(hp_, source_);
   for (const BlockPlan& p : plan_blocks(kind_, hp_, shape_))
     blocks_.push_back({p.region, make_block_optimizer<T>(p.kind, p.hp, p.region.rows, p.region.cols)});
@@ -62,6 +67,11 @@ void TensorOptimizer<T>::refresh_failed(std::size_t b, const Status& status) {
 
 template <Real T>
 void TensorOptimizer<T>::step(std::span<T> params, std::span<const T> grads) {
+  step(*host_, params, grads);
+}
+
+template <Real T>
+void TensorOptimizer<T>::step(ops::Device& device, std::span<T> params, std::span<const T> grads) {
   const auto expected = static_cast<std::size_t>(shape2d_.rows * shape2d_.cols);
   if (params.size() != expected)
     throw InputError(source_, "params", "expected " + std::to_string(expected) + " values, found " +
@@ -79,7 +89,9 @@ void TensorOptimizer<T>::step(std::span<T> params, std::span<const T> grads) {
     auto w = w_all.block(r.row0, r.col0, r.rows, r.cols);
     auto g = g_all.block(r.row0, r.col0, r.rows, r.cols);
 
-    if (!linalg::all_finite(g)) {
+    const ops::Flag non_finite_gradient = device.flag();
+    device.check_finite(g, non_finite_gradient);
+    if (device.raised(non_finite_gradient)) {
       ++counters_.skipped_non_finite_blocks;
       ++block.consecutive_non_finite;
       if (hp_.non_finite == NonFinitePolicy::error)
@@ -93,24 +105,24 @@ void TensorOptimizer<T>::step(std::span<T> params, std::span<const T> grads) {
     block.consecutive_non_finite = 0;
 
     BlockOptimizer<T>& opt = *block.optimizer;
-    opt.accumulate(g, t);
+    opt.accumulate(device, g, t);
     std::unique_ptr<RefreshJob<T>> job;
     if (opt.refresh_due(t)) {
-      job = opt.snapshot(t);
+      job = opt.snapshot(device, t);
       if (Status s = job->run(); !s.ok()) {
         refresh_failed(b, s);
         job.reset();
       }
     }
     auto publish = [&] {
-      opt.publish(*job);
+      opt.publish(device, *job);
       ++counters_.refreshes;
       block.consecutive_refresh_failures = 0;
     };
     if (job && opt.activation_delay() == 0) publish();
-    if (!opt.apply(w, g, t))
+    if (!opt.apply(device, w, g, t))
       throw NumericalError(describe(b) + ": the update at step " + std::to_string(t) +
-                           " is non-finite; weights left unchanged");
+                           " is non-finite; no non-finite value was written to the weights");
     if (job && opt.activation_delay() != 0) publish();
   }
   steps_ = t;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/cpu_device.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/blocking.hpp"
 #include "core/optim/hyperparameters.hpp"
@@ -50,7 +51,10 @@ class TensorOptimizer {
   // One synchronous step. `params` and `grads` hold the tensor in C order. Throws InputError
   // on a size mismatch and NumericalError when a failure policy says so (naming the block);
   // the weights of a block are never written with a non-finite value.
+  // On the host, one thread (a CpuDevice of the optimizer's own):
   void step(std::span<T> params, std::span<const T> grads);
+  // On `device`, whose memory holds `params`, `grads` and every block's state.
+  void step(ops::Device& device, std::span<T> params, std::span<const T> grads);
 
   Step steps_taken() const noexcept { return steps_; }
   const OptimizerCounters& counters() const noexcept { return counters_; }
@@ -73,6 +77,7 @@ class TensorOptimizer {
   std::vector<Block> blocks_;
   Step steps_ = 0;
   OptimizerCounters counters_;
+  std::unique_ptr<ops::CpuDevice> host_;
 };
 
 }  // namespace asteria::optim

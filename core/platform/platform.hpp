@@ -1,6 +1,9 @@
 #pragma once
 // Everything one rank of the runtime may touch: time, synchronization, executors, memory
 // tiers, communication. Core code reaches the world only through this.
+#include <memory>
+
+#include "core/ops/cpu_device.hpp"
 #include "core/platform/activity.hpp"
 #include "core/platform/clock.hpp"
 #include "core/platform/comm.hpp"
@@ -31,6 +34,13 @@ class Platform {
   virtual ActivitySink* activities() { return nullptr; }
   // Where time comes from on this platform (whether its memory holds values: memory().holds_data()).
   virtual TimeSource time_source() const noexcept = 0;
+  // Where the optimizers' per-step math (accumulate, apply, publish: core/ops) runs for state
+  // resting in `tier`. By default the host CPU on the calling thread; a backend with threads or
+  // an accelerator supplies its own.
+  virtual ops::Device& math(Tier /*tier*/) { return host_math_; }
+
+ private:
+  ops::CpuDevice host_math_;
 };
 
 }  // namespace asteria::platform

@@ -21,8 +21,15 @@ std::unique_ptr<GpuTier> gpu_tier_for(GpuUse use) {
 }
 }  // namespace
 
+namespace {
+int math_width(const RealPlatformOptions& options) {
+  if (options.math_threads > 0) return options.math_threads;
+  return options.host_threads > 0 ? options.host_threads : default_host_threads();
+}
+}  // namespace
+
 RealPlatform::RealPlatform(RealPlatformOptions options)
-    : options_(options), board_(sync_) {
+    : options_(options), board_(sync_), math_threads_(math_width(options)), math_(&math_threads_) {
   platform::ActivitySink* sink = options_.activities;
   const int unit = sink != nullptr ? sink->unit() : 0;
   memory_ = std::make_unique<RealMemory>(options_.memory, board_, clock_, sink, options_.nvme,

@@ -5,8 +5,10 @@
 #include <functional>
 #include <memory>
 
+#include "core/ops/cpu_device.hpp"
 #include "core/platform/platform.hpp"
 #include "core/real/device_stream_executor.hpp"
+#include "core/real/fork_join_pool.hpp"
 #include "core/real/real_clock.hpp"
 #include "core/real/real_memory.hpp"
 #include "core/real/real_sync.hpp"
@@ -36,6 +38,9 @@ struct RealPlatformOptions {
   platform::Comm* side_comm = nullptr;
   // Straggler injection: host work (refreshes) lasts this many times its run (>= 1).
   double host_slowdown = 1.0;
+  // Threads that split one optimizer math operation on the host (Platform::math); 0: as many as
+  // host workers.
+  int math_threads = 0;
 };
 
 class RealPlatform final : public platform::Platform {
@@ -56,6 +61,7 @@ class RealPlatform final : public platform::Platform {
   platform::TimeSource time_source() const noexcept override { return options_.time; }
   platform::Comm* comm() override { return options_.comm; }
   platform::Comm* side_comm() override { return options_.side_comm != nullptr ? options_.side_comm : options_.comm; }
+  ops::Device& math(platform::Tier /*tier*/) override { return math_; }
 
   RealMemory& real_memory() noexcept { return *memory_; }
   DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }
@@ -68,6 +74,8 @@ class RealPlatform final : public platform::Platform {
   platform::CompletionBoard board_;  // before the executors: their Pendings point into it
   std::unique_ptr<RealMemory> memory_;
   std::unique_ptr<ThreadPoolExecutor> host_;
+  ForkJoinPool math_threads_;
+  ops::CpuDevice math_;
   std::unique_ptr<DeviceStreamExecutor> device_;  // last: destroyed (drained) first
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "core/ops/cpu_device.hpp"
 #include "core/optim/adamw.hpp"
 #include "core/optim/shape_model.hpp"
 
@@ -24,9 +25,10 @@ Measured measure_elementwise_seconds_per_flop(std::size_t elements, int repeats,
   std::vector<float> w(n, 1.0f), g(n, 0.5f);
   const linalg::MatrixView<float> weights(w.data(), rows, cols, cols);
   const linalg::ConstMatrixView<float> grad(g.data(), rows, cols, cols);
+  ops::CpuDevice cpu;  // the calling thread, the widest vector instructions of this processor
   optim::Step t = 0;
   bool applied = true;
-  const double seconds = best_seconds(repeats, [&] { applied = block.apply(weights, grad, ++t) && applied; });
+  const double seconds = best_seconds(repeats, [&] { applied = block.apply(cpu, weights, grad, ++t) && applied; });
   if (!applied) throw InputError("elementwise measurement", "AdamW update", "finite updates of the test block");
   const optim::PhaseCosts costs = optim::phase_costs(optim::OptimizerKind::adamw, rows, cols, sizeof(float));
   const double arithmetic = std::max(0.0, seconds - costs.apply.bytes / memory_bandwidth);

@@ -13,6 +13,7 @@
 #include "core/common/error.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "tests/optim/float64_reference.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -224,18 +225,18 @@ TEST(KlShampoo, ApplyAndAccumulateCommute) {
   for (Step t = 1; t <= 6; ++t) {
     const Dense g = test::random_dense(3, 4, gen);
     linalg::ConstMatrixView<double> gv(g.a.data(), 3, 4);
-    first.accumulate(gv, t);
-    auto job1 = first.refresh_due(t) ? first.snapshot(t) : nullptr;
-    ASSERT_TRUE(first.apply(w1.view(), gv, t));
-    ASSERT_TRUE(second.apply(w2.view(), gv, t));
-    second.accumulate(gv, t);
-    auto job2 = second.refresh_due(t) ? second.snapshot(t) : nullptr;
+    first.accumulate(test::host_device(), gv, t);
+    auto job1 = first.refresh_due(t) ? first.snapshot(test::host_device(), t) : nullptr;
+    ASSERT_TRUE(first.apply(test::host_device(), w1.view(), gv, t));
+    ASSERT_TRUE(second.apply(test::host_device(), w2.view(), gv, t));
+    second.accumulate(test::host_device(), gv, t);
+    auto job2 = second.refresh_due(t) ? second.snapshot(test::host_device(), t) : nullptr;
     ASSERT_EQ(job1 == nullptr, job2 == nullptr);
     if (job1) {
       ASSERT_TRUE(job1->run().ok());
       ASSERT_TRUE(job2->run().ok());
-      first.publish(*job1);
-      second.publish(*job2);
+      first.publish(test::host_device(), *job1);
+      second.publish(test::host_device(), *job2);
     }
   }
   EXPECT_EQ(first.state().serialize(), second.state().serialize());
@@ -258,14 +259,14 @@ TEST(KlShampoo, LateFirstPublishUsesTheIdentityBasisMeanwhile) {
   for (Step t = 1; t <= 4; ++t) {
     const Dense g = test::random_dense(3, 3, gen);
     linalg::ConstMatrixView<double> gv(g.a.data(), 3, 3);
-    block.accumulate(gv, t);
-    if (t == 1) first_job = block.snapshot(t);
-    ASSERT_TRUE(block.apply(w.view(), gv, t));
+    block.accumulate(test::host_device(), gv, t);
+    if (t == 1) first_job = block.snapshot(test::host_device(), t);
+    ASSERT_TRUE(block.apply(test::host_device(), w.view(), gv, t));
   }
   for (index i = 0; i < 9; ++i) EXPECT_TRUE(std::isfinite(w.data()[i]));
   EXPECT_EQ(block.basis_version(), 0);
   ASSERT_TRUE(first_job->run().ok());
-  block.publish(*first_job);
+  block.publish(test::host_device(), *first_job);
   EXPECT_EQ(block.basis_version(), 1);
   const BlockState<double>& s = block.state();
   for (std::size_t k = 0; k < s.layout().size(); ++k) {

@@ -7,6 +7,7 @@
 
 #include "core/optim/factory.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -42,14 +43,14 @@ TYPED_TEST(RefreshJobReuse, RefilledJobEqualsAFreshSnapshotAndKeepsItsBuffers) {
     int refreshes = 0;
     for (Step t = 1; t <= 14; ++t) {
       const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
-      for (auto* block : {fresh.get(), reused.get()}) block->accumulate(g, t);
+      for (auto* block : {fresh.get(), reused.get()}) block->accumulate(test::host_device(), g, t);
       ASSERT_EQ(fresh->refresh_due(t), reused->refresh_due(t));
       std::unique_ptr<RefreshJob<T>> a, b;
       if (fresh->refresh_due(t)) {
-        a = fresh->snapshot(t);
+        a = fresh->snapshot(test::host_device(), t);
         const bool had_spare = spare != nullptr;
         const void* spare_address = spare.get();
-        b = reused->snapshot_reusing(t, std::move(spare));
+        b = reused->snapshot_reusing(test::host_device(), t, std::move(spare));
         ASSERT_NE(a, nullptr);
         ASSERT_NE(b, nullptr);
         if (had_spare) {
@@ -63,14 +64,14 @@ TYPED_TEST(RefreshJobReuse, RefilledJobEqualsAFreshSnapshotAndKeepsItsBuffers) {
         ++refreshes;
       }
       if (a && fresh->activation_delay() == 0) {
-        fresh->publish(*a);
-        reused->publish(*b);
+        fresh->publish(test::host_device(), *a);
+        reused->publish(test::host_device(), *b);
       }
-      ASSERT_TRUE(fresh->apply(w_fresh.view(), g, t));
-      ASSERT_TRUE(reused->apply(w_reused.view(), g, t));
+      ASSERT_TRUE(fresh->apply(test::host_device(), w_fresh.view(), g, t));
+      ASSERT_TRUE(reused->apply(test::host_device(), w_reused.view(), g, t));
       if (a && fresh->activation_delay() == 1) {
-        fresh->publish(*a);
-        reused->publish(*b);
+        fresh->publish(test::host_device(), *a);
+        reused->publish(test::host_device(), *b);
       }
       if (b) spare = std::move(b);
       ASSERT_EQ(fresh->state().serialize(), reused->state().serialize()) << "step " << t;
@@ -91,15 +92,15 @@ TYPED_TEST(RefreshJobReuse, ASpareOfAnotherKindIsIgnored) {
   auto soap = make_block_optimizer<T>(OptimizerKind::soap, soap_hp, 4, 4);
   std::mt19937_64 rng(1);
   const linalg::Matrix<T> g = random_matrix<T>(4, 4, rng);
-  shampoo->accumulate(g, 1);
-  soap->accumulate(g, 1);
-  std::unique_ptr<RefreshJob<T>> shampoo_job = shampoo->snapshot(1);
+  shampoo->accumulate(test::host_device(), g, 1);
+  soap->accumulate(test::host_device(), g, 1);
+  std::unique_ptr<RefreshJob<T>> shampoo_job = shampoo->snapshot(test::host_device(), 1);
   const void* address = shampoo_job.get();
-  std::unique_ptr<RefreshJob<T>> soap_job = soap->snapshot_reusing(1, std::move(shampoo_job));
+  std::unique_ptr<RefreshJob<T>> soap_job = soap->snapshot_reusing(test::host_device(), 1, std::move(shampoo_job));
   ASSERT_NE(soap_job, nullptr);
   EXPECT_NE(soap_job.get(), address);
   EXPECT_TRUE(soap_job->run().ok());
-  soap->publish(*soap_job);  // a SOAP job: publish accepts it
+  soap->publish(test::host_device(), *soap_job);  // a SOAP job: publish accepts it
 }
 
 }  // namespace

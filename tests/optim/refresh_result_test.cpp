@@ -10,6 +10,7 @@
 #include "core/optim/hyperparameters.hpp"
 #include "core/optim/shape_block.hpp"
 #include "core/optim/shape_model.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -46,11 +47,11 @@ int share_refreshes(OptimizerKind kind, index rows, index cols, std::uint64_t se
   int shared = 0;
   for (Step t = 1; t <= steps; ++t) {
     const linalg::Matrix<T> g = random_matrix<T>(rows, cols, rng);
-    owner->accumulate(g, t);
-    replica->accumulate(g, t);
+    owner->accumulate(test::host_device(), g, t);
+    replica->accumulate(test::host_device(), g, t);
     std::unique_ptr<RefreshJob<T>> ran, loaded;
     if (owner->refresh_due(t)) {
-      ran = owner->snapshot_reusing(t, std::move(owner_spare));
+      ran = owner->snapshot_reusing(test::host_device(), t, std::move(owner_spare));
       loaded = replica_job(*replica, t, std::move(replica_spare));
       EXPECT_NE(loaded, nullptr);
       if (loaded == nullptr) return shared;
@@ -64,14 +65,14 @@ int share_refreshes(OptimizerKind kind, index rows, index cols, std::uint64_t se
       ++shared;
     }
     if (ran && owner->activation_delay() == 0) {
-      owner->publish(*ran);
-      replica->publish(*loaded);
+      owner->publish(test::host_device(), *ran);
+      replica->publish(test::host_device(), *loaded);
     }
-    EXPECT_TRUE(owner->apply(w_owner.view(), g, t));
-    EXPECT_TRUE(replica->apply(w_replica.view(), g, t));
+    EXPECT_TRUE(owner->apply(test::host_device(), w_owner.view(), g, t));
+    EXPECT_TRUE(replica->apply(test::host_device(), w_replica.view(), g, t));
     if (ran && owner->activation_delay() == 1) {
-      owner->publish(*ran);
-      replica->publish(*loaded);
+      owner->publish(test::host_device(), *ran);
+      replica->publish(test::host_device(), *loaded);
     }
     if (ran) {
       owner_spare = std::move(ran);
@@ -94,7 +95,7 @@ TYPED_TEST(RefreshResult, ALoadedResultPublishesWhatTheRunOneDoes) {
     const int shared = share_refreshes<T>(
         kind, 11, 6, 11, 16,
         [](const BlockOptimizer<T>& replica, Step t, std::unique_ptr<RefreshJob<T>> spare) {
-          return replica.snapshot_reusing(t, std::move(spare));
+          return replica.snapshot_reusing(test::host_device(), t, std::move(spare));
         },
         [](const RefreshJob<T>&, const RefreshJob<T>&) {});
     EXPECT_GE(shared, 4);
@@ -129,7 +130,9 @@ TYPED_TEST(RefreshResult, ShapeReceiversHoldTheRealReceiversBytes) {
     const auto received = shape.receiver(1, nullptr);
     ASSERT_NE(received, nullptr);
     EXPECT_EQ(received->bytes(), refresh_result_bytes(kind, hp, 9, 5, sizeof(T)));
-    EXPECT_LT(received->bytes(), shape.snapshot(1)->bytes());
+    const auto snapshot = shape.snapshot(test::host_device(), 1);
+    ASSERT_NE(snapshot, nullptr);
+    EXPECT_LT(received->bytes(), snapshot->bytes());
   }
 }
 
@@ -139,7 +142,7 @@ TYPED_TEST(RefreshResult, ShapeJobsCarryTheRealResultSizeWithoutValues) {
     SCOPED_TRACE(std::string(to_string(kind)));
     const Hyperparameters hp = default_hyperparameters(kind);
     ShapeBlock<T> shape(kind, hp, 9, 5);
-    const auto job = shape.snapshot(1);
+    const auto job = shape.snapshot(test::host_device(), 1);
     ASSERT_NE(job, nullptr);
     EXPECT_EQ(job->result_bytes(), refresh_result_bytes(kind, hp, 9, 5, sizeof(T)));
     EXPECT_GT(job->result_bytes(), 0u);

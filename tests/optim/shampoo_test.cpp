@@ -12,6 +12,7 @@
 #include "core/optim/shampoo.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "tests/optim/shampoo_reference.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -242,11 +243,11 @@ TYPED_TEST(ShampooTyped, RefreshJobOwnsItsSnapshot) {
   linalg::Matrix<T> g(3, 5);
   for (index i = 0; i < 3; ++i)
     for (index j = 0; j < 5; ++j) g(i, j) = static_cast<T>(0.1 * (i + 1) - 0.05 * j);
-  block.accumulate(g, 1);
+  block.accumulate(test::host_device(), g, 1);
   ASSERT_TRUE(block.refresh_due(1));
-  auto job = block.snapshot(1);
-  auto twin = block.snapshot(1);
-  block.accumulate(g, 2);  // the block moves on before the job runs
+  auto job = block.snapshot(test::host_device(), 1);
+  auto twin = block.snapshot(test::host_device(), 1);
+  block.accumulate(test::host_device(), g, 2);  // the block moves on before the job runs
   block.state().tensor(slot_of(block.state(), "R"))(0, 0) = std::numeric_limits<T>::quiet_NaN();
   ASSERT_TRUE(job->run().ok());
   ASSERT_TRUE(twin->run().ok());
@@ -256,14 +257,14 @@ TYPED_TEST(ShampooTyped, RefreshJobOwnsItsSnapshot) {
   for (index i = 0; i < 5; ++i)
     for (index j = 0; j < 5; ++j) EXPECT_EQ(a.right_root()(i, j), b.right_root()(i, j));
   EXPECT_EQ(job->bytes(), 2 * (9 + 25) * sizeof(T));
-  block.publish(*job);
+  block.publish(test::host_device(), *job);
   EXPECT_EQ(block.state().tensor(slot_of(block.state(), "R_root"))(2, 3), a.right_root()(2, 3));
 }
 
 TEST(Shampoo, RefreshCostDescribesBothFactors) {
   Hyperparameters hp = well_conditioned_defaults();
   ShampooBlock<float> eigen_block(hp, 8, 4);
-  const auto eigen_cost = eigen_block.snapshot(1)->cost();
+  const auto eigen_cost = eigen_block.snapshot(test::host_device(), 1)->cost();
   ASSERT_EQ(eigen_cost.size(), 4u);  // per factor: eigh, then the reconstruction product
   EXPECT_EQ(eigen_cost[0].kind, platform::WorkKind::eigh);
   EXPECT_EQ(eigen_cost[0].dimension, 8);
@@ -276,8 +277,8 @@ TEST(Shampoo, RefreshCostDescribesBothFactors) {
   linalg::Matrix<float> g(8, 4);
   for (index i = 0; i < 8; ++i)
     for (index j = 0; j < 4; ++j) g(i, j) = static_cast<float>(std::sin(1.0 + i * 4 + j));
-  newton_block.accumulate(g, 1);
-  auto job = newton_block.snapshot(1);
+  newton_block.accumulate(test::host_device(), g, 1);
+  auto job = newton_block.snapshot(test::host_device(), 1);
   const auto estimate = job->cost();
   ASSERT_EQ(estimate.size(), 2u);
   EXPECT_EQ(estimate[0].kind, platform::WorkKind::newton);

@@ -17,6 +17,7 @@
 #include "core/optim/factory.hpp"
 #include "core/optim/shampoo_refresh.hpp"
 #include "core/optim/shape_block.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -178,7 +179,7 @@ TEST(ShapeModelSchedule, EqualsTheRealBlocksAfterEveryAccumulate) {
       std::mt19937_64 rng(static_cast<std::uint64_t>(s.rows * 100 + s.cols));
       int due = 0;
       for (int n = 1; n <= kSteps; ++n) {
-        block->accumulate(random_matrix<float>(s.rows, s.cols, rng), n);
+        block->accumulate(test::host_device(), random_matrix<float>(s.rows, s.cols, rng), n);
         const bool expected = refresh_due_after(c.kind, c.hp, n);
         EXPECT_EQ(expected, block->refresh_due(n)) << "after " << n << " accumulates";
         EXPECT_EQ(expected, block->refresh_due_after(n)) << n;
@@ -236,7 +237,7 @@ TEST(ShapeModelSchedule, DependsOnTheStatisticsCountOnly) {
   hp.precondition_frequency = 4;
   auto block = make_block_optimizer<double>(OptimizerKind::soap, hp, 3, 2);
   std::mt19937_64 rng(3);
-  for (Step t : {5, 9, 100, 101, 102}) block->accumulate(random_matrix<double>(3, 2, rng), t);
+  for (Step t : {5, 9, 100, 101, 102}) block->accumulate(test::host_device(), random_matrix<double>(3, 2, rng), t);
   EXPECT_EQ(block->statistics_updates(), 5);
   EXPECT_TRUE(block->refresh_due(102));  // the fifth gradient: 1 + 4
   EXPECT_TRUE(refresh_due_after(OptimizerKind::soap, hp, 5));
@@ -257,10 +258,10 @@ void expect_jobs_of_real_block(const Case& c, const Shape& s) {
   for (Step t = 1; t <= kSteps; ++t) {
     SCOPED_TRACE("step " + std::to_string(t));
     const linalg::Matrix<T> g = random_matrix<T>(s.rows, s.cols, rng);
-    block->accumulate(g, t);
+    block->accumulate(test::host_device(), g, t);
     std::unique_ptr<RefreshJob<T>> job;
     if (block->refresh_due(t)) {
-      job = block->snapshot(t);
+      job = block->snapshot(test::host_device(), t);
       ASSERT_NE(job, nullptr);
       ++jobs;
       const bool first = published == 0;
@@ -274,11 +275,11 @@ void expect_jobs_of_real_block(const Case& c, const Shape& s) {
       }
     }
     auto publish = [&] {
-      block->publish(*job);
+      block->publish(test::host_device(), *job);
       ++published;
     };
     if (job && block->activation_delay() == 0) publish();
-    ASSERT_TRUE(block->apply(weights, g, t));
+    ASSERT_TRUE(block->apply(test::host_device(), weights, g, t));
     if (job && block->activation_delay() == 1) publish();
   }
   if (has_refresh(c.kind)) {
@@ -359,9 +360,9 @@ TEST(ShapeModelRefresh, NewtonJobReportsItsIterationsAfterRun) {
   hp.root_method = RootMethod::coupled_newton;
   auto block = make_block_optimizer<double>(OptimizerKind::shampoo, hp, 4, 4);
   std::mt19937_64 rng(11);
-  block->accumulate(random_matrix<double>(4, 4, rng), 1);
+  block->accumulate(test::host_device(), random_matrix<double>(4, 4, rng), 1);
   ASSERT_TRUE(block->refresh_due(1));
-  auto job = block->snapshot(1);
+  auto job = block->snapshot(test::host_device(), 1);
   ASSERT_NE(job, nullptr);
   const auto estimate = refresh_cost(OptimizerKind::shampoo, hp, 4, 4, sizeof(double), true);
   expect_same_costs(estimate, job->cost(), "before run");
@@ -413,15 +414,15 @@ void expect_shape_block_is_the_real_block(const Case& c, const Shape& s) {
   for (Step t = 1; t <= kSteps; ++t) {
     SCOPED_TRACE("step " + std::to_string(t));
     const linalg::Matrix<T> g = random_matrix<T>(s.rows, s.cols, rng);
-    real->accumulate(g, t);
-    shape.accumulate(g, t);
+    real->accumulate(test::host_device(), g, t);
+    shape.accumulate(test::host_device(), g, t);
     EXPECT_EQ(shape.statistics_updates(), real->statistics_updates());
     ASSERT_EQ(shape.refresh_due(t), real->refresh_due(t));
     EXPECT_EQ(shape.refresh_due_after(t + 1), real->refresh_due_after(t + 1));
     std::unique_ptr<RefreshJob<T>> real_job, shape_job;
     if (real->refresh_due(t)) {
-      real_job = real->snapshot(t);
-      shape_job = shape.snapshot(t);
+      real_job = real->snapshot(test::host_device(), t);
+      shape_job = shape.snapshot(test::host_device(), t);
       ASSERT_NE(shape_job, nullptr);
       ++jobs;
       EXPECT_EQ(shape_job->stats_step(), real_job->stats_step());
@@ -434,15 +435,15 @@ void expect_shape_block_is_the_real_block(const Case& c, const Shape& s) {
       }
     }
     auto publish = [&] {
-      real->publish(*real_job);
-      shape.publish(*shape_job);
+      real->publish(test::host_device(), *real_job);
+      shape.publish(test::host_device(), *shape_job);
     };
     if (real_job && real->activation_delay() == 0) publish();
-    ASSERT_TRUE(real->apply(real_weights, g, t));
-    EXPECT_TRUE(shape.apply(shape_weights, g, t));
+    ASSERT_TRUE(real->apply(test::host_device(), real_weights, g, t));
+    EXPECT_TRUE(shape.apply(test::host_device(), shape_weights, g, t));
     if (real_job && real->activation_delay() == 1) publish();
   }
-  EXPECT_EQ(shape.snapshot(kSteps + 1) == nullptr, !has_refresh(c.kind));
+  EXPECT_EQ(shape.snapshot(test::host_device(), kSteps + 1) == nullptr, !has_refresh(c.kind));
   EXPECT_EQ(jobs > 0, has_refresh(c.kind));
   EXPECT_EQ(std::vector<T>(shape_weights.values().begin(), shape_weights.values().end()),
             std::vector<T>(untouched.values().begin(), untouched.values().end()));
@@ -465,14 +466,14 @@ TEST(ShapeBlock, CountsPublications) {
   const Hyperparameters hp = default_hyperparameters(OptimizerKind::kl_shampoo);
   ShapeBlock<float> block(OptimizerKind::kl_shampoo, hp, 8, 3);
   const linalg::Matrix<float> g(8, 3);
-  block.accumulate(g, 1);
+  block.accumulate(test::host_device(), g, 1);
   ASSERT_TRUE(block.refresh_due(1));
-  const auto first = block.snapshot(1);
+  const auto first = block.snapshot(test::host_device(), 1);
   ASSERT_NE(first, nullptr);
   expect_same_costs(refresh_cost(OptimizerKind::kl_shampoo, hp, 8, 3, sizeof(float), true), first->cost(), "first");
-  block.publish(*first);
+  block.publish(test::host_device(), *first);
   EXPECT_EQ(block.publications(), 1);
-  const auto warm = block.snapshot(1);
+  const auto warm = block.snapshot(test::host_device(), 1);
   ASSERT_NE(warm, nullptr);
   expect_same_costs(refresh_cost(OptimizerKind::kl_shampoo, hp, 8, 3, sizeof(float), false), warm->cost(), "warm");
 }

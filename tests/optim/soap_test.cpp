@@ -15,6 +15,7 @@
 #include "core/linalg/blas.hpp"
 #include "core/optim/tensor_optimizer.hpp"
 #include "tests/optim/float64_reference.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::optim {
 namespace {
@@ -235,18 +236,18 @@ struct DelayedRun {
   }
 
   void step(Step t, linalg::MatrixView<double> w, linalg::ConstMatrixView<double> g, Step delay) {
-    block.accumulate(g, t);
+    block.accumulate(test::host_device(), g, t);
     if (block.refresh_due(t)) {
-      auto job = block.snapshot(t);
+      auto job = block.snapshot(test::host_device(), t);
       ASSERT_TRUE(job->run().ok());
       pending.emplace_back(t, std::move(job));
     }
-    ASSERT_TRUE(block.apply(w, g, t));
+    ASSERT_TRUE(block.apply(test::host_device(), w, g, t));
     while (!pending.empty() && pending.front().first + delay == t) {
       // The first basis after identity-basis updates restarts the moments; later ones keep m.
       const bool restart = block.basis_version() == 0 && t > 1;
       const Dense before = momentum_original();
-      block.publish(*pending.front().second);
+      block.publish(test::host_device(), *pending.front().second);
       const Dense after = momentum_original();
       for (std::size_t i = 0; i < before.a.size(); ++i)
         EXPECT_NEAR(after.a[i], restart ? 0.0 : before.a[i], 1e-12)
@@ -338,7 +339,7 @@ TEST(Soap, FirstBasisPublishedLateRestartsTheMoments) {
   Dense sign = test::matmul(test::matmul(test::transpose(q_left), g), q_right);  // G′
   for (double& x : sign.a) x = x / (std::fabs(x) + hp.eps / std::sqrt(1.0 - hp.beta2));
   const Dense direction = test::matmul(test::matmul(q_left, sign), test::transpose(q_right));
-  ASSERT_TRUE(run.block.apply(w.view(), linalg::ConstMatrixView<double>(g.a.data(), n, n), 4));
+  ASSERT_TRUE(run.block.apply(test::host_device(), w.view(), linalg::ConstMatrixView<double>(g.a.data(), n, n), 4));
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) {
       const double expected = (w_before(i, j) - hp.lr * direction(i, j)) * (1.0 - hp.lr * hp.weight_decay);
@@ -360,16 +361,16 @@ TEST(Soap, RotatedSecondMomentFollowsTheChangeOfBasis) {
   for (Step t = 1; t <= 3; ++t) {
     const Dense g = test::random_dense(4, 3, gen);
     const linalg::ConstMatrixView<double> gv(g.a.data(), rows, cols);
-    block.accumulate(gv, t);
+    block.accumulate(test::host_device(), gv, t);
     std::unique_ptr<RefreshJob<double>> job;
     if (block.refresh_due(t)) {
-      job = block.snapshot(t);
+      job = block.snapshot(test::host_device(), t);
       ASSERT_TRUE(job->run().ok());
     }
-    ASSERT_TRUE(block.apply(w.view(), gv, t));
+    ASSERT_TRUE(block.apply(test::host_device(), w.view(), gv, t));
     if (!job) continue;
     const Dense v = dense("exp_avg_sq"), old_left = dense("basis_left"), old_right = dense("basis_right");
-    block.publish(*job);
+    block.publish(test::host_device(), *job);
     if (t == 1) continue;  // the first basis: nothing to carry over yet
     auto squared_change = [&](const char* basis, const Dense& old_basis) {
       Dense c = test::matmul(test::transpose(dense(basis)), old_basis);
@@ -429,18 +430,18 @@ TEST(Soap, ApplyAndAccumulateCommute) {
   for (Step t = 1; t <= 6; ++t) {
     const Dense g = test::random_dense(3, 4, gen);
     linalg::ConstMatrixView<double> gv(g.a.data(), 3, 4);
-    first.accumulate(gv, t);
-    auto job1 = first.refresh_due(t) ? first.snapshot(t) : nullptr;
-    ASSERT_TRUE(first.apply(w1.view(), gv, t));
-    ASSERT_TRUE(second.apply(w2.view(), gv, t));
-    second.accumulate(gv, t);
-    auto job2 = second.refresh_due(t) ? second.snapshot(t) : nullptr;
+    first.accumulate(test::host_device(), gv, t);
+    auto job1 = first.refresh_due(t) ? first.snapshot(test::host_device(), t) : nullptr;
+    ASSERT_TRUE(first.apply(test::host_device(), w1.view(), gv, t));
+    ASSERT_TRUE(second.apply(test::host_device(), w2.view(), gv, t));
+    second.accumulate(test::host_device(), gv, t);
+    auto job2 = second.refresh_due(t) ? second.snapshot(test::host_device(), t) : nullptr;
     ASSERT_EQ(job1 == nullptr, job2 == nullptr);
     if (job1) {
       ASSERT_TRUE(job1->run().ok());
       ASSERT_TRUE(job2->run().ok());
-      first.publish(*job1);
-      second.publish(*job2);
+      first.publish(test::host_device(), *job1);
+      second.publish(test::host_device(), *job2);
     }
   }
   EXPECT_EQ(first.state().serialize(), second.state().serialize());
@@ -503,12 +504,12 @@ TEST(Soap, NonFiniteUpdateLeavesWeightsAndMomentsUntouched) {
   SoapBlock<double> block(hp, 2, 2);
   linalg::Matrix<double> w(2, 2), g(2, 2);
   g(0, 0) = 1, g(0, 1) = 0.5, g(1, 0) = -0.3, g(1, 1) = 2;
-  block.accumulate(g.view(), 1);
-  ASSERT_TRUE(block.apply(w.view(), g.view(), 1));
+  block.accumulate(test::host_device(), g.view(), 1);
+  ASSERT_TRUE(block.apply(test::host_device(), w.view(), g.view(), 1));
   block.state().tensor(slot_of(block.state(), "exp_avg"))(0, 1) = std::numeric_limits<double>::infinity();
-  block.accumulate(g.view(), 2);
+  block.accumulate(test::host_device(), g.view(), 2);
   const auto after_accumulate = block.state().serialize();
-  EXPECT_FALSE(block.apply(w.view(), g.view(), 2));
+  EXPECT_FALSE(block.apply(test::host_device(), w.view(), g.view(), 2));
   EXPECT_EQ(block.state().serialize(), after_accumulate);
   for (index i = 0; i < 4; ++i) EXPECT_EQ(w.data()[i], 0.0);
 }
@@ -518,9 +519,9 @@ TEST(Soap, RefreshJobReportsItsCost) {
   SoapBlock<float> block(hp, 3, 5);
   linalg::Matrix<float> g(3, 5);
   for (index i = 0; i < 15; ++i) g.data()[i] = static_cast<float>(i % 4) - 1.5f;
-  block.accumulate(g.view(), 1);
+  block.accumulate(test::host_device(), g.view(), 1);
   ASSERT_TRUE(block.refresh_due(1));
-  auto job = block.snapshot(1);
+  auto job = block.snapshot(test::host_device(), 1);
   const auto costs = job->cost();
   ASSERT_EQ(costs.size(), 2u);  // a full eigh per side
   EXPECT_EQ(costs[0].kind, platform::WorkKind::eigh);

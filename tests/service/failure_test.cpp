@@ -42,16 +42,20 @@ class CorruptingBlock final : public optim::BlockOptimizer<T> {
         fault_(fault) {}
 
   std::string_view name() const noexcept override { return inner_->name(); }
-  void accumulate(linalg::ConstMatrixView<T> grad, Step t) override { inner_->accumulate(grad, t); }
+  void accumulate(ops::Device& device, linalg::ConstMatrixView<T> grad, Step t) override {
+    inner_->accumulate(device, grad, t);
+  }
   std::int64_t statistics_updates() const noexcept override { return inner_->statistics_updates(); }
   bool refresh_due_after(std::int64_t updates) const override { return inner_->refresh_due_after(updates); }
-  void publish(optim::RefreshJob<T>& job) override { inner_->publish(job); }
+  void publish(ops::Device& device, optim::RefreshJob<T>& job) override { inner_->publish(device, job); }
   int activation_delay() const noexcept override { return inner_->activation_delay(); }
-  bool apply(linalg::MatrixView<T> w, linalg::ConstMatrixView<T> g, Step t) override { return inner_->apply(w, g, t); }
+  bool apply(ops::Device& device, linalg::MatrixView<T> w, linalg::ConstMatrixView<T> g, Step t) override {
+    return inner_->apply(device, w, g, t);
+  }
 
-  std::unique_ptr<optim::RefreshJob<T>> snapshot(Step t) const override {
-    if (!fails_(++snapshots_)) return inner_->snapshot(t);
-    if (fault_ == Fault::throwing_worker) return std::make_unique<ThrowingJob<T>>(inner_->snapshot(t));
+  std::unique_ptr<optim::RefreshJob<T>> snapshot(ops::Device& device, Step t) const override {
+    if (!fails_(++snapshots_)) return inner_->snapshot(device, t);
+    if (fault_ == Fault::throwing_worker) return std::make_unique<ThrowingJob<T>>(inner_->snapshot(device, t));
     optim::BlockState<T>& state = inner_->state();
     const optim::TensorSlot* stats = nullptr;
     for (const optim::TensorSlot& slot : state.layout())
@@ -60,7 +64,7 @@ class CorruptingBlock final : public optim::BlockOptimizer<T> {
     T& first = state.values()[static_cast<std::size_t>(stats->offset)];
     const T saved = first;
     first = std::numeric_limits<T>::quiet_NaN();
-    auto job = inner_->snapshot(t);
+    auto job = inner_->snapshot(device, t);
     first = saved;
     return job;
   }

@@ -8,6 +8,7 @@
 #include "core/optim/blocking.hpp"
 #include "core/optim/factory.hpp"
 #include "tests/service/service_harness.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::runtime::test {
 namespace {
@@ -47,19 +48,19 @@ Trajectory<T> shifted_reference(const Scenario& s, int staleness) {
         auto& queue = queues[i][b];
         auto publish_due = [&] {
           while (!queue.empty() && queue.front().due <= t) {
-            opt.publish(*queue.front().job);
+            opt.publish(::asteria::test::host_device(), *queue.front().job);
             queue.pop_front();
           }
         };
         if (opt.activation_delay() == 1) publish_due();
-        opt.accumulate(g_all.block(r.row0, r.col0, r.rows, r.cols), t);
+        opt.accumulate(::asteria::test::host_device(), g_all.block(r.row0, r.col0, r.rows, r.cols), t);
         if (opt.refresh_due(t)) {
-          auto job = opt.snapshot(t);
+          auto job = opt.snapshot(::asteria::test::host_device(), t);
           EXPECT_TRUE(job->run().ok());
           queue.push_back({std::move(job), t + opt.activation_delay() + staleness});
         }
         if (opt.activation_delay() == 0) publish_due();
-        EXPECT_TRUE(opt.apply(w_all.block(r.row0, r.col0, r.rows, r.cols), g_all.block(r.row0, r.col0, r.rows, r.cols),
+        EXPECT_TRUE(opt.apply(::asteria::test::host_device(), w_all.block(r.row0, r.col0, r.rows, r.cols), g_all.block(r.row0, r.col0, r.rows, r.cols),
                               t));
       }
     }
@@ -250,9 +251,9 @@ TEST(StalenessMetrics, RefreshWorkIsLabelledAndCostedFromTheJob) {
   // The same job built directly: its pieces, summed.
   auto twin = optim::make_block_optimizer<T>(OptimizerKind::shampoo, scenario.hp, 3, 3);
   const Data<T> data = make_data<T>(scenario);
-  twin->accumulate(linalg::ConstMatrixView<T>(data.gradients[0][0].data(), 3, 3), 1);
+  twin->accumulate(::asteria::test::host_device(), linalg::ConstMatrixView<T>(data.gradients[0][0].data(), 3, 3), 1);
   double flops = 0.0, bytes = 0.0;
-  for (const platform::Cost& piece : twin->snapshot(1)->cost()) {
+  for (const platform::Cost& piece : twin->snapshot(::asteria::test::host_device(), 1)->cost()) {
     flops += piece.flops;
     bytes += piece.bytes;
   }

@@ -15,6 +15,7 @@
 #include "core/optim/tensor_optimizer.hpp"
 #include "core/workload/optimizer_blocks.hpp"
 #include "core/workload/runtime_stack.hpp"
+#include "tests/ops/host_device.hpp"
 
 namespace asteria::workload {
 namespace {
@@ -100,10 +101,10 @@ TEST(OptimizerBlocks, MatchRealTensorOptimizersOfTheTinyModel) {
         // The real block's first refresh job (fallbacks run AdamW, with no refresh): every matrix
         // method refreshes after its first gradient under these hyperparameters.
         optim::BlockOptimizer<float>& fresh = *block.optimizer;
-        fresh.accumulate(random_gradient(spec.rows, spec.cols, 5).view(), 1);
+        fresh.accumulate(::asteria::test::host_device(), random_gradient(spec.rows, spec.cols, 5).view(), 1);
         ASSERT_EQ(fresh.refresh_due(1), !spec.first_refresh.empty()) << spec.label;
         if (fresh.refresh_due(1)) {
-          const auto job = fresh.snapshot(1);
+          const auto job = fresh.snapshot(::asteria::test::host_device(), 1);
           ASSERT_NE(job, nullptr);
           expect_same_costs(spec.first_refresh, job->cost(), spec.label);
         }

@@ -130,7 +130,7 @@ bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T>
     return false;
   }
   b.version.consecutive_non_finite = 0;
-  if (block_numerics_) b.optimizer->accumulate(grad, t);
+  if (block_numerics_) b.optimizer->accumulate(math(), grad, t);
   ++b.statistics_updates;
   return true;
 }
@@ -173,7 +173,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   // only the result's bytes held (a block's owner never changes, so spares stay of one kind).
   const bool receiving = comm_ != nullptr && owner_of_[b.id] != comm_->rank();
   std::unique_ptr<optim::RefreshJob<T>> job = receiving ? b.optimizer->receiver(t, std::move(b.spare))
-                                                        : b.optimizer->snapshot_reusing(t, std::move(b.spare));
+                                                        : b.optimizer->snapshot_reusing(math(), t, std::move(b.spare));
   if (!job) return;
   const std::size_t bytes = job->bytes();
   if (shadow.bytes() != bytes) {
@@ -246,8 +246,9 @@ void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, 
   before_update(id, t);
   Block& b = block(id);
   if (!block_numerics_) return;
-  if (!b.optimizer->apply(weights, grad, t))
-    throw NumericalError(b.label + ": the update at step " + step_text(t) + " is non-finite; weights left unchanged");
+  if (!b.optimizer->apply(math(), weights, grad, t))
+    throw NumericalError(b.label + ": the update at step " + step_text(t) +
+                         " is non-finite; no non-finite value was written to the weights");
 }
 
 template <linalg::Real T>
@@ -362,7 +363,7 @@ void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
   // A result computed by its owner elsewhere arrived in the image: the job publishes it as its own.
   if (block_numerics_ && job.owner >= 0 && job.owner != comm_->rank() && !job.image.empty())
     job.job->load_result({job.image.data(), job.job->result_bytes()});
-  if (block_numerics_) b.optimizer->publish(*job.job);
+  if (block_numerics_) b.optimizer->publish(math(), *job.job);
   b.version.stats_step = job.job->stats_step();
   b.version.published_step = t;
   ++b.version.publications;

@@ -176,6 +176,8 @@ class PreconditionerService {
   Step last_step() const noexcept { return last_step_; }
 
  private:
+  // Where the blocks' per-step math runs: the platform's device for state in device memory.
+  ops::Device& math() { return platform_.math(platform::Tier::device); }
   struct Job {
     std::unique_ptr<optim::RefreshJob<T>> job;
     platform::Pending done;
