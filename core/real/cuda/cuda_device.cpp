@@ -1,0 +1,188 @@
+#include "core/real/cuda/cuda_device.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "core/real/cuda/cuda_ops_kernels.hpp"
+
+namespace asteria::real::cuda {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+void check(cudaError_t err, const std::string& what) {
+  if (err != cudaSuccess) throw std::runtime_error("CudaDevice: " + what + ": " + cudaGetErrorString(err));
+}
+void check(cublasStatus_t status, const std::string& what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error("CudaDevice: " + what + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
+}
+
+int as_int(ops::index v, const char* what) {
+  if (v > std::numeric_limits<int>::max()) throw std::runtime_error(std::string("CudaDevice: ") + what + " exceeds cuBLAS's int range");
+  return static_cast<int>(v);
+}
+
+cublasOperation_t op_of(linalg::Op op) { return op == linalg::Op::none ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+}  // namespace
+
+struct CudaDevice::Handles {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  // Per-operation device scratch, sized once: the checked rules' verdict, the norm's partials.
+  int* verdict = nullptr;
+  double* norm_partials = nullptr;
+};
+
+CudaDevice::CudaDevice(int device) : handles_(std::make_unique<Handles>()) {
+  Handles& h = *handles_;
+  h.device = device;
+  check(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  name_ = std::string("cuda:") + std::to_string(device) + " (" + prop.name + ")";
+  check(cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cublasCreate(&h.blas), "cublasCreate");
+  check(cublasSetStream(h.blas, h.stream), "cublasSetStream");
+  // Exact FP32 products (no TF32): the conformance tolerances are those of IEEE single precision.
+  check(cublasSetMathMode(h.blas, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // Freed temporaries stay in the stream-ordered pool for the next step instead of going back
+  // to the driver.
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, device), "cudaDeviceGetDefaultMemPool");
+  std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+  check(cudaMalloc(reinterpret_cast<void**>(&h.verdict), sizeof(int)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&h.norm_partials), sizeof(double) * ops_kernels::kNormPartials),
+        "cudaMalloc");
+}
+
+CudaDevice::~CudaDevice() {
+  Handles& h = *handles_;
+  cudaStreamSynchronize(h.stream);
+  cudaFree(h.verdict);
+  cudaFree(h.norm_partials);
+  cublasDestroy(h.blas);
+  cudaStreamDestroy(h.stream);
+}
+
+void* CudaDevice::stream() const noexcept { return handles_->stream; }
+
+void* CudaDevice::allocate(std::size_t bytes) {
+  void* data = nullptr;
+  check(cudaMallocAsync(&data, bytes, handles_->stream), "cudaMallocAsync of " + std::to_string(bytes) + " bytes");
+  return data;
+}
+
+void CudaDevice::release(void* data) noexcept { cudaFreeAsync(data, handles_->stream); }
+
+namespace {
+void copy_2d(const ops::TensorRef& from, const ops::TensorRef& to, cudaMemcpyKind kind, cudaStream_t stream) {
+  const std::size_t element = ops::element_bytes(from.dtype);
+  check(cudaMemcpy2DAsync(to.data, static_cast<std::size_t>(to.stride) * element, from.data,
+                          static_cast<std::size_t>(from.stride) * element, static_cast<std::size_t>(from.cols) * element,
+                          static_cast<std::size_t>(from.rows), kind, stream),
+        "cudaMemcpy2DAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+}  // namespace
+
+void CudaDevice::copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) {
+  copy_2d(host, on_device, cudaMemcpyHostToDevice, handles_->stream);
+}
+
+void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) {
+  copy_2d(on_device, host, cudaMemcpyDeviceToHost, handles_->stream);
+}
+
+void CudaDevice::wait() { check(cudaStreamSynchronize(handles_->stream), "cudaStreamSynchronize"); }
+
+void CudaDevice::run(const ops::Operation& operation) {
+  Handles& h = *handles_;
+  std::visit(
+      Overloaded{
+          [&](const ops::MapOp& op) { ops_kernels::launch_map(op, h.verdict, h.stream); },
+          [&](const ops::GemmOp& op) {
+            if (op.c.empty()) return;
+            // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: cuBLAS gets B first.
+            const int m = as_int(op.c.cols, "gemm n"), n = as_int(op.c.rows, "gemm m");
+            const int k = as_int(op.op_a == linalg::Op::none ? op.a.cols : op.a.rows, "gemm k");
+            const int lda = as_int(op.a.stride, "lda"), ldb = as_int(op.b.stride, "ldb"), ldc = as_int(op.c.stride, "ldc");
+            if (op.c.dtype == ops::DType::f32) {
+              const float alpha = static_cast<float>(op.alpha), beta = static_cast<float>(op.beta);
+              check(cublasSgemm(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &alpha, static_cast<const float*>(op.b.data),
+                                ldb, static_cast<const float*>(op.a.data), lda, &beta, static_cast<float*>(op.c.data), ldc),
+                    "cublasSgemm");
+            } else {
+              check(cublasDgemm(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &op.alpha,
+                                static_cast<const double*>(op.b.data), ldb, static_cast<const double*>(op.a.data), lda,
+                                &op.beta, static_cast<double*>(op.c.data), ldc),
+                    "cublasDgemm");
+            }
+          },
+          [&](const ops::SyrkOp& op) {
+            if (op.c.empty()) return;
+            // Row-major A (rows x k) is column-major Aᵀ: A Aᵀ = (Aᵀ)ᵀ(Aᵀ) is cuBLAS's trans = T;
+            // Aᵀ A is trans = N. cuBLAS's upper triangle is the row-major lower one; mirrored after.
+            const bool outer = op.op == linalg::Op::none;
+            const int n = as_int(op.c.rows, "syrk n");
+            const int k = as_int(outer ? op.a.cols : op.a.rows, "syrk k");
+            const cublasOperation_t trans = outer ? CUBLAS_OP_T : CUBLAS_OP_N;
+            const int lda = as_int(op.a.stride, "lda"), ldc = as_int(op.c.stride, "ldc");
+            if (op.c.dtype == ops::DType::f32) {
+              const float alpha = static_cast<float>(op.alpha), beta = static_cast<float>(op.beta);
+              check(cublasSsyrk(h.blas, CUBLAS_FILL_MODE_UPPER, trans, n, k, &alpha, static_cast<const float*>(op.a.data),
+                                lda, &beta, static_cast<float*>(op.c.data), ldc),
+                    "cublasSsyrk");
+            } else {
+              check(cublasDsyrk(h.blas, CUBLAS_FILL_MODE_UPPER, trans, n, k, &op.alpha,
+                                static_cast<const double*>(op.a.data), lda, &op.beta, static_cast<double*>(op.c.data), ldc),
+                    "cublasDsyrk");
+            }
+            ops_kernels::launch_mirror_lower(op.c, h.stream);
+          },
+          [&](const ops::NormOp& op) { ops_kernels::launch_norm(op, h.norm_partials, h.stream); },
+          [&](const ops::ScaleByRatioOp& op) { ops_kernels::launch_scale_by_ratio(op, h.stream); },
+          [&](const ops::KlEstimatesOp& op) { ops_kernels::launch_kl_estimates(op, h.stream); },
+          [&](const ops::PermuteOp& op) {
+            // The orders travel to the device; the gather goes through a scratch copy of x.
+            std::vector<long long> rows(op.row_order.begin(), op.row_order.end());
+            std::vector<long long> cols(op.col_order.begin(), op.col_order.end());
+            ops::Buffer row_order = matrix<double>(static_cast<ops::index>(rows.size()), 1);  // 8-byte cells
+            ops::Buffer col_order = matrix<double>(static_cast<ops::index>(cols.size()), 1);
+            ops::Buffer scratch = op.x.dtype == ops::DType::f32 ? matrix<float>(op.x.rows, op.x.cols)
+                                                                : matrix<double>(op.x.rows, op.x.cols);
+            if (!rows.empty())
+              check(cudaMemcpyAsync(row_order.ref().data, rows.data(), rows.size() * sizeof(long long),
+                                    cudaMemcpyHostToDevice, h.stream),
+                    "cudaMemcpyAsync");
+            if (!cols.empty())
+              check(cudaMemcpyAsync(col_order.ref().data, cols.data(), cols.size() * sizeof(long long),
+                                    cudaMemcpyHostToDevice, h.stream),
+                    "cudaMemcpyAsync");
+            ops_kernels::launch_permute(op, static_cast<const long long*>(row_order.ref().data),
+                                        static_cast<const long long*>(col_order.ref().data), scratch.ref().data, h.stream);
+            // The host orders must outlive the copies from pageable memory.
+            check(cudaStreamSynchronize(h.stream), "cudaStreamSynchronize");
+          },
+          [&](const ops::CheckFiniteOp& op) { ops_kernels::launch_check_finite(op, h.stream); },
+      },
+      operation);
+}
+
+}  // namespace asteria::real::cuda

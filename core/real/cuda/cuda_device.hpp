@@ -1,0 +1,41 @@
+#pragma once
+// The CUDA backend of the optimizers' per-step math (ops::Device): operands in GPU memory,
+// operations queued in order on one CUDA stream, products through cuBLAS (FP32 or FP64, no TF32),
+// the rules of core/ops/rules.hpp and the reductions in this backend's own kernels. Temporaries
+// come from the stream-ordered allocator, so a buffer freed by one step is reused by the next
+// without a synchronization. Reading a result on the host (raised(), value(), download())
+// waits for the stream.
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/ops/device.hpp"
+
+namespace asteria::real::cuda {
+
+class CudaDevice final : public ops::Device {
+ public:
+  // Throws std::runtime_error when `device` cannot be used (check query_devices() first).
+  explicit CudaDevice(int device = 0);
+  ~CudaDevice() override;
+
+  std::string_view name() const noexcept override { return name_; }
+  bool host_addressable() const noexcept override { return false; }
+  // The cudaStream_t operations run on (as an opaque pointer: this header includes no CUDA).
+  void* stream() const noexcept;
+
+ protected:
+  void run(const ops::Operation& op) override;
+  void* allocate(std::size_t bytes) override;
+  void release(void* data) noexcept override;
+  void copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) override;
+  void copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
+  void wait() override;
+
+ private:
+  struct Handles;
+  std::unique_ptr<Handles> handles_;
+  std::string name_;
+};
+
+}  // namespace asteria::real::cuda
