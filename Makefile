@@ -35,7 +35,7 @@ tsan:
 
 # The runtime's own tests (ctest label core: no command line, no simulator) under ASan + UBSan:
 # what CI adds to `make test`, within its time budget.
-CORE_TESTS := test_common test_linalg test_optim test_io test_checkpoint test_service test_nvme test_store \
+CORE_TESTS := test_common test_linalg test_ops test_optim test_io test_checkpoint test_service test_nvme test_store \
               test_driver test_workload test_model test_data test_plan
 asan-fast: deps
 	@cmake --preset asan >/dev/null
