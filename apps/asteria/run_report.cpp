@@ -4,6 +4,9 @@
 
 #include "core/common/number_text.hpp"
 #include "core/io/atomic_file.hpp"
+#include "core/linalg/blas_library.hpp"
+#include "core/ops/cpu_kernels.hpp"
+#include "core/real/blas_kernel_choice.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -78,6 +81,19 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
   return csv;
 }
 
+nlohmann::ordered_json host_math_json() {
+  const linalg::BlasKernels blas = linalg::blas_kernels();
+  nlohmann::ordered_json j;
+  j["cpu"] = blas.cpu;
+  j["vector_isa"] = std::string(ops::to_string(ops::detect_cpu_isa()));
+  j["blas_library"] = blas.library;
+  j["blas_kernels"] = blas.kernels;
+  j["blas_kernel_class"] = std::string(linalg::to_string(blas.kernel_class));
+  j["blas_fallback"] = blas.fallback();
+  j["blas_chosen_by"] = real::blas_kernels_chosen_by();
+  return j;
+}
+
 nlohmann::ordered_json summary_json(const RunReport& o) {
   const RunSpec& s = o.spec;
   const runtime::RunSummary& m = o.summary;
@@ -87,6 +103,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["hw"] = o.hw.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hw);
   j["model"] = o.model;
   j["platform"] = o.platform;
+  j["host_math"] = host_math_json();
   j["numerics"] = platform::to_string(s.numerics);
   j["time"] = platform::to_string(s.time);
   j["optimizer"] = optim::to_string(s.optimizer);

@@ -11,6 +11,7 @@
 #include "apps/asteria/plan_file.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/real/blas_kernel_choice.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -383,6 +384,8 @@ void validate(const RunSpec& s) {
     case RunVerb::synth: break;
   }
   platform::validate(s.numerics, s.time, source);
+  // Runs that compute on this CPU do so with its proper BLAS kernels (or say why not).
+  if (s.numerics != platform::Numerics::shapes) real::require_cpu_blas_kernels(source);
   const bool real_backend = s.verb == RunVerb::train || (s.verb == RunVerb::synth && s.time != platform::TimeSource::simulated);
   if (real_backend && s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
     throw InputError(source, "--placement", "nvme placement on the real backend needs --nvme-dir DIR");

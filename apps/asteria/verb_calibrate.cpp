@@ -8,6 +8,7 @@
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #include "hwmodels/calibrate/calibration.hpp"
+#include "core/real/blas_kernel_choice.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -96,6 +97,7 @@ int calibrate_main(const Args& args, std::ostream& out, std::ostream& err) {
                          values->count("name") != 0 ? (*values)["name"].as<std::string>() : std::string(), out);
     return 0;
   }
+  real::require_cpu_blas_kernels("asteria calibrate");  // measures what the runtime will run
   cal::calibrate_to_file(options_from(*values), out, err);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
+#include "core/real/blas_kernel_choice.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -58,6 +59,7 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
   int exit_code = 0;
   const auto values = parse_verb_options({"compare", "[options]", kAbout, kDetails}, options, args, out, err, exit_code);
   if (!values) return exit_code;
+  real::require_cpu_blas_kernels("asteria compare");
 
   ComparisonSettings settings;
   settings.steps = (*values)["steps"].as<std::int64_t>();

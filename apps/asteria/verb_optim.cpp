@@ -16,6 +16,7 @@
 #include "core/common/error.hpp"
 #include "core/io/npy.hpp"
 #include "core/optim/tensor_optimizer.hpp"
+#include "core/real/blas_kernel_choice.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -130,6 +131,7 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
       {"optim", "--optimizer NAME --params P.npy --grads G.npy --out TRAJ.npy [hyperparameters]", kAbout, details},
       all, args, out, err, exit_code);
   if (!values) return exit_code;
+  real::require_cpu_blas_kernels("asteria optim");
 
   const optim::OptimizerKind kind = optim::parse_optimizer_kind((*values)["optimizer"].as<std::string>());
   optim::Hyperparameters hp = optim::default_hyperparameters(kind);

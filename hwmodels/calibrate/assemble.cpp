@@ -170,7 +170,7 @@ HardwareProfile assemble_profile(const Measurements& m, const HardwareProfile& b
                          : ", no GPU measured";
   p.description = "Calibrated by asteria calibrate on " + m.host.host + " (" + m.host.date + "): " +
                   m.host.cpu_model + ", " + std::to_string(m.host.cores) + " cores" + device_text +
-                  ". Fields not measured here (" +
+                  "; BLAS: " + m.host.blas + ". Fields not measured here (" +
                   (cpu_device ? std::string("usable memory fraction, NVMe capacity, the unused links")
                               : std::string("peaks, node layout, NIC, NVMe capacity") +
                                     (m.gpu.measured() ? "" : ", the GPU and its host links")) +

@@ -1,4 +1,5 @@
 #include "hwmodels/calibrate/host_info.hpp"
+#include "core/linalg/blas_library.hpp"
 
 #include <unistd.h>
 
@@ -61,6 +62,9 @@ HostInfo probe_host() {
   text << cpuinfo.rdbuf();
   info.cpu_model = cpu_model_from_cpuinfo(text.str());
   if (info.cpu_model.empty()) info.cpu_model = "unknown CPU (no model in /proc/cpuinfo)";
+  const linalg::BlasKernels blas = linalg::blas_kernels();
+  info.blas = blas.describe() + (blas.fallback() ? " (a fallback)" : "") + ", " +
+              (blas.forced.empty() ? std::string("chosen by the library") : "OPENBLAS_CORETYPE=" + blas.forced);
   info.cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);

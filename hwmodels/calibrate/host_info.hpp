@@ -10,6 +10,9 @@ struct HostInfo {
   std::string cpu_model;     // /proc/cpuinfo "model name" (or what the architecture offers instead)
   int cores = 1;             // std::thread::hardware_concurrency (logical CPUs this process may see)
   double memory_bytes = 0.0;  // sysconf(_SC_PHYS_PAGES) x sysconf(_SC_PAGE_SIZE)
+  // The BLAS kernels the CPU measurements ran: "OpenBLAS SkylakeX kernels (avx512) on ... (avx512),
+  // OPENBLAS_CORETYPE=SkylakeX set by Asteria" (linalg::blas_kernels()).
+  std::string blas;
 };
 
 HostInfo probe_host();

@@ -44,7 +44,8 @@ class Table {
 void print_summary(const Measurements& m, const std::string& base_label, std::ostream& out) {
   out << "asteria calibrate on " << m.host.host << " (" << m.host.date << "): " << m.host.cpu_model << ", "
       << m.host.cores << " cores, " << number("%.1f GiB", m.host.memory_bytes / (1024.0 * 1024.0 * 1024.0))
-      << " of memory\n";
+      << " of memory\n"
+      << "BLAS: " << m.host.blas << '\n';
   Table table(out);
   table.row("measurement", "value", "how");
   table.measured("CPU SGEMM, 1 thread", m.sgemm_one_thread, "%.1f GFLOP/s", 1e-9);

@@ -30,7 +30,7 @@ SizedRate rate_for(std::int64_t n, double efficiency, double launch) {
 // A 16-core host with round numbers; no GPU unless a test adds one.
 Measurements round_measurements() {
   Measurements m;
-  m.host = {"testhost", "2025-01-02", "Test CPU 9000", 16, 64e9};
+  m.host = {"testhost", "2025-01-02", "Test CPU 9000", 16, 64e9, "OpenBLAS TestX kernels (avx512) on Test CPU 9000 (avx512)"};
   m.sgemm_one_thread = {80e9, "sgemm-1"};
   m.sgemm_all_threads = {1200e9, "sgemm-16"};
   m.eigh = timings(6e-11, "eigh-method");
