@@ -379,8 +379,10 @@ void run_on_cpu(const Operation& operation, const CpuContext& ctx) {
                  },
                  [&](const GemmOp& op) {
                    by_dtype(op.c.dtype, [&]<class T>(T) {
-                     linalg::gemm<T>(static_cast<T>(op.alpha), view_of<const T>(op.a), op.op_a, view_of<const T>(op.b),
-                                     op.op_b, static_cast<T>(op.beta), view_of<T>(op.c));
+                     for (index k = 0; k < op.batch; ++k)
+                       linalg::gemm<T>(static_cast<T>(op.alpha), view_of<const T>(stacked(op.a, op.batch, k)), op.op_a,
+                                       view_of<const T>(stacked(op.b, op.batch, k)), op.op_b, static_cast<T>(op.beta),
+                                       view_of<T>(stacked(op.c, op.batch, k)));
                    });
                  },
                  [&](const SyrkOp& op) {

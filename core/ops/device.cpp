@@ -59,8 +59,14 @@ void check(const Operation& operation) {
           [&](const GemmOp& g) {
             if (!is_real(g.a.dtype) || g.a.dtype != g.b.dtype || g.a.dtype != g.c.dtype)
               reject(name, "operands must share one real dtype: " + describe(g.a) + ", " + describe(g.b) + ", " + describe(g.c));
-            if (rows_of(g.a, g.op_a) != g.c.rows || cols_of(g.b, g.op_b) != g.c.cols || cols_of(g.a, g.op_a) != rows_of(g.b, g.op_b))
-              reject(name, "inconsistent shapes " + describe(g.a) + " x " + describe(g.b) + " -> " + describe(g.c));
+            if (g.batch < 1) reject(name, "a batch of " + std::to_string(g.batch));
+            for (const TensorRef* t : {&g.a, &g.b, &g.c})
+              if (t->rows % g.batch != 0)
+                reject(name, describe(*t) + " is not a stack of " + std::to_string(g.batch) + " equal matrices");
+            const TensorRef a = stacked(g.a, g.batch, 0), b = stacked(g.b, g.batch, 0), c = stacked(g.c, g.batch, 0);
+            if (rows_of(a, g.op_a) != c.rows || cols_of(b, g.op_b) != c.cols || cols_of(a, g.op_a) != rows_of(b, g.op_b))
+              reject(name, "inconsistent shapes " + describe(a) + " x " + describe(b) + " -> " + describe(c) +
+                               (g.batch > 1 ? " (per matrix of the batch)" : ""));
           },
           [&](const SyrkOp& s) {
             const index n = rows_of(s.a, s.op);

@@ -138,6 +138,12 @@ class Device {
             T beta, linalg::MatrixView<T> c) {
     execute(GemmOp{ref(a), ref(b), ref(c), op_a, op_b, static_cast<double>(alpha), static_cast<double>(beta)});
   }
+  // `batch` products at once: a, b and c each stack `batch` equal matrices one below the other.
+  template <Real T>
+  void gemm_batched(T alpha, linalg::ConstMatrixView<T> a, linalg::Op op_a, linalg::ConstMatrixView<T> b,
+                    linalg::Op op_b, T beta, linalg::MatrixView<T> c, index batch) {
+    execute(GemmOp{ref(a), ref(b), ref(c), op_a, op_b, static_cast<double>(alpha), static_cast<double>(beta), batch});
+  }
   template <Real T>
   void syrk(T alpha, linalg::ConstMatrixView<T> a, linalg::Op op, T beta, linalg::MatrixView<T> c) {
     execute(SyrkOp{ref(a), ref(c), op, static_cast<double>(alpha), static_cast<double>(beta)});

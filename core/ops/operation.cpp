@@ -45,6 +45,15 @@ bool TensorRef::overlaps(const TensorRef& other) const noexcept {
   return a < b + other.span_bytes() && b < a + span_bytes();
 }
 
+TensorRef stacked(const TensorRef& stack, index batch, index k) noexcept {
+  const index rows = stack.rows / batch;
+  TensorRef m = stack;
+  m.rows = rows;
+  m.data = static_cast<std::byte*>(stack.data) +
+           static_cast<std::size_t>(k * rows * stack.stride) * element_bytes(stack.dtype);
+  return m;
+}
+
 std::string describe(const TensorRef& t) {
   std::string text = std::to_string(t.rows) + "x" + std::to_string(t.cols) + " " + std::string(to_string(t.dtype));
   if (!t.contiguous()) text += " (row stride " + std::to_string(t.stride) + ")";
@@ -173,7 +182,7 @@ Operation with_operands(const Operation& op, std::span<const TensorRef> t) {
 std::string describe(const Operation& op) {
   return std::visit(Overloaded{
                         [](const MapOp& m) { return std::string("map ") + rule_name(m.rule); },
-                        [](const GemmOp&) { return std::string("gemm"); },
+                        [](const GemmOp& g) { return std::string(g.batch > 1 ? "gemm (batched)" : "gemm"); },
                         [](const SyrkOp&) { return std::string("syrk"); },
                         [](const NormOp&) { return std::string("norm"); },
                         [](const ScaleByRatioOp&) { return std::string("scale_by_ratio"); },

@@ -35,14 +35,19 @@ struct MapOp {
   bool skip_if_raised = false;
 };
 
-// c ← alpha·op(a)·op(b) + beta·c
+// c ← alpha·op(a)·op(b) + beta·c; with batch > 1, `batch` independent products whose operands
+// are stacked: each of a, b and c holds `batch` equal matrices one below the other (a stack of
+// rows × cols matrices is a (batch·rows) × cols operand, one row stride).
 struct GemmOp {
   TensorRef a, b, c;
   linalg::Op op_a = linalg::Op::none;
   linalg::Op op_b = linalg::Op::none;
   double alpha = 1.0;
   double beta = 0.0;
+  index batch = 1;
 };
+// Matrix k of a stack of `batch` (rows divisible by batch).
+TensorRef stacked(const TensorRef& stack, index batch, index k) noexcept;
 
 // c ← alpha·a·aᵀ + beta·c (op none) or alpha·aᵀ·a + beta·c (op transpose), both triangles.
 struct SyrkOp {

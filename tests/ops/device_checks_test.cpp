@@ -28,6 +28,10 @@ TEST(DeviceChecks, OperandsThatDoNotFitAreRefusedNamingTheOperation) {
     EXPECT_NE(std::string(e.what()).find("gemm"), std::string::npos) << e.what();
   }
   EXPECT_THROW(cpu.syrk<float>(1.0f, a, Op::none, 0.0f, c.view()), std::invalid_argument);  // result must be 3x3
+  Matrix<float> stack_a(6, 4), stack_b(8, 5), stack_c(6, 5);
+  EXPECT_NO_THROW(cpu.gemm_batched<float>(1.0f, stack_a, Op::none, stack_b, Op::none, 0.0f, stack_c.view(), 2));
+  EXPECT_THROW(cpu.gemm_batched<float>(1.0f, stack_a, Op::none, stack_b, Op::none, 0.0f, stack_c.view(), 4),
+               std::invalid_argument);  // 6 rows are not 4 equal matrices
   EXPECT_THROW(cpu.map(ops::Assign<float>{}, a.view(), ConstMatrixView<float>(c)), std::invalid_argument);
   // A per-row operand of the wrong length, a rule of another precision, an operand the rule
   // writes given as const, operands that overlap where one is written.

@@ -185,6 +185,32 @@ void check_products(ops::Device& device) {
         }
       expect_within(dc.host(), reference, bound, k + 1, "gemm");
     }
+  // A batch of three products, operands stacked (strided) as the batched call takes them.
+  for (Op op_a : {Op::none, Op::transpose})
+    for (Op op_b : {Op::none, Op::transpose}) {
+      const index batch = 3, m = 9, n = 14, k = 11;
+      const index ar = op_a == Op::none ? m : k, ac = op_a == Op::none ? k : m;
+      const index br = op_b == Op::none ? k : n, bc = op_b == Op::none ? n : k;
+      const Matrix<T> a = random_matrix<T>(batch * ar, ac, gen), b = random_matrix<T>(batch * br, bc, gen);
+      const Matrix<T> c0 = random_matrix<T>(batch * m, n, gen);
+      DeviceMatrix<T> da(device, a), db(device, b), dc(device, c0);
+      device.gemm_batched<T>(T(1.5), da.cview(), op_a, db.cview(), op_b, T(0.25), dc.view(), batch);
+      Matrix<double> reference(batch * m, n), bound(batch * m, n);
+      for (index q = 0; q < batch; ++q)
+        for (index i = 0; i < m; ++i)
+          for (index j = 0; j < n; ++j) {
+            double sum = 0, mag = 0;
+            for (index p = 0; p < k; ++p) {
+              const double x = op_a == Op::none ? a(q * ar + i, p) : a(q * ar + p, i);
+              const double y = op_b == Op::none ? b(q * br + p, j) : b(q * br + j, p);
+              sum += x * y;
+              mag += std::abs(x * y);
+            }
+            reference(q * m + i, j) = 1.5 * sum + 0.25 * static_cast<double>(c0(q * m + i, j));
+            bound(q * m + i, j) = 1.5 * mag + 0.25 * std::abs(double(c0(q * m + i, j)));
+          }
+      expect_within(dc.host(), reference, bound, k + 1, "gemm_batched");
+    }
   for (Op op : {Op::none, Op::transpose}) {
     const Matrix<T> a = random_matrix<T>(23, 41, gen);
     const index n = op == Op::none ? 23 : 41, k = op == Op::none ? 41 : 23;

@@ -120,19 +120,27 @@ void CudaDevice::run(const ops::Operation& operation) {
           [&](const ops::GemmOp& op) {
             if (op.c.empty()) return;
             // Row-major C = op(A) op(B) is column-major Cᵀ = op(B)ᵀ op(A)ᵀ: cuBLAS gets B first.
-            const int m = as_int(op.c.cols, "gemm n"), n = as_int(op.c.rows, "gemm m");
-            const int k = as_int(op.op_a == linalg::Op::none ? op.a.cols : op.a.rows, "gemm k");
-            const int lda = as_int(op.a.stride, "lda"), ldb = as_int(op.b.stride, "ldb"), ldc = as_int(op.c.stride, "ldc");
+            const ops::TensorRef a = ops::stacked(op.a, op.batch, 0), b = ops::stacked(op.b, op.batch, 0),
+                                 c = ops::stacked(op.c, op.batch, 0);
+            const int m = as_int(c.cols, "gemm n"), n = as_int(c.rows, "gemm m");
+            const int k = as_int(op.op_a == linalg::Op::none ? a.cols : a.rows, "gemm k");
+            const int lda = as_int(a.stride, "lda"), ldb = as_int(b.stride, "ldb"), ldc = as_int(c.stride, "ldc");
+            // Elements from one matrix of a stack to the next.
+            const long long step_a = a.rows * a.stride, step_b = b.rows * b.stride, step_c = c.rows * c.stride;
+            const int batch = as_int(op.batch, "gemm batch");
             if (op.c.dtype == ops::DType::f32) {
               const float alpha = static_cast<float>(op.alpha), beta = static_cast<float>(op.beta);
-              check(cublasSgemm(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &alpha, static_cast<const float*>(op.b.data),
-                                ldb, static_cast<const float*>(op.a.data), lda, &beta, static_cast<float*>(op.c.data), ldc),
-                    "cublasSgemm");
+              check(cublasSgemmStridedBatched(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &alpha,
+                                              static_cast<const float*>(b.data), ldb, step_b,
+                                              static_cast<const float*>(a.data), lda, step_a, &beta,
+                                              static_cast<float*>(c.data), ldc, step_c, batch),
+                    "cublasSgemmStridedBatched");
             } else {
-              check(cublasDgemm(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &op.alpha,
-                                static_cast<const double*>(op.b.data), ldb, static_cast<const double*>(op.a.data), lda,
-                                &op.beta, static_cast<double*>(op.c.data), ldc),
-                    "cublasDgemm");
+              check(cublasDgemmStridedBatched(h.blas, op_of(op.op_b), op_of(op.op_a), m, n, k, &op.alpha,
+                                              static_cast<const double*>(b.data), ldb, step_b,
+                                              static_cast<const double*>(a.data), lda, step_a, &op.beta,
+                                              static_cast<double*>(c.data), ldc, step_c, batch),
+                    "cublasDgemmStridedBatched");
             }
           },
           [&](const ops::SyrkOp& op) {
