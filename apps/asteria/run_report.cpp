@@ -84,8 +84,8 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
 nlohmann::ordered_json host_math_json() {
   const linalg::BlasKernels blas = linalg::blas_kernels();
   nlohmann::ordered_json j;
-  j["cpu"] = blas.cpu;
-  j["vector_isa"] = std::string(ops::to_string(ops::detect_cpu_isa()));
+  j["host_cpu"] = blas.cpu;
+  j["host_vector_isa"] = std::string(ops::to_string(ops::detect_cpu_isa()));
   j["blas_library"] = blas.library;
   j["blas_kernels"] = blas.kernels;
   j["blas_kernel_class"] = std::string(linalg::to_string(blas.kernel_class));
@@ -103,7 +103,8 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["hw"] = o.hw.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.hw);
   j["model"] = o.model;
   j["platform"] = o.platform;
-  j["host_math"] = host_math_json();
+  const nlohmann::ordered_json host_math = host_math_json();
+  for (const auto& [key, value] : host_math.items()) j[key] = value;
   j["numerics"] = platform::to_string(s.numerics);
   j["time"] = platform::to_string(s.time);
   j["optimizer"] = optim::to_string(s.optimizer);

@@ -75,8 +75,8 @@ std::string steps_csv_header(const RunReport& report, bool with_config);
 std::string steps_csv_rows(const RunReport& report, bool with_config);
 // The flat summary object.
 nlohmann::ordered_json summary_json(const RunReport& report);
-// What ran the host's math: the processor, the vector instructions the optimizer loops use, and
-// the BLAS library's kernels (whether a fallback, and who chose them).
+// What ran the host's math, as summary keys: the processor, the vector instructions the
+// optimizer loops use, and the BLAS library's kernels (whether a fallback, and who chose them).
 nlohmann::ordered_json host_math_json();
 // steps.csv and plan.txt (when the run fit) and summary.json into `dir` (prepared by prepare_output).
 void write_report(const RunReport& report, const std::filesystem::path& dir);
