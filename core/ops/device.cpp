@@ -135,17 +135,20 @@ Buffer Device::buffer(index rows, index cols, DType dtype) {
   return Buffer(this, TensorRef{data, rows, cols, cols, dtype});
 }
 
+void Device::zero(const TensorRef& cell) {
+  const std::vector<std::byte> zeros(cell.span_bytes(), std::byte{0});
+  copy_from_host(TensorRef{const_cast<std::byte*>(zeros.data()), cell.rows, cell.cols, cell.stride, cell.dtype}, cell);
+}
+
 Flag Device::flag() {
   Buffer cell = buffer(1, 1, DType::i32);
-  const std::int32_t lowered = 0;
-  copy_from_host(TensorRef{const_cast<std::int32_t*>(&lowered), 1, 1, 1, DType::i32}, cell.ref());
+  zero(cell.ref());
   return Flag(std::move(cell));
 }
 
 Scalar Device::scalar() {
   Buffer cell = buffer(1, 1, DType::f64);
-  const double zero = 0.0;
-  copy_from_host(TensorRef{const_cast<double*>(&zero), 1, 1, 1, DType::f64}, cell.ref());
+  zero(cell.ref());
   return Scalar(std::move(cell));
 }
 

@@ -222,6 +222,9 @@ class Device {
   virtual void copy_to_host(const TensorRef& on_device, const TensorRef& host) = 0;
   // Returns once every operation called so far has finished.
   virtual void wait() {}
+  // Sets a buffer's bytes to zero (flags and scalars start so). By default a copy from the host;
+  // a backend with an asynchronous fill saves the wait.
+  virtual void zero(const TensorRef& cell);
 
  private:
   friend class Buffer;

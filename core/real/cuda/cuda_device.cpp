@@ -112,6 +112,11 @@ void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::Tensor
 
 void CudaDevice::wait() { check(cudaStreamSynchronize(handles_->stream), "cudaStreamSynchronize"); }
 
+void CudaDevice::zero(const ops::TensorRef& cell) {
+  // Cells are contiguous (flags, scalars): one asynchronous memset, no wait.
+  check(cudaMemsetAsync(cell.data, 0, cell.span_bytes(), handles_->stream), "cudaMemsetAsync");
+}
+
 void CudaDevice::run(const ops::Operation& operation) {
   Handles& h = *handles_;
   std::visit(

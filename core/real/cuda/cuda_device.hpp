@@ -31,6 +31,7 @@ class CudaDevice final : public ops::Device {
   void copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) override;
   void copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
   void wait() override;
+  void zero(const ops::TensorRef& cell) override;
 
  private:
   struct Handles;
