@@ -38,6 +38,7 @@ ASTERIA_CASES = {
     "BM_SoapRefresh": "soap_refresh",
 }
 NO_MATCH = "the filter matched no benchmark"
+BUSY_MARK = 0.25  # † on values measured while other processes kept more CPUs than this busy
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
@@ -91,6 +92,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--benchmark-arg", action="append", default=[], metavar="ARG",
                     help=f"extra argument for {BENCH_NAME} (repeatable), e.g. --benchmark-arg=--benchmark_min_time=2s")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per process (default 1800)")
+    ap.add_argument("--wait-quiet", type=float, default=30.0, metavar="S",
+                    help="before each process, wait up to S seconds until other processes keep fewer than "
+                         "--quiet-threshold CPUs busy (default 30; 0: do not wait; the load is recorded either way)")
+    ap.add_argument("--quiet-threshold", type=float, default=0.2, metavar="CPUS",
+                    help="CPUs other processes may keep busy for --wait-quiet (default 0.2)")
     ap.add_argument("--validate-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -210,6 +216,45 @@ def loadavg():
         return None
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds all CPUs have spent busy since boot (/proc/stat: all but idle and iowait)."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
+def children_cpu_seconds() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def other_load(seconds: float = 1.0) -> float | None:
+    """CPUs kept busy by other processes over `seconds`, measured while this driver waits."""
+    before = busy_cpu_seconds()
+    time.sleep(seconds)
+    after = busy_cpu_seconds()
+    return None if before is None or after is None else max(0.0, (after - before) / seconds)
+
+
+def wait_for_quiet(limit_s: float, threshold: float) -> tuple[float | None, float]:
+    """Waits (up to limit_s) until other processes keep fewer than `threshold` CPUs busy.
+    Returns the last measured load and the seconds waited."""
+    start = time.time()
+    load = other_load()
+    while load is not None and load > threshold and time.time() - start < limit_s:
+        time.sleep(4.0)
+        load = other_load()
+    return load, round(time.time() - start, 1)
+
+
 # ---------------------------------------------------------------------------------------------
 # Asteria's Google Benchmark JSON
 
@@ -262,6 +307,7 @@ def run_job(job: Job, env: dict, log_dir: Path, tag: str, timeout: float) -> tup
     info = {"job": job.name, "side": job.side, "command": shlex.join(job.cmd),
             "started_at": dt.datetime.fromtimestamp(started).isoformat(timespec="seconds"),
             "loadavg_before": load_before, "log": str(log)}
+    busy0, own0 = busy_cpu_seconds(), children_cpu_seconds()
     try:
         proc = subprocess.run(job.cmd, cwd=REPO, env=full_env, capture_output=True, text=True, timeout=timeout)
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
@@ -269,7 +315,13 @@ def run_job(job: Job, env: dict, log_dir: Path, tag: str, timeout: float) -> tup
         rc, out, err = "timeout", exc.stdout or "", (exc.stderr or "") + f"\n[timed out after {timeout} s]"
         out = out.decode() if isinstance(out, bytes) else out
         err = err.decode() if isinstance(err, bytes) else err
-    info.update({"returncode": rc, "wall_seconds": round(time.time() - started, 3), "loadavg_after": loadavg()})
+    wall = time.time() - started
+    busy1, own1 = busy_cpu_seconds(), children_cpu_seconds()
+    info.update({"returncode": rc, "wall_seconds": round(wall, 3), "loadavg_after": loadavg(),
+                 "cpu_seconds": round(own1 - own0, 3)})
+    if busy0 is not None and busy1 is not None and wall > 0:
+        # CPUs that other processes kept busy while this one ran (0 on a quiet machine).
+        info["other_load"] = round(max(0.0, (busy1 - busy0) - (own1 - own0)) / wall, 3)
     log.write_text(f"$ {info['command']}\n# env: {json.dumps(job.env)}\n# rc: {rc}\n--- stdout\n{out}\n--- stderr\n{err}")
 
     records: list[dict] = []
@@ -361,12 +413,15 @@ def summarize(samples: list[dict]) -> list[dict]:
     """One row per (case, size, threads, implementation): the median over rounds of each
     process's value, the spread, and for references the paired ratio Asteria / reference."""
     groups: dict = {}
+    others: dict = {}
     for s in samples:
         v = value_of(s)
         if v is None:
             continue
         key = (s["case"], size_of(s), s["threads"], impl_key(s))
         groups.setdefault(key, {}).setdefault(s["round"], []).append(v)
+        if s.get("other_load") is not None:
+            others.setdefault(key, []).append(s["other_load"])
     rows = []
     for (case, size, threads, impl), by_round in sorted(groups.items(), key=lambda kv: str(kv[0])):
         per_round = {r: statistics.median(vs) for r, vs in by_round.items()}
@@ -375,7 +430,8 @@ def summarize(samples: list[dict]) -> list[dict]:
         row = {"case": case, "size": list(size) if isinstance(size, tuple) else size, "threads": threads,
                "implementation": impl, "unit": "elements/s" if case == "adamw" else "s",
                "median": med, "min": min(values), "max": max(values), "rounds": len(values),
-               "per_round": {str(r): v for r, v in sorted(per_round.items())}}
+               "per_round": {str(r): v for r, v in sorted(per_round.items())},
+               "other_load_max": max(others.get((case, size, threads, impl), [0.0]))}
         asteria = groups.get((case, size, threads, "asteria"))
         if impl != "asteria" and asteria:
             a_round = {r: statistics.median(vs) for r, vs in asteria.items()}
@@ -402,7 +458,13 @@ def fmt_value(row: dict | None) -> str:
     if row["rounds"] > 1 and med > 0:
         dev = max(row["max"] - med, med - row["min"]) / med * 100
         text += f" ±{dev:.0f}%"
+    if row.get("other_load_max", 0.0) > BUSY_MARK:
+        text += " †"
     return text
+
+
+def fmt_seconds(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if abs(seconds) < 1 else f"{seconds:.3g} s"
 
 
 def fmt_ratio(row: dict | None) -> str:
@@ -488,7 +550,10 @@ def machine_lines(meta: dict) -> list[str]:
             lines.append(f"  - **Warning:** this OpenBLAS does not recognise the CPU and runs its {core} (SSE) kernels, "
                          "while torch uses MKL's AVX-512 ones; `--openblas-coretype SkylakeX` (or Cooperlake) gives Asteria's "
                          "process AVX-512 kernels.")
-    lines.append(f"- Load average during the run: {meta.get('loadavg_range', '?')}")
+    ol = meta.get("other_load")
+    if ol:
+        lines.append(f"- Other processes on the machine kept {ol['min']:.2f}–{ol['max']:.2f} CPUs busy during the "
+                     f"measured processes (median {ol['median']:.2f}; per process in results.json `runs[].other_load`)")
     lines.append(f"- Started {meta.get('started_at')}, took {meta.get('wall_seconds', 0) / 60:.1f} min")
     return lines
 
@@ -502,8 +567,9 @@ def write_outputs(args, meta: dict, samples: list[dict], runs: list[dict], final
         return ""
     lines = ["## Asteria vs reference implementations: host optimizer math", ""]
     lines += ["Each value is the median over rounds of one process's median; ±: largest deviation of a "
-              "round from it. Ratios are medians of per-round ratios (Asteria and the reference ran back to "
-              "back in each round). Method: bench/references/README.md.", ""]
+              "round from it; †: in at least one round, other processes kept more than "
+              f"{BUSY_MARK} CPUs busy while it ran. Ratios are medians of per-round ratios (Asteria and the "
+              "reference ran back to back in each round). Method: bench/references/README.md.", ""]
     if args.references_only:
         lines += ["**References only**: Asteria's benchmark was not run.", ""]
     lines += build_tables(rows, args)
@@ -517,12 +583,12 @@ def write_outputs(args, meta: dict, samples: list[dict], runs: list[dict], final
             notes.append(s)
     if notes:
         lines += ["SOAP cross-check (refresh inside step() minus a steady step, median over rounds): " + ", ".join(
-            f"{'×'.join(map(str, shape))} T={t}: {statistics.median(vals) * 1e3:.3g} ms"
+            f"{'×'.join(map(str, shape))} T={t}: {fmt_seconds(statistics.median(vals))}"
             for (shape, t), vals in sorted(_group_inloop(notes).items())) + ".", ""]
     inits = _group_values([s for s in samples if s.get("case") == "soap_step"], "init_seconds")
     if inits:
         lines += ["SOAP first step (full eigh of every factor, no update), median: " + ", ".join(
-            f"{'×'.join(map(str, shape))} T={t}: {statistics.median(v) * 1e3:.3g} ms" for (shape, t), v in sorted(inits.items())) + ".", ""]
+            f"{'×'.join(map(str, shape))} T={t}: {fmt_seconds(statistics.median(v))}" for (shape, t), v in sorted(inits.items())) + ".", ""]
     contexts = [r["benchmark_context"] for r in runs if r.get("benchmark_context")]
     if any(c.get("library_build_type") == "debug" for c in contexts):
         lines += ["**Warning:** Google Benchmark reports a debug build of its library "
@@ -592,25 +658,29 @@ def main(argv=None) -> int:
         for i, job in enumerate(jobs):
             tag = f"r{r + 1}-{i + 1:02d}-{re.sub(r'[^A-Za-z0-9]+', '_', job.name).strip('_')}"
             print(f"[round {r + 1}/{args.rounds}] {i + 1}/{len(jobs)} {job.name} ...", end="", flush=True)
+            quiet = {}
+            if args.wait_quiet > 0:
+                load, waited = wait_for_quiet(args.wait_quiet, args.quiet_threshold)
+                quiet = {"other_load_at_start": load, "waited_for_quiet_seconds": waited}
             records, info = run_job(job, env, log_dir, tag, args.timeout)
-            info.update({"round": r + 1, "order": i + 1})
+            info.update({"round": r + 1, "order": i + 1, **quiet})
             runs.append(info)
-            for lo in (info.get("loadavg_before"), info.get("loadavg_after")):
-                if lo:
-                    loads.append(lo[0])
+            if info.get("other_load") is not None:
+                loads.append(info["other_load"])
             for rec in records:
-                rec.update({"round": r + 1, "order": i + 1, "job": job.name})
+                rec.update({"round": r + 1, "order": i + 1, "job": job.name, "other_load": info.get("other_load")})
                 samples.append(rec)
                 if rec["implementation"] != "asteria":
                     label = rec.get("details", {}).get("label", rec["implementation"])
                     versions[rec["implementation"]] = f"{rec['implementation']} ({label}): {rec.get('version')}"
             shown = ", ".join(_short(rec) for rec in records)
-            print(f" {info['wall_seconds']:.0f} s  {shown}" + (f"  ERROR: {info['error']}" if info.get("error") else ""),
-                  flush=True)
+            print(f" {info['wall_seconds']:.0f} s (others: {info.get('other_load', float('nan')):.2f} CPUs)  {shown}"
+                  + (f"  ERROR: {info['error']}" if info.get("error") else ""), flush=True)
             meta["reference_versions"] = sorted(versions.values())
             write_outputs(args, meta, samples, runs, final=False)
     meta["wall_seconds"] = round(time.time() - started, 1)
-    meta["loadavg_range"] = f"{min(loads):.2f} – {max(loads):.2f} (1-minute)" if loads else "?"
+    if loads:
+        meta["other_load"] = {"min": min(loads), "median": statistics.median(loads), "max": max(loads)}
     text = write_outputs(args, meta, samples, runs, final=True)
     shutil.rmtree(tmp, ignore_errors=True)
     print()
