@@ -326,13 +326,16 @@ def run_job(job: Job, env: dict, log_dir: Path, tag: str, timeout: float) -> tup
 
     records: list[dict] = []
     if job.side == "asteria":
-        if rc == 0 and job.bench_out and job.bench_out.is_file():
-            records, context = parse_benchmark_json(job.bench_out)
-            info["benchmark_context"] = context
+        if rc == 0:
+            # Google Benchmark exits 0 when the filter matches nothing, and may not write the file.
+            if job.bench_out and job.bench_out.is_file() and job.bench_out.stat().st_size > 0:
+                records, context = parse_benchmark_json(job.bench_out)
+                info["benchmark_context"] = context
             if not records:
                 info["error"] = NO_MATCH
         else:
-            info["error"] = f"{BENCH_NAME} exited with {rc}"
+            tail = "\n".join(err.strip().splitlines()[-3:])
+            info["error"] = f"{BENCH_NAME} exited with {rc}: {tail}"
     else:
         for line in out.splitlines():
             line = line.strip()
@@ -470,7 +473,7 @@ def fmt_seconds(seconds: float) -> str:
 def fmt_ratio(row: dict | None) -> str:
     if row is None or "asteria_ratio" not in row:
         return "—"
-    return f"{row['asteria_ratio']:.2f}×"
+    return f"{row['asteria_ratio']:.3g}×"
 
 
 def build_tables(rows: list[dict], args) -> list[str]:
