@@ -519,6 +519,12 @@ def build_tables(rows: list[dict], args) -> list[str]:
     return lines
 
 
+def rounds_text(meta: dict) -> str:
+    planned = meta["args"]["rounds"]
+    done = meta.get("rounds_done", planned)
+    return str(planned) if done == planned else f"{done} of {planned} (stopped part-way)"
+
+
 def machine_lines(meta: dict) -> list[str]:
     m = meta.get("machine", {})
     cpu = m.get("cpu", {})
@@ -529,7 +535,7 @@ def machine_lines(meta: dict) -> list[str]:
                  f"{', virtualized' if cpu.get('virtualized') else ''}; SIMD: {' '.join(cpu.get('simd_flags', []))}")
     lines.append(f"- Memory {m.get('mem_total_gib', '?')} GiB; {m.get('os', '?')}; kernel {m.get('kernel', '?')}; Python {m.get('python', '?')}")
     lines.append(f"- Thread counts: {', '.join(str(t) for t in meta['args']['threads'])} (torch.set_num_threads and "
-                 f"{'/'.join(THREAD_VARS)} per process); rounds: {meta['args']['rounds']}, interleaved")
+                 f"{'/'.join(THREAD_VARS)} per process); rounds: {rounds_text(meta)}, interleaved")
     if torch_info:
         blas = re.findall(r"BLAS_INFO=(\w+)", torch_info.get("config", ""))
         lapack = re.findall(r"LAPACK_INFO=(\w+)", torch_info.get("config", ""))
@@ -629,7 +635,30 @@ def _group_values(samples, key):
 # ---------------------------------------------------------------------------------------------
 
 
+def render(out: Path) -> int:
+    """Writes OUT/table.md again from OUT/results.json (e.g. of a run stopped part-way)."""
+    results = json.loads((out / "results.json").read_text())
+    meta = results["meta"]
+    a = meta["args"]
+    args = argparse.Namespace(
+        out=out, only=a["only"], threads=a["threads"], references_only=a["references_only"],
+        adamw_elements=a["adamw_elements"], shapes=[tuple(x) for x in a["shapes"]], rounds=a["rounds"])
+    samples, runs = results["samples"], results["runs"]
+    if samples:
+        meta.setdefault("rounds_done", max(x["round"] for x in samples))
+    loads = [r["other_load"] for r in runs if r.get("other_load") is not None]
+    if loads and "other_load" not in meta:
+        meta["other_load"] = {"min": min(loads), "median": statistics.median(loads), "max": max(loads)}
+    print(write_outputs(args, meta, samples, runs, final=True))
+    return 0
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--render"]:
+        if len(argv) != 2:
+            sys.exit("usage: python -m bench.references.driver --render OUT_DIR")
+        return render(Path(argv[1]).resolve())
     args = parse_args(argv)
     if args.validate_only:
         return 0
@@ -681,6 +710,12 @@ def main(argv=None) -> int:
                   + (f"  ERROR: {info['error']}" if info.get("error") else ""), flush=True)
             meta["reference_versions"] = sorted(versions.values())
             write_outputs(args, meta, samples, runs, final=False)
+        # A table after every round, so that a run stopped part-way still leaves one.
+        meta["wall_seconds"] = round(time.time() - started, 1)
+        if loads:
+            meta["other_load"] = {"min": min(loads), "median": statistics.median(loads), "max": max(loads)}
+        meta["rounds_done"] = r + 1
+        write_outputs(args, meta, samples, runs, final=True)
     meta["wall_seconds"] = round(time.time() - started, 1)
     if loads:
         meta["other_load"] = {"min": min(loads), "median": statistics.median(loads), "max": max(loads)}
