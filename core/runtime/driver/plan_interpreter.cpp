@@ -51,11 +51,20 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
   }
   launch_carried_.assign(plan_.launches.size(), 0);
   last_backward_.assign(plan_.layers.size(), -1);
+  publish_cost_.assign(plan_.blocks.size(), platform::Costs{});
   for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
     const Op& op = plan_.ops[i];
     for (int l : {op.launch, op.hook})
       if (l >= 0 && op.carried) launch_carried_[static_cast<std::size_t>(l)] = 1;  // uniform (validated)
     if (op.kind == OpKind::backward) last_backward_[static_cast<std::size_t>(op.layer)] = static_cast<OpId>(i);
+    if (op.kind == OpKind::publish) publish_cost_[static_cast<std::size_t>(op.block)] = op.cost;
+  }
+  // Only blocks this rank runs have refresh ops (others' service ids mean nothing here).
+  for (const Op& op : plan_.ops) {
+    if (op.kind != OpKind::refresh) continue;
+    const BlockId id = blocks_[static_cast<std::size_t>(op.block)].service_id;
+    if (plan_block_of_.size() <= id) plan_block_of_.resize(id + 1, 0);
+    plan_block_of_[id] = static_cast<std::size_t>(op.block);
   }
 }
 
@@ -369,6 +378,12 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       break;
     case OpKind::refresh:
       if (!skipped) service_.submit_refresh(id, step_of(op), {step_, i, -1, platform::ActivityRole::refresh_job});
+      // Jobs installed early to make room for this snapshot: their installs' work goes to this
+      // hook's launch (known here only when the service runs on the issuing thread).
+      for (BlockId installed : service_.take_early_installs())
+        if (!body && op.hook >= 0)
+          launch_state_[static_cast<std::size_t>(op.hook)].installs.add(
+              publish_cost_[static_cast<std::size_t>(plan_block_of_[installed])]);
       break;
     case OpKind::update:
       if (!skipped) service_.apply(id, weights(op), gradient(op), step_of(op));

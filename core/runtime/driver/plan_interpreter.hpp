@@ -136,6 +136,8 @@ class PlanInterpreter {
   std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
   std::vector<char> launch_carried_;                  // per launch: its ops are carried
   std::vector<plan::OpId> last_backward_;             // per layer: its last backward op
+  std::vector<platform::Costs> publish_cost_;         // per plan block: what installing a refresh costs
+  std::vector<std::size_t> plan_block_of_;            // per service block id: its plan block
 
   // Per step.
   Step step_ = 0;

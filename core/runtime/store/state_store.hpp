@@ -70,6 +70,9 @@ class StateStore {
   // shortfall per tier when the budgets cannot hold them and the room kept free (nothing is
   // over-committed).
   void place();
+  // Bytes of `tier` that place() would leave free (beyond the room kept free), without placing
+  // anything. Throws the PlacementError place() would throw.
+  std::size_t room_after_placement(Tier tier) const;
   // Returns every block's bytes to storage the state owns and releases all regions (waits for
   // moves in flight). Blocks must not be acquired. place() may be called again afterwards.
   void unplace();
@@ -165,7 +168,8 @@ class StateStore {
 
   // Placement (store_placement.cpp).
   std::vector<BlockId> unplaced_by_next_use() const;
-  void check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets) const;
+  void check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets,
+                     std::array<std::size_t, kTierCount>* left = nullptr) const;
   void place_block(Block& b, Tier tier);
   void place_on_nvme(Block& b);
   static platform::Allocation allocate_staging(platform::Memory& memory, Tier tier, const Block& b);
