@@ -397,12 +397,13 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
 template <linalg::Real T>
 platform::Costs PlanInterpreter<T>::launch_cost(int launch) const {
   // A multi-tensor launch: each op is a kernel of its own, charged by its own rule.
+  // Ops that do no work (AdamW's accumulate) add nothing: no kernel, no launch latency.
   platform::Costs total;
   for (OpId m : charges_[static_cast<std::size_t>(launch)]) {
     const Op& op = plan_.ops[static_cast<std::size_t>(m)];
-    if (op.kind != OpKind::publish) total.add(op.cost);
+    if (op.kind != OpKind::publish) total.add_work(op.cost);
   }
-  total.add(launch_state_[static_cast<std::size_t>(launch)].installs);
+  total.add_work(launch_state_[static_cast<std::size_t>(launch)].installs);
   return total;
 }
 
@@ -429,7 +430,14 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   work.cost = launch_cost(launch);
   work.tag = {step_, -1, launch, platform::ActivityRole::launch};
   if (spec.on == Resource::device) {
-    if (body_ && !numerics_of_[static_cast<std::size_t>(launch)].empty())
+    const bool has_body = body_ && !numerics_of_[static_cast<std::size_t>(launch)].empty();
+    if (!has_body && !work.cost.any_work()) {
+      // Nothing to compute and nothing to charge: no submission at all.
+      state.done = platform::Pending::ready();
+      for (OpId m : members) finished_[static_cast<std::size_t>(m)].push_back(state.done);
+      return;
+    }
+    if (has_body)
       work.body = [this, launch] {
         try {
           for (OpId m : numerics_of_[static_cast<std::size_t>(launch)]) run_optimizer_op(m, /*body=*/true);
@@ -444,7 +452,7 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   } else if (spec.on == Resource::host) {
     // Ahead of queued refreshes: the step's own update must not wait behind background work.
     work.urgent = true;
-    if (work.cost.free()) {
+    if (!work.cost.any_work()) {
       state.done = platform::Pending::ready();
     } else if (spec.pieces > 1) {
       // A multi-threaded CPU kernel: equal pieces on as many workers; the launch ends with all.
