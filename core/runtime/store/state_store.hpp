@@ -81,7 +81,9 @@ class StateStore {
   // Returns: ready if it is there already; the copy's own Pending if the copy started now or
   // earlier (once it completes, acquire() does not wait); invalid (valid() == false) when room
   // must first be made (evictions in flight) or cannot be made without evicting blocks needed
-  // sooner: the store then retries at its next calls, and acquire() always completes the move.
+  // sooner, or while a block needed sooner still waits for room (a prefetch never takes the room
+  // of a sooner one): the store then retries at its next calls, soonest first, and acquire()
+  // always completes the move.
   platform::Pending prefetch(BlockId block);
   // Waits until the block is resident on its update tier and marks it in use (not movable until
   // release). Returns the time waited: optimizer-state movement visible on the critical path.
@@ -189,7 +191,10 @@ class StateStore {
   void complete(BlockId id);
   bool complete_finished();
   void wait_for_any();
-  void refill_window();
+  // Starts the window's moves and the waiting prefetches, soonest first. Returns the distance of
+  // the first that still waits for room (kNeverUsed: none).
+  std::size_t refill_window();
+  bool needs_load(const Block& b) const;
   platform::Pending prefetch_within(BlockId id, std::size_t evict_farther_than);
   [[noreturn]] void throw_no_room(const Block& b) const;
 
