@@ -127,7 +127,7 @@ PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profi
                    [&](const workload::BlockSpec& x, const workload::BlockSpec& y) { return layer(x) < layer(y); });
   m.problem.rates = {profile.host_to_device.bandwidth.value, profile.device_to_host.bandwidth.value,
                      profile.nvme.read_bandwidth.value, profile.nvme.write_bandwidth.value, false, workers};
-  double shadow = 0;
+  std::vector<runtime::ShadowDemand> shadow_demands;  // per block, in the driver's order
   std::size_t within = 0;
   std::vector<double> host_compute_s, host_stream_s;  // per block: a host update's compute, its memory traffic alone
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -160,9 +160,9 @@ PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profi
     host_stream_s.push_back(stream_s);
     m.problem.blocks.push_back(d);
     for (const platform::Cost& piece : b.warm_refresh) m.refresh_host_s += costs.cpu_worker_seconds(piece);
-    if (!b.fallback)
-      shadow += static_cast<double>(runtime::max_live_refresh_jobs(b.kind, spec.hp, spec.staleness)) *
-                static_cast<double>(optim::refresh_job_bytes(b.kind, spec.hp, b.rows, b.cols, kElementBytes));
+    shadow_demands.push_back({optim::refresh_job_bytes(b.kind, spec.hp, b.rows, b.cols, kElementBytes),
+                              runtime::max_live_refresh_jobs(b.kind, spec.hp, spec.staleness),
+                              optim::activation_delay(b.kind), false});
     m.blocks.push_back({layer(b), label, optim::activation_delay(b.kind), plan::Resource::device, b.accumulate,
                         b.apply, b.publish, values, values, -1});
   }
@@ -203,6 +203,20 @@ PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profi
                            significant(c.model[at(t)], 4) + " B of the " + significant(c.budget[at(t)], 4) +
                            " B (see --weights-on, --gradients-on, --checkpoints-on, --batch)");
   }
+  // The shadow pool's in-flight bound, as the step driver sizes it (the refresh and update order
+  // is the same wherever the blocks are updated): the pool grows past it only into host room the
+  // state leaves free, which the planner gives to the state.
+  const std::vector<plan::Resource> all_device(m.blocks.size(), plan::Resource::device);
+  runtime::ShadowPoolSizing sizing;
+  sizing.host_workers = workers;
+  sizing.staleness = spec.staleness;
+  // Blocks may rest away from where they are updated (moved), so installs are early only
+  // where they touch no values.
+  sizing.early_installs = runtime::installs_anywhere(spec.numerics, warmup_steps_of(spec), /*state_pinned=*/false);
+  const double shadow = static_cast<double>(
+      runtime::shadow_pool_bounds(shadow_demands,
+                                  plan::blocks_refreshed_before_update(plan_with_sites(m, all_device, 1)), sizing)
+          .in_flight);
   c.shadow_host = shadow;
   // The store keeps the shadow room free before it places anything: without it nothing fits.
   if (c.model[at(Tier::host)] + shadow > c.budget[at(Tier::host)])
@@ -210,8 +224,9 @@ PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profi
                      "room for the refresh jobs' shadow state: " + significant(shadow, 4) + " B beside the model's " +
                          significant(c.model[at(Tier::host)], 4) + " B, in the host's " +
                          significant(c.budget[at(Tier::host)], 4) +
-                         " B (fewer live refreshes: a smaller --staleness or --max-precond-dim)");
-  const std::vector<plan::Resource> on_device(m.blocks.size(), plan::Resource::device);
+                         " B (a smaller shadow pool: --staleness 0, fewer --host-workers, or a smaller "
+                         "--max-precond-dim)");
+  const std::vector<plan::Resource>& on_device = all_device;
   const std::vector<plan::Resource> on_host(m.blocks.size(), plan::Resource::host);
   c.staging[at(Tier::device)] = largest_held_set(plan_with_sites(m, on_device, 1), m.problem.blocks);
   c.staging[at(Tier::host)] = largest_held_set(plan_with_sites(m, on_host, 1), m.problem.blocks);

@@ -28,9 +28,9 @@
 //
 // Capacities (bytes for resting state, per tier): sim::budgets_from(profile) less the model's own
 // memory (workload::model_memory with device updates, as asteria sim reserves it for a planned
-// placement), less on the host the refresh jobs' shadow room (the step driver's figure for one
-// unit: the most refresh jobs alive per block under the staleness bound, x their bytes; an upper
-// bound with refresh sharing), less a staging reserve on the device and on the host: the largest
+// placement), less on the host the refresh jobs' shadow pool (the step driver's in-flight bound
+// for one unit, runtime::shadow_pool_bounds: the pool grows past it only into host room the
+// state leaves free), less a staging reserve on the device and on the host: the largest
 // set of blocks the step holds acquired at once (plan::blocks_held_together, every block
 // counted), the room the store checks for blocks updated away from where they rest. A unified
 // pool (gb10): state that fits the pool whole may rest on either tier up to the pool; otherwise

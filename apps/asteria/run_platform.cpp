@@ -35,6 +35,7 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
     o.device_capacity = spec.device_budget;
     o.host_capacity = spec.host_budget;
     o.nvme_capacity = spec.nvme_budget;
+    o.holds_data = spec.numerics != platform::Numerics::shapes;  // data-free: sizes only
     host_workers_ = spec.host_workers > 0 ? spec.host_workers : 1;  // deterministic whatever the machine
     o.host_workers = host_workers_;
     o.device_duration = [seconds](const platform::Work& w) { return platform::total_seconds(w.cost, seconds); };

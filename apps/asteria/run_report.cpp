@@ -45,7 +45,8 @@ const std::vector<std::string>& step_columns() {
     std::vector<std::string> c = {"step",           "warmup",           "step_time_s",         "compute_s",
                                   "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "optimizer_device_s",
                                   "refresh_backlog", "max_staleness",   "refreshes_submitted", "refreshes_published",
-                                  "shadow_bytes",   "network_bytes"};
+                                  "shadow_bytes",   "network_bytes",   "shadow_pool_bytes",   "shadow_jobs",
+                                  "shadow_pool_wait_s", "early_installs"};
     for (Tier t : kTiers) c.push_back("resident_" + tier_name(t) + "_bytes");
     for (auto [from, to] : kPairs) c.push_back(moved_key(from, to));
     return c;
@@ -71,7 +72,9 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
            exact_number(r.optimizer_device_s) + ',' + std::to_string(r.refresh_backlog) + ',' +
            std::to_string(r.max_staleness) + ',' + std::to_string(r.refreshes_submitted) + ',' +
            std::to_string(r.refreshes_published) + ',' + std::to_string(r.shadow_bytes) + ',' +
-           exact_number(r.network_bytes);
+           exact_number(r.network_bytes) + ',' + std::to_string(r.shadow_pool_bytes) + ',' +
+           std::to_string(r.shadow_jobs) + ',' + exact_number(r.shadow_pool_wait_s) + ',' +
+           std::to_string(r.early_installs);
     for (Tier t : kTiers) csv += ',' + std::to_string(r.resident_bytes[index_of(t)]);
     for (auto [from, to] : kPairs) csv += ',' + std::to_string(r.bytes_moved.at(from, to));
     if (i < report.extra_cells.size())
@@ -157,6 +160,11 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["refreshes_published"] = m.refreshes_published;
   j["refresh_failures"] = o.refresh_failures;
   j["max_refresh_backlog"] = m.max_refresh_backlog;
+  j["shadow_pool_bytes"] = m.shadow_pool_bytes;
+  j["max_shadow_jobs"] = m.max_shadow_jobs;
+  figure("shadow_pool_wait_s", per_step(m, m.total_shadow_pool_wait_s));
+  j["early_installs"] = m.early_installs;
+  j["max_shadow_overflow_bytes"] = m.max_shadow_overflow_bytes;
   for (Tier t : kTiers) j["peak_" + tier_name(t) + "_bytes"] = m.peak_resident_bytes[index_of(t)];
   for (auto [from, to] : kPairs) j[moved_key(from, to)] = m.bytes_moved.at(from, to);
   j["wall_seconds"] = o.wall_seconds;
@@ -216,6 +224,12 @@ void print_report(const RunReport& o, std::ostream& out) {
       << m.max_refresh_backlog << "; peak device " << bytes_text(static_cast<double>(m.peak_resident_bytes[0]))
       << ", host " << bytes_text(static_cast<double>(m.peak_resident_bytes[1])) << ", nvme "
       << bytes_text(static_cast<double>(m.peak_resident_bytes[2])) << '\n';
+  out << "shadow pool " << bytes_text(static_cast<double>(m.shadow_pool_bytes)) << ": at most " << m.max_shadow_jobs
+      << " refresh jobs holding buffers at once, waits for room " << seconds_text(per_step(m, m.total_shadow_pool_wait_s))
+      << " per step, " << m.early_installs << " installed early";
+  if (m.max_shadow_overflow_bytes > 0)
+    out << ", up to " << bytes_text(static_cast<double>(m.max_shadow_overflow_bytes)) << " held beyond it";
+  out << '\n';
   if (o.trace.written)
     out << "trace: steps " << o.trace.first_step << " to " << o.trace.last_step << " of units 0 to "
         << o.trace.units - 1 << ", " << o.trace.records

@@ -1,6 +1,7 @@
 #include "core/plan/step_plan.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/common/error.hpp"
 #include "core/platform/cost_text.hpp"
@@ -197,6 +198,29 @@ std::vector<std::vector<int>> blocks_held_together(const StepPlan& plan) {
     }
   }
   if (grew) peaks.push_back(held);
+  return peaks;
+}
+
+std::vector<std::vector<int>> blocks_refreshed_before_update(const StepPlan& plan) {
+  std::vector<std::vector<int>> peaks;
+  std::vector<std::pair<int, bool>> open;  // (block, carried)
+  bool grew = false;
+  const auto members = [&] {
+    std::vector<int> blocks;
+    for (const auto& [block, carried] : open) blocks.push_back(block);
+    return blocks;
+  };
+  for (const Op& op : plan.ops) {
+    if (op.kind == OpKind::refresh) {
+      open.emplace_back(op.block, op.carried);
+      grew = true;
+    } else if (op.kind == OpKind::update) {
+      if (grew) peaks.push_back(members());
+      grew = false;
+      std::erase(open, std::pair<int, bool>{op.block, op.carried});
+    }
+  }
+  if (grew) peaks.push_back(members());
   return peaks;
 }
 

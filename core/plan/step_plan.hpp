@@ -66,6 +66,11 @@ std::vector<int> block_use_order(const StepPlan& plan);
 // set at each point where an acquire is followed by a release or the step's end (the peaks).
 // What the state store must fit together where the updates run.
 std::vector<std::vector<int>> blocks_held_together(const StepPlan& plan);
+// The sets of blocks whose refresh op the plan has issued and whose update op it has not yet, at
+// each point where a refresh is followed by an update or the step's end (the peaks): the refresh
+// jobs that still serve no update yet and so cannot be installed early (a carried op pairs with
+// the carried op of its block).
+std::vector<std::vector<int>> blocks_refreshed_before_update(const StepPlan& plan);
 
 // Index of the op after which launch `l` is submitted (its last op); -1 for a launch no op names.
 std::vector<OpId> launch_submit_points(const StepPlan& plan);

@@ -28,6 +28,17 @@ double Costs::bytes() const noexcept {
   return total;
 }
 
+bool Costs::any_work() const noexcept {
+  for (const Cost& piece : pieces_)
+    if (piece.does_work()) return true;
+  return false;
+}
+
+void Costs::add_work(const Costs& more) {
+  for (const Cost& piece : more.pieces_)
+    if (piece.does_work()) pieces_.push_back(piece);
+}
+
 void Costs::merge(const Costs& more) {
   for (const Cost& piece : more.pieces_) {
     auto same = [&](const Cost& c) {

@@ -40,6 +40,11 @@ struct Cost {
   // mixed-precision training runs forward and backward; optimizer kernels stay fp32.
   bool reduced_precision = false;
 
+  // A piece with no flops, no bytes and no dimension does nothing (AdamW's accumulate): a plan op
+  // of such pieces is no kernel (PlanInterpreter submits none for it), though a model charges a
+  // Work that names one explicitly its launch.
+  bool does_work() const noexcept { return flops != 0.0 || bytes != 0.0 || dimension != 0; }
+
   bool operator==(const Cost&) const = default;
 };
 
@@ -68,6 +73,9 @@ class Costs {
   double bytes() const noexcept;
   // Nothing to charge: no piece computes or moves anything.
   bool free() const noexcept { return flops() == 0.0 && bytes() == 0.0; }
+  // Whether some piece does work (Cost::does_work); adds only such pieces of `more`.
+  bool any_work() const noexcept;
+  void add_work(const Costs& more);
 
   bool operator==(const Costs&) const = default;
 

@@ -255,8 +255,10 @@ WorkQueue& RealMemory::engine(Tier from, Tier to) {
   if (!e) {
     std::string name = "copy " + std::string(platform::to_string(from)) + "->" + std::string(platform::to_string(to));
     std::string track = track_of(from, to);
+    const bool nvme = from == Tier::nvme || to == Tier::nvme;
+    const int threads = nvme && !options_.link(from, to).modelled() ? std::max(1, options_.nvme_moves_in_flight) : 1;
     e = std::make_unique<WorkQueue>(
-        std::move(name), 1, board_, clock_, activities_, [track](int) { return track; },
+        std::move(name), threads, board_, clock_, activities_, [track](int) { return track; },
         [this, from, to](platform::Work& w) { return run_move(w, from, to); });
   }
   return *e;

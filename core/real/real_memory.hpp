@@ -2,9 +2,11 @@
 // Memory tiers of the real backend. Budgets are enforced with atomic accounting (allocate never
 // over-commits, also under concurrent callers). Without a GPU the device tier is host RAM with
 // its own budget; with a GpuTier it is GPU memory and host regions are page-locked. NVMe regions
-// keep their bytes in an NvmeTier provider. Copies run on copy-engine threads, one per ordered
-// tier pair: copies between the same pair of tiers finish in submission order, copies between
-// different pairs are unordered (wait for a copy before issuing one that reads its destination).
+// keep their bytes in an NvmeTier provider. Copies run on copy-engine threads per ordered tier
+// pair: one for pairs without NVMe, whose copies finish in submission order; several for pairs
+// to or from NVMe (RealMemoryOptions::nvme_moves_in_flight), whose copies may finish in any
+// order. Copies between different pairs are unordered: wait for a copy before issuing one that
+// reads its destination.
 // A region stays allocated (and counted) until copies in flight on it have finished. A released
 // region's buffer is kept for the next region of its size (BufferCache) as long as the tier's
 // live regions and kept buffers together stay within both its budget and its peak of live bytes,
@@ -42,6 +44,11 @@ struct RealMemoryOptions {
   std::array<LinkModel, platform::kTierCount * platform::kTierCount> links{};
   LinkModel& link(platform::Tier from, platform::Tier to) noexcept;
   const LinkModel& link(platform::Tier from, platform::Tier to) const noexcept;
+  // Copies to or from NVMe in flight at once per tier pair (each block move with its own I/O
+  // context and queue depth), so that one block's write-back never waits for the previous one's
+  // to end: the drive's queue stays full. A modelled pair keeps one (its model is one stream of
+  // latency + bytes / bandwidth per move). At least 1.
+  int nvme_moves_in_flight = 4;
 };
 
 struct MoveRecord {

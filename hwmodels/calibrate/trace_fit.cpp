@@ -58,6 +58,7 @@ constexpr std::size_t kDeviceMemory = GemmEfficiency::kClasses, kDeviceLaunch = 
                       kDeviceElementwise = kDeviceMemory + 4, kDeviceTerms = kDeviceMemory + 5;
 
 void add_device_piece(const HardwareProfile& p, const Cost& c, std::vector<double>& f) {
+  if (!c.does_work()) return;  // an op that does no work is no kernel (PlanInterpreter leaves it out)
   f[kDeviceLaunch] += 1.0;
   switch (c.kind) {
     case WorkKind::gemm:
@@ -82,6 +83,7 @@ constexpr std::size_t kHostGemm = 0, kHostMemory = 1, kHostEigh = 2, kHostQr = 3
                       kHostTerms = 6;
 
 void add_host_piece(const Cost& c, std::vector<double>& f) {
+  if (!c.does_work()) return;  // an op that does no work is no task (PlanInterpreter leaves it out)
   f[kHostTask] += 1.0;
   switch (c.kind) {
     case WorkKind::gemm:

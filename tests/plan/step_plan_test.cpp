@@ -67,6 +67,14 @@ TEST(StepPlan, BlocksHeldTogetherAreALayerAndTheHostUpdatesStillInFlight) {
   EXPECT_EQ(largest, 4U);
 }
 
+TEST(StepPlan, BlocksRefreshedBeforeTheirUpdateAreOneHookAtATime) {
+  // A hook refreshes every block of its layer, then updates them all: each peak is one layer,
+  // wherever the updates run.
+  for (Resource site : {Resource::device, Resource::host})
+    EXPECT_EQ(blocks_refreshed_before_update(small_plan(site)), (std::vector<std::vector<int>>{{4, 5}, {2, 3}, {0, 1}}))
+        << to_string(site);
+}
+
 TEST(StepPlan, EveryBlockGoesThroughItsPhasesInTheReferenceOrder) {
   for (int delay : {0, 1}) {
     const StepPlan plan = small_plan(Resource::device, delay);

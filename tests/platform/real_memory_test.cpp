@@ -2,9 +2,13 @@
 // links, NVMe provider plumbing and failures, regions released while a copy is in flight.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <random>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -283,6 +287,67 @@ TEST(RealMemory, NvmeStoreTierForwardsToTheStore) {
 }
 
 // A region released while its copy is in flight stays alive (and counted) until the copy ends.
+// An NVMe tier whose writes wait (up to a bound, so a serial engine cannot hang the test) until
+// `wanted` of them are in progress at once, and record the most seen together.
+class GatheringNvmeTier final : public NvmeTier {
+ public:
+  explicit GatheringNvmeTier(int wanted) : wanted_(wanted) {}
+  Status write(std::uint64_t id, std::span<const std::byte> data, const std::string& label) override {
+    std::unique_lock lock(mutex_);
+    most_ = std::max(most_, ++inside_);
+    changed_.notify_all();
+    changed_.wait_for(lock, std::chrono::seconds(5), [&] { return most_ >= wanted_; });
+    --inside_;
+    lock.unlock();
+    return files_.write(id, data, label);
+  }
+  Status read(std::uint64_t id, std::span<std::byte> out, const std::string& label) override {
+    return files_.read(id, out, label);
+  }
+  void remove(std::uint64_t id) override { files_.remove(id); }
+  int most_together() const {
+    std::lock_guard lock(mutex_);
+    return most_;
+  }
+
+ private:
+  const int wanted_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  int inside_ = 0;
+  int most_ = 0;
+  InMemoryNvmeTier files_;
+};
+
+TEST(RealMemory, SeveralBlockWritesToNvmeAreInFlightAtOnce) {
+  // Two write-backs issued back to back: the second must not wait for the first to end (a
+  // serial engine would see one write at a time).
+  GatheringNvmeTier nvme(2);
+  RealPlatformOptions o = small_platform(&nvme);
+  o.memory.nvme_moves_in_flight = 2;
+  RealPlatform p(o);
+  RealMemory& m = p.real_memory();
+  std::vector<Region> host, disk;
+  std::vector<platform::Pending> writes;
+  for (int i = 0; i < 2; ++i) {
+    host.push_back(must(m.allocate(Tier::host, 4096, "block " + std::to_string(i))));
+    std::memset(m.host_address(host.back()), 7 + i, 4096);
+    disk.push_back(must(m.allocate(Tier::nvme, 4096, "block " + std::to_string(i) + " on nvme")));
+  }
+  for (int i = 0; i < 2; ++i) writes.push_back(m.copy(host[static_cast<std::size_t>(i)], disk[static_cast<std::size_t>(i)], {}));
+  for (platform::Pending& w : writes) ASSERT_TRUE(w.status().ok());
+  EXPECT_EQ(nvme.most_together(), 2);
+  // The bytes arrived whole all the same.
+  for (int i = 0; i < 2; ++i) {
+    Region back = must(m.allocate(Tier::host, 4096, "read back"));
+    ASSERT_TRUE(m.copy(disk[static_cast<std::size_t>(i)], back, {}).status().ok());
+    EXPECT_EQ(m.host_address(back)[4095], static_cast<std::byte>(7 + i));
+    m.release(back);
+  }
+  for (Region& r : host) m.release(r);
+  for (Region& r : disk) m.release(r);
+}
+
 TEST(RealMemory, RegionsReleasedDuringACopyLiveUntilItEnds) {
   RealPlatformOptions o = small_platform();
   o.memory.link(Tier::device, Tier::host) = LinkModel{1.0e9, 0.05};

@@ -83,7 +83,7 @@ Pending FakeExecutor::submit(Work work) {
 }
 
 FakeMemory::FakeMemory(FakePlatform& platform, const FakeOptions& options)
-    : platform_(platform), bytes_per_second_(options.copy_bytes_per_second) {
+    : platform_(platform), bytes_per_second_(options.copy_bytes_per_second), holds_data_(options.holds_data) {
   usage_[static_cast<int>(Tier::device)].capacity = options.device_capacity;
   usage_[static_cast<int>(Tier::host)].capacity = options.host_capacity;
   usage_[static_cast<int>(Tier::nvme)].capacity = options.nvme_capacity;
@@ -100,7 +100,7 @@ bool FakeMemory::take(Tier tier, std::size_t bytes) {
 std::optional<Region> FakeMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
   if (!take(tier, bytes)) return std::nullopt;
   Region r{tier, next_id_++, bytes, std::move(label)};
-  storage_[r.id].resize(bytes);
+  storage_[r.id].resize(holds_data_ ? bytes : 0);
   return r;
 }
 
@@ -141,7 +141,7 @@ Pending FakeMemory::transfer(Tier from, Tier to, std::size_t bytes, std::string 
 }
 
 std::byte* FakeMemory::host_address(const Region& region) {
-  if (region.tier == Tier::nvme) return nullptr;
+  if (region.tier == Tier::nvme || !holds_data_) return nullptr;
   auto it = storage_.find(region.id);
   return it == storage_.end() ? nullptr : it->second.data();
 }
@@ -156,7 +156,7 @@ Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& caus
   if (injected_failure_) {
     status = std::move(*injected_failure_);
     injected_failure_.reset();
-  } else if (bytes > 0) {
+  } else if (bytes > 0 && holds_data_) {
     std::memcpy(d->second.data(), s->second.data(), bytes);
   }
   const auto [start, end] = schedule_move(bytes);

@@ -27,6 +27,9 @@ struct FakeOptions {
   DurationModel device_duration;  // empty: work completes at once
   DurationModel host_duration;
   double copy_bytes_per_second = 0.0;  // 0: copies complete at once
+  // false: regions are sizes only (a data-free run: Memory::holds_data), so a model's whole state
+  // is accounted without the RAM it would take.
+  bool holds_data = true;
   ActivitySink* activities = nullptr;   // not owned; null: nothing recorded
 };
 
@@ -64,6 +67,7 @@ class FakeMemory final : public Memory {
   std::optional<Region> allocate(Tier tier, std::size_t bytes, std::string label) override;
   void release(Region& region) override;
   std::byte* host_address(const Region& region) override;
+  bool holds_data() const override { return holds_data_; }
   Pending copy(const Region& src, const Region& dst, const OpTag& cause) override;
   using Memory::copy;
   // Bytes counted, no storage.
@@ -84,6 +88,7 @@ class FakeMemory final : public Memory {
 
   FakePlatform& platform_;
   double bytes_per_second_;
+  bool holds_data_ = true;
   TierUsage usage_[kTierCount];
   std::map<std::uint64_t, std::vector<std::byte>> storage_;  // every tier, NVMe included, in RAM
   std::map<std::uint64_t, Tier> reserved_;                   // regions that only count bytes

@@ -89,6 +89,14 @@ struct StepRecord {
   std::int64_t refresh_backlog = 0;  // refresh jobs held at the step end
   optim::Step max_staleness = 0;
   std::size_t shadow_bytes = 0;
+  // The shadow pool (PreconditionerService, shadow_bound.hpp): its size, the most refresh jobs
+  // holding buffers at once during the step, the snapshots' waits for room (part of
+  // refresh_wait_s), jobs installed early to make room, and bytes held beyond the pool.
+  std::size_t shadow_pool_bytes = 0;
+  std::int64_t shadow_jobs = 0;
+  platform::Seconds shadow_pool_wait_s = 0.0;
+  std::int64_t early_installs = 0;
+  std::size_t shadow_overflow_bytes = 0;
   std::array<std::size_t, platform::kTierCount> resident_bytes{};  // Memory usage at the step end
   std::array<std::size_t, platform::kTierCount> peak_bytes{};      // high-water mark so far
   std::array<std::size_t, platform::kTierCount> capacity_bytes{};

@@ -51,11 +51,20 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
   }
   launch_carried_.assign(plan_.launches.size(), 0);
   last_backward_.assign(plan_.layers.size(), -1);
+  publish_cost_.assign(plan_.blocks.size(), platform::Costs{});
   for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
     const Op& op = plan_.ops[i];
     for (int l : {op.launch, op.hook})
       if (l >= 0 && op.carried) launch_carried_[static_cast<std::size_t>(l)] = 1;  // uniform (validated)
     if (op.kind == OpKind::backward) last_backward_[static_cast<std::size_t>(op.layer)] = static_cast<OpId>(i);
+    if (op.kind == OpKind::publish) publish_cost_[static_cast<std::size_t>(op.block)] = op.cost;
+  }
+  // Only blocks this rank runs have refresh ops (others' service ids mean nothing here).
+  for (const Op& op : plan_.ops) {
+    if (op.kind != OpKind::refresh) continue;
+    const BlockId id = blocks_[static_cast<std::size_t>(op.block)].service_id;
+    if (plan_block_of_.size() <= id) plan_block_of_.resize(id + 1, 0);
+    plan_block_of_[id] = static_cast<std::size_t>(op.block);
   }
 }
 
@@ -369,6 +378,12 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       break;
     case OpKind::refresh:
       if (!skipped) service_.submit_refresh(id, step_of(op), {step_, i, -1, platform::ActivityRole::refresh_job});
+      // Jobs installed early to make room for this snapshot: their installs' work goes to this
+      // hook's launch (known here only when the service runs on the issuing thread).
+      for (BlockId installed : service_.take_early_installs())
+        if (!body && op.hook >= 0)
+          launch_state_[static_cast<std::size_t>(op.hook)].installs.add(
+              publish_cost_[static_cast<std::size_t>(plan_block_of_[installed])]);
       break;
     case OpKind::update:
       if (!skipped) service_.apply(id, weights(op), gradient(op), step_of(op));
@@ -382,12 +397,13 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
 template <linalg::Real T>
 platform::Costs PlanInterpreter<T>::launch_cost(int launch) const {
   // A multi-tensor launch: each op is a kernel of its own, charged by its own rule.
+  // Ops that do no work (AdamW's accumulate) add nothing: no kernel, no launch latency.
   platform::Costs total;
   for (OpId m : charges_[static_cast<std::size_t>(launch)]) {
     const Op& op = plan_.ops[static_cast<std::size_t>(m)];
-    if (op.kind != OpKind::publish) total.add(op.cost);
+    if (op.kind != OpKind::publish) total.add_work(op.cost);
   }
-  total.add(launch_state_[static_cast<std::size_t>(launch)].installs);
+  total.add_work(launch_state_[static_cast<std::size_t>(launch)].installs);
   return total;
 }
 
@@ -414,7 +430,14 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   work.cost = launch_cost(launch);
   work.tag = {step_, -1, launch, platform::ActivityRole::launch};
   if (spec.on == Resource::device) {
-    if (body_ && !numerics_of_[static_cast<std::size_t>(launch)].empty())
+    const bool has_body = body_ && !numerics_of_[static_cast<std::size_t>(launch)].empty();
+    if (!has_body && !work.cost.any_work()) {
+      // Nothing to compute and nothing to charge: no submission at all.
+      state.done = platform::Pending::ready();
+      for (OpId m : members) finished_[static_cast<std::size_t>(m)].push_back(state.done);
+      return;
+    }
+    if (has_body)
       work.body = [this, launch] {
         try {
           for (OpId m : numerics_of_[static_cast<std::size_t>(launch)]) run_optimizer_op(m, /*body=*/true);
@@ -429,7 +452,7 @@ void PlanInterpreter<T>::submit_launch(int launch) {
   } else if (spec.on == Resource::host) {
     // Ahead of queued refreshes: the step's own update must not wait behind background work.
     work.urgent = true;
-    if (work.cost.free()) {
+    if (!work.cost.any_work()) {
       state.done = platform::Pending::ready();
     } else if (spec.pieces > 1) {
       // A multi-threaded CPU kernel: equal pieces on as many workers; the launch ends with all.

@@ -26,8 +26,10 @@
 // A launch goes to its executor (device stream, or the host workers ahead of refreshes) when the
 // plan reaches its last op. Its Cost is the fold (optim::combine) of its ops' costs: per block in
 // plan order, then over its blocks from a zero cost, then each of its publish ops that installed
-// a refresh (known only when the service ran on the issuing thread). A device launch is submitted
-// even without cost (it carries its hook's numerics); a host launch only with a cost.
+// a refresh (known only when the service ran on the issuing thread); pieces that do no work
+// (Cost::does_work: AdamW's accumulate) are left out, so they cost no launch. A device launch is
+// submitted when it carries its hook's numerics (a body) or some work; a host launch only with
+// some work.
 // Everything is recorded on the platform's ActivitySink (if any), tagged with the step and the
 // op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
 // recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
@@ -136,6 +138,8 @@ class PlanInterpreter {
   std::vector<std::vector<plan::OpId>> numerics_of_;  // per launch: ops whose hook it is
   std::vector<char> launch_carried_;                  // per launch: its ops are carried
   std::vector<plan::OpId> last_backward_;             // per layer: its last backward op
+  std::vector<platform::Costs> publish_cost_;         // per plan block: what installing a refresh costs
+  std::vector<std::size_t> plan_block_of_;            // per service block id: its plan block
 
   // Per step.
   Step step_ = 0;

@@ -24,6 +24,9 @@ RunSummary summarize(std::span<const StepRecord> records) {
       s.peak_resident_bytes[tier] = std::max(s.peak_resident_bytes[tier], r.peak_bytes[tier]);
     for (std::size_t from = 0; from < platform::kTierCount; ++from)
       for (std::size_t to = 0; to < platform::kTierCount; ++to) s.bytes_moved.values[from][to] += r.bytes_moved.values[from][to];
+    s.shadow_pool_bytes = std::max(s.shadow_pool_bytes, r.shadow_pool_bytes);
+    s.max_shadow_jobs = std::max(s.max_shadow_jobs, r.shadow_jobs);
+    s.max_shadow_overflow_bytes = std::max(s.max_shadow_overflow_bytes, r.shadow_overflow_bytes);
     if (r.warmup) {
       ++s.warmup_steps;
       continue;
@@ -39,6 +42,8 @@ RunSummary summarize(std::span<const StepRecord> records) {
     s.total_optimizer_device_s += r.optimizer_device_s;
     s.refreshes_submitted += r.refreshes_submitted;
     s.refreshes_published += r.refreshes_published;
+    s.total_shadow_pool_wait_s += r.shadow_pool_wait_s;
+    s.early_installs += r.early_installs;
     s.max_refresh_backlog = std::max(s.max_refresh_backlog, r.refresh_backlog);
     s.max_staleness = std::max(s.max_staleness, r.max_staleness);
     s.max_step_s = std::max(s.max_step_s, r.step_time_s);

@@ -35,6 +35,14 @@ struct RunSummary {
   std::int64_t refreshes_published = 0;
   std::int64_t max_refresh_backlog = 0;
   optim::Step max_staleness = 0;
+  // The shadow pool, over every step (warm-up included: it holds what the run needs): its size,
+  // the most jobs holding buffers at once, the most bytes held beyond it; and over the measured
+  // steps the snapshots' waits for room and the jobs installed early to make it.
+  std::size_t shadow_pool_bytes = 0;
+  std::int64_t max_shadow_jobs = 0;
+  std::size_t max_shadow_overflow_bytes = 0;
+  double total_shadow_pool_wait_s = 0.0;
+  std::int64_t early_installs = 0;
   std::array<std::size_t, platform::kTierCount> peak_resident_bytes{};  // over every step
   TierPairTotals bytes_moved;                                           // over every step
   double mean_network_bytes = 0.0;  // per measured step (StepRecord::network_bytes)

@@ -87,17 +87,24 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     refresh_owners = assign_refresh_owners(costs, side);
     service_->share_refreshes(side, refresh_owners, options_.sync_period);
   }
-  // The refresh jobs' worst case stays free on the host, so state that leaves it no room is
-  // refused at placement (a PlacementError naming the host), before the first step. A block
-  // whose refresh another rank owns holds receiving jobs: their results' bytes only.
-  std::size_t shadow = 0;
+  // The refresh jobs' shadow pool stays free on the host, so state that leaves it no room is
+  // refused at placement (a PlacementError naming the host), before the first step. Its size
+  // depends on the plan (shadow_bound.hpp), which depends on where the store updates the blocks:
+  // until the plan exists the per-block bound stands in (the larger, as the host release delay
+  // assumed so far), then the pool replaces it.
+  // A block whose refresh another rank owns holds receiving jobs: their results' bytes only.
+  std::vector<ShadowDemand> demands(blocks_.size());
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     const Block& b = blocks_[i];
     if (!b.local) continue;
     const bool receiving = !refresh_owners.empty() && refresh_owners[i] != platform_.side_comm()->rank();
-    shadow += receiving && b.receiving_shadow_bytes > 0 ? b.receiving_shadow_bytes : b.shadow_bytes;
+    demands[i] = {receiving && b.receiving_job_bytes > 0 ? b.receiving_job_bytes : b.job_bytes, b.live_jobs,
+                  b.optimizer->activation_delay(), !refresh_owners.empty()};
   }
-  service_->set_aside_shadow(shadow);
+  ShadowPoolSizing sizing;
+  sizing.host_workers = platform_.host_workers().concurrency();
+  sizing.staleness = options_.service.staleness;
+  service_->set_aside_shadow(shadow_pool_bounds(demands, {}, sizing).per_block);
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
   if (options_.store.policy == PlacementPolicy::planned) {
@@ -128,6 +135,22 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     for (int b : set) held.back().push_back(blocks_[static_cast<std::size_t>(b)].store_id);
   }
   store_->set_held_together(std::move(held));
+  // An early install may change a block's state away from its own ops where that state never
+  // moves (placed where it is updated, under a static policy) or holds no values.
+  bool all_pinned = true;
+  for (const Block& b : blocks_) {
+    if (!b.local) continue;
+    const bool pinned = options_.store.policy != PlacementPolicy::tiered &&
+                        store_->home_tier(b.store_id) == store_->update_tier(b.store_id);
+    all_pinned = all_pinned && pinned;
+    service_->allow_installs_anywhere(b.service_id, options_.numerics == platform::Numerics::shapes || pinned);
+  }
+  sizing.early_installs = installs_anywhere(options_.numerics, options_.warmup_steps, all_pinned);
+  const ShadowPoolBounds bounds = shadow_pool_bounds(demands, plan::blocks_refreshed_before_update(plan_), sizing);
+  // The in-flight bound must fit beside the state (else the PlacementError); the pool then takes
+  // the host room the state leaves, up to every job that can await its point.
+  service_->set_aside_shadow(bounds.in_flight);
+  service_->set_aside_shadow(shadow_pool_bytes(bounds, store_->room_after_placement(platform::Tier::host)));
   store_->place();
   std::vector<PlanBlock> bound;
   for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region});
@@ -157,10 +180,9 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
     for (const platform::Cost& piece : optim::refresh_cost(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T),
                                                            /*first=*/false))
       block.refresh_flops += piece.flops;
-    const auto live_jobs = static_cast<std::size_t>(max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness));
-    block.shadow_bytes = live_jobs * optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
-    block.receiving_shadow_bytes =
-        live_jobs * optim::refresh_result_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
+    block.live_jobs = max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness);
+    block.job_bytes = optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
+    block.receiving_job_bytes = optim::refresh_result_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
     if (tensor != nullptr) {
       block.optimizer = tensor->blocks()[b].optimizer.get();
       block.bytes = std::make_unique<BlockStateRelocatable<T>>(block.optimizer->state());
@@ -319,6 +341,7 @@ StepRecord StepDriver<T>::run_step() {
   }
   r.bytes_moved = moved.bytes_moved;
   r.network_bytes += totals.network_bytes;
+  r.shadow_pool_bytes = service_->shadow_room().bytes();
   history_.push_back(r);
   return r;
 }
@@ -331,6 +354,10 @@ void StepDriver<T>::add_service_figures(StepRecord& r, const StepMetrics& metric
   r.refresh_backlog = metrics.refresh_backlog;
   r.max_staleness = metrics.max_staleness;
   r.shadow_bytes = metrics.shadow_bytes;
+  r.shadow_jobs = metrics.pool_jobs;
+  r.shadow_pool_wait_s = metrics.pool_wait_s;
+  r.early_installs = metrics.early_installs;
+  r.shadow_overflow_bytes = metrics.pool_overflow_bytes;
   r.network_bytes += metrics.exchanged_bytes;
 }
 

@@ -5,9 +5,9 @@
 //
 // The step is data: at construction the driver cuts every layer's tensor into optimizer blocks
 // (the real optimizers, or optim::ShapeBlocks when numerics are shapes), registers them with the
-// service and the store, sets aside host room for the refresh jobs' buffers at their worst
-// (service/shadow_bound.hpp; the store keeps it free, so placement refuses a run whose shadow
-// state cannot fit), and has the horizontal schedule (core/plan/schedule.hpp) write
+// service and the store, sets aside host room for the refresh jobs' buffers
+// (the shadow pool, service/shadow_bound.hpp; the store keeps it free, so placement refuses a
+// run whose pool cannot fit), and has the horizontal schedule (core/plan/schedule.hpp) write
 // the step as a plan, with the release delay of host-updated blocks chosen to keep the host
 // workers busy; the store's use order is read off the plan's acquire ops. Each step then is
 //   service.on_step_begin(t); PlanInterpreter::run(t) (plan_interpreter.hpp); service.on_step_end(t);
@@ -103,10 +103,11 @@ class StepDriver {
     std::unique_ptr<Relocatable> bytes;  // the state's arena, or declared bytes with shapes
     BlockId service_id = 0;
     BlockId store_id = 0;
-    std::size_t shadow_bytes = 0;  // its refresh jobs' buffers at worst (shadow_bound.hpp)
-    // The same for receiving jobs (another rank owns the refresh): results only; 0 when the
-    // result cannot travel (every rank then runs the job: shadow_bytes).
-    std::size_t receiving_shadow_bytes = 0;
+    std::int64_t live_jobs = 0;    // its refresh jobs alive at once at worst (shadow_bound.hpp)
+    std::size_t job_bytes = 0;     // one job's buffers
+    // The same for a receiving job (another rank owns the refresh): its result only; 0 when the
+    // result cannot travel (every rank then runs the job: job_bytes).
+    std::size_t receiving_job_bytes = 0;
     double refresh_flops = 0.0;    // of one (warm) refresh: what ownership balances
     int owner = -1;                // sharded state: the rank that holds and updates it
     bool local = true;             // this rank holds its state (registered with the service and store)

@@ -142,6 +142,7 @@ bool PreconditionerService<T>::submit_refresh(BlockId id, Step t, const platform
   if (b.accumulated_step != t || b.skipped_step == t)
     throw std::logic_error("preconditioner service: " + b.label + ": submit_refresh without an accumulate in step " +
                            step_text(t));
+  b.refreshed_step = t;  // its statistics and preconditioner are read, if at all, in this call
   if (!b.optimizer->refresh_due_after(b.statistics_updates)) return false;
   const std::int64_t before = current_.submitted;
   submit(b, t, tag);
@@ -151,23 +152,50 @@ bool PreconditionerService<T>::submit_refresh(BlockId id, Step t, const platform
 template <linalg::Real T>
 TierSetAside::Hold PreconditionerService<T>::hold_shadow(const Block& b, std::size_t bytes, Step t) {
   const std::string label = "block '" + b.label + "' (snapshot of step " + step_text(t) + ")";
+  make_pool_room(bytes);
   TierSetAside::Hold hold = shadow_.try_hold(bytes, label);
-  if (hold.bytes() == bytes) return hold;
-  // Superseded jobs still running hold buffers no bound counts: their end makes room.
-  for (Job& job : superseded_) job.done.wait();
-  reap_superseded();
-  return shadow_.hold(bytes, label);
+  if (hold.bytes() != bytes) {
+    // The host tier itself is full. Superseded jobs still running hold buffers no bound counts:
+    // their end makes room, and so does giving up the spares.
+    for (Job& job : superseded_) job.done.wait();
+    reap_superseded();
+    while (!spares_.empty()) drop_spare(*blocks_[spares_.begin()->second]);
+    hold = shadow_.hold(bytes, label);
+  }
+  note_pool_use();
+  return hold;
 }
 
 template <linalg::Real T>
 void PreconditionerService<T>::keep_as_spare(Block& b, Job& job) {
+  drop_spare(b);
   b.spare = std::move(job.job);
   b.spare_shadow = std::move(job.shadow);
+  if (b.spare) {
+    b.spare_age = ++next_sequence_;
+    spares_.emplace(b.spare_age, b.id);
+  }
+}
+
+template <linalg::Real T>
+void PreconditionerService<T>::drop_spare(Block& b) {
+  spares_.erase({b.spare_age, b.id});
+  b.spare.reset();
+  b.spare_shadow.reset();
+}
+
+template <linalg::Real T>
+auto PreconditionerService<T>::pop_job(Block& b, std::size_t i) -> Job {
+  Job job = std::move(b.jobs[i]);
+  b.jobs.erase(b.jobs.begin() + static_cast<std::ptrdiff_t>(i));
+  --unresolved_jobs_;
+  return job;
 }
 
 template <linalg::Real T>
 void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& tag) {
   // The spare's buffers (and their place on the host) go to the new job.
+  spares_.erase({b.spare_age, b.id});
   TierSetAside::Hold shadow = std::move(b.spare_shadow);
   // A rank that does not own the block's refresh only receives its result: no statistics copied,
   // only the result's bytes held (a block's owner never changes, so spares stay of one kind).
@@ -182,7 +210,8 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   }
   optim::RefreshJob<T>* raw = job.get();
   const Step active_from = t + b.delay;
-  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, bytes, std::move(shadow), -1, 0, {}, {}};
+  Job entry{std::move(job), {}, active_from, active_from + options_.staleness, false, ++next_sequence_, bytes,
+            std::move(shadow), -1, 0, {}, {}};
   const std::size_t result_bytes = raw->result_bytes();
   if (comm_ != nullptr && result_bytes > 0) {
     entry.owner = owner_of_[b.id];
@@ -216,6 +245,8 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
     ++received_;
   }
   b.jobs.push_back(std::move(entry));
+  ++unresolved_jobs_;
+  note_pool_use();
   // Due in this very step (delay 0, S = 0): it cannot wait for the step's end.
   if (b.jobs.back().owner >= 0 && b.jobs.back().due == t) exchange(b.jobs.back(), b.label, t);
   ++current_.submitted;
@@ -245,6 +276,7 @@ void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, 
                                      Step t) {
   before_update(id, t);
   Block& b = block(id);
+  b.updated_step = t;  // its last use of the preconditioner in step t
   if (!block_numerics_) return;
   if (!b.optimizer->apply(math(), weights, grad, t))
     throw NumericalError(b.label + ": the update at step " + step_text(t) +
@@ -389,8 +421,7 @@ void PreconditionerService<T>::publish_deterministic(Block& b, Step t, platform:
   while (!b.jobs.empty() && b.jobs.front().due <= t) {
     wait_for(b.jobs.front(), waited);
     // Only finished jobs leave the deque: a job whose work may still run is never destroyed.
-    Job job = std::move(b.jobs.front());
-    b.jobs.pop_front();
+    Job job = pop_job(b, 0);
     if (const Status status = job.done.status(); status.ok()) {
       install(b, job, t);
     } else {
@@ -428,8 +459,7 @@ void PreconditionerService<T>::publish_opportunistic(Block& b, Step t, platform:
   // then the failed eligible jobs after it are counted.
   if (newest_ok < eligible) {
     for (std::size_t i = 0; i < newest_ok; ++i) {
-      Job job = std::move(b.jobs.front());
-      b.jobs.pop_front();
+      Job job = pop_job(b, 0);
       if (!job.seen_finished) {
         superseded_.push_back(std::move(job));
         ++current_.superseded;
@@ -441,15 +471,13 @@ void PreconditionerService<T>::publish_opportunistic(Block& b, Step t, platform:
         ++totals_.superseded;
       }
     }
-    Job job = std::move(b.jobs.front());
-    b.jobs.pop_front();
+    Job job = pop_job(b, 0);
     install(b, job, t);
     eligible -= newest_ok + 1;
   }
   for (std::size_t i = 0; i < eligible;) {
     if (b.jobs[i].seen_finished) {  // finished and not ok: a success would have been installed
-      Job job = std::move(b.jobs[i]);
-      b.jobs.erase(b.jobs.begin() + static_cast<std::ptrdiff_t>(i));
+      Job job = pop_job(b, i);
       --eligible;
       record_failure(b, job.done.status());
     } else {

@@ -48,10 +48,29 @@
 // (the next snapshot refills them): the service reserves them in the host budget
 // (Memory::reserve: counted, no second buffer), so peak host bytes include them and a snapshot
 // that does not fit throws PlacementError naming the host tier, the bytes and the budget. Under
-// the opportunistic policy, superseded jobs still running are waited for first. A run sets aside
-// the worst case beforehand (set_aside_shadow; shadow_bound.hpp derives it), so that the state
-// store leaves that room free and a run whose shadow state cannot fit is refused before it starts.
+// the opportunistic policy, superseded jobs still running are waited for first.
 //
+// Shadow pool. A run sets aside a bounded pool for those buffers beforehand (set_aside_shadow;
+// shadow_bound.hpp sizes it by the jobs that can be in flight, not one job per block), so that
+// the state store leaves it free and a run whose pool cannot fit is refused before it starts. A
+// snapshot that the pool cannot hold applies back-pressure, in this order, until it fits:
+//   1. spares are given up, the least recently filled first (the buffers are freed);
+//   2. superseded jobs that finished are dropped;
+//   3. finished jobs are installed early: a block's oldest job once the block has made its last
+//      use of the previous preconditioner before the point of step p where the policy would
+//      install the job (p = due, deterministic; p = a, opportunistic): delay 1, its update of
+//      step p − 1; delay 0, its refresh op of step p (a snapshot reads the previous root). The
+//      numbers are those of installing it at its point, as nothing reads the preconditioner in
+//      between. Only where the block's state may be changed away from its own ops
+//      (allow_installs_anywhere, or no block numerics: nothing touched);
+//   4. the oldest job whose end would allow 2 or 3 is waited for (visible optimizer time, also
+//      counted as StepMetrics::pool_wait_s), and the steps repeat.
+// Only jobs whose block still uses the previous preconditioner, and the snapshot's own, remain
+// then; the pool's size covers them (shadow_bound.hpp), so the snapshot never waits for its own
+// step's progress (no deadlock). Should nothing be left to wait for, the buffers are taken from
+// the host tier beyond the pool when it has them (StepMetrics::pool_overflow_bytes), else the
+// PlacementError above. An early install is counted (published, early_installs) in the step it
+// happens in; the block's version records the step of its point.
 // Failures. A job whose run() fails (or throws) keeps the previous preconditioner; it is
 // counted when it is resolved (at its point in the deterministic policy), and more than
 // max_consecutive_refresh_failures in a row for one block throw NumericalError naming the
@@ -61,8 +80,10 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/linalg/matrix.hpp"
@@ -165,10 +186,17 @@ class PreconditionerService {
   std::vector<std::byte> save_totals();
   void restore_totals(std::span<const std::byte> image, const std::string& source);
 
-  // Host room for the jobs' buffers, kept free by a state store that is told of it
-  // (StateStore::keep_free); `bytes` is the most they can need at once (shadow_bound.hpp).
+  // The shadow pool: host room for the jobs' buffers, kept free by a state store that is told of
+  // it (StateStore::keep_free); `bytes` as shadow_bound.hpp sizes it. 0 (the default): no pool,
+  // the host tier's budget alone bounds the buffers.
   void set_aside_shadow(std::size_t bytes) noexcept { shadow_.set_bytes(bytes); }
   const TierSetAside& shadow_room() const noexcept { return shadow_; }
+  // Whether block b's state may be changed by an early install while the block is away from its
+  // own ops (its state never moves, or holds no values); off by default.
+  void allow_installs_anywhere(BlockId b, bool allowed) { block(b).installs_anywhere = allowed; }
+  // Blocks installed early (back-pressure) since the last call, in install order: the caller
+  // charges their installs' work.
+  std::vector<BlockId> take_early_installs() { return std::exchange(early_installed_, {}); }
 
   const ServiceOptions& options() const noexcept { return options_; }
   const ServiceTotals& totals() const noexcept { return totals_; }
@@ -184,6 +212,7 @@ class PreconditionerService {
     Step active_from = 0;  // a = s + d
     Step due = 0;          // a + S
     bool seen_finished = false;
+    std::uint64_t sequence = 0;  // submission order: back-pressure waits for the oldest
     std::size_t bytes = 0;  // read at submit: the job's own thread may be writing it later
     TierSetAside::Hold shadow;  // its bytes, held on the host while its buffers live
     // Shared refreshes: the result's bytes travel from the owner; `done` is then this rank's end
@@ -201,12 +230,16 @@ class PreconditionerService {
     std::deque<Job> jobs;  // unresolved, in snapshot order
     std::unique_ptr<optim::RefreshJob<T>> spare;  // a resolved job whose buffers the next snapshot refills
     TierSetAside::Hold spare_shadow;              // the spare's bytes on the host
+    std::uint64_t spare_age = 0;                  // when it became the spare (its key in spares_)
+    bool installs_anywhere = false;               // allow_installs_anywhere
     std::int64_t statistics_updates = 0;  // gradients accumulated (drives the refresh schedule)
     Step accumulated_step = 0;  // step of the last accumulate
     Step backward_step = 0;   // step of the last after_backward (or accumulate)
     Step skipped_step = 0;    // step the block last skipped
     Step point_step = 0;      // step of the last publication point passed
     Step prepared_step = 0;   // step of the last before_update
+    Step updated_step = 0;    // step of the last update (apply)
+    Step refreshed_step = 0;  // step of the last refresh op (its snapshot, if one was due)
     BlockVersion version;
   };
 
@@ -224,7 +257,15 @@ class PreconditionerService {
   void submit(Block& b, Step t, const platform::OpTag& tag);
   TierSetAside::Hold hold_shadow(const Block& b, std::size_t bytes, Step t);
   void keep_as_spare(Block& b, Job& job);
+  void drop_spare(Block& b);
+  Job pop_job(Block& b, std::size_t i);
   void reap_superseded();
+  // Shadow pool (shadow_pool.cpp).
+  void make_pool_room(std::size_t bytes);
+  bool resolve_early(Block& b);
+  bool past_last_use(const Block& b, const Job& job) const;
+  Job* oldest_job_to_wait_for();
+  void note_pool_use();
   void wait_all() noexcept;
   void exchange(Job& job, const std::string& label, Step t);
 
@@ -233,6 +274,10 @@ class PreconditionerService {
   TierSetAside shadow_;  // before the jobs: outlives their holds
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<Job> superseded_;  // dropped jobs whose work still runs
+  std::set<std::pair<std::uint64_t, BlockId>> spares_;  // blocks holding a spare, by age
+  std::uint64_t next_sequence_ = 0;
+  std::int64_t unresolved_jobs_ = 0;  // over every block's deque
+  std::vector<BlockId> early_installed_;
   ServiceTotals totals_;
   std::vector<StepMetrics> history_;
   StepMetrics current_;

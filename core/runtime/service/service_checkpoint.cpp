@@ -153,7 +153,7 @@ void PreconditionerService<T>::restore_block(BlockId id, std::span<const std::by
       job->load_result(result);
     }
     const std::size_t bytes = job->bytes();
-    Job entry{std::move(job), platform::Pending::ready(status), active_from, due, true, bytes, {}, -1, 0, {}, {}};
+    Job entry{std::move(job), platform::Pending::ready(status), active_from, due, true, ++next_sequence_, bytes, {}, -1, 0, {}, {}};
     entry.shadow = hold_shadow(b, bytes, stats_step);
     rebuilt.push_back(std::move(entry));
   }
@@ -165,6 +165,7 @@ void PreconditionerService<T>::restore_block(BlockId id, std::span<const std::by
   b.point_step = restored.point_step;
   b.prepared_step = restored.prepared_step;
   b.version = restored.version;
+  unresolved_jobs_ += static_cast<std::int64_t>(rebuilt.size());
   b.jobs = std::move(rebuilt);
 }
 

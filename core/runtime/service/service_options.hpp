@@ -58,6 +58,15 @@ struct StepMetrics {
   // failed, plus superseded jobs whose work is still running.
   std::int64_t refresh_backlog = 0;
   std::size_t shadow_bytes = 0;  // bytes those jobs hold (snapshots and results)
+  // The shadow pool during the step: the most jobs holding buffers at once (unresolved and
+  // superseded, right after each snapshot), the most bytes held at once (spares included), the
+  // snapshots' waits for room (back-pressure; also in visible_wait_s), the jobs installed early
+  // to make room, and the most bytes held beyond the pool (0 when the pool is sized right).
+  std::int64_t pool_jobs = 0;
+  std::size_t pool_held_bytes = 0;
+  platform::Seconds pool_wait_s = 0.0;
+  std::int64_t early_installs = 0;
+  std::size_t pool_overflow_bytes = 0;
   double exchanged_bytes = 0.0;  // refresh results this rank sent or received (shared refreshes)
   // Max over the blocks updated in this step of their staleness at the update (see
   // PreconditionerService::staleness); never above S.
@@ -74,6 +83,11 @@ struct ServiceTotals {
   std::int64_t superseded = 0;
   std::int64_t skipped_non_finite = 0;
   Step max_staleness = 0;
+  platform::Seconds pool_wait_s = 0.0;
+  std::int64_t early_installs = 0;
+  std::int64_t max_pool_jobs = 0;
+  std::size_t max_pool_held_bytes = 0;
+  std::size_t max_pool_overflow_bytes = 0;
 };
 
 // Version of one block's active preconditioner.

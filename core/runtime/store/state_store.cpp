@@ -107,10 +107,16 @@ void StateStore::set_use_order(std::vector<BlockId> order) {
 }
 
 platform::Pending StateStore::prefetch(BlockId id) {
-  at(id);
+  Block& b = at(id);
   if (!all_placed_) place();
   complete_finished();
-  return prefetch_within(id, distance(at(id)));
+  // Never ahead of a sooner block still waiting for room: this one would take that room, and the
+  // sooner load would then evict it again before its use (a second read in the same step).
+  if (refill_window() < distance(b) && needs_load(b)) {
+    set_wanted(b, true);
+    return {};
+  }
+  return prefetch_within(id, distance(b));
 }
 
 Seconds StateStore::acquire(BlockId id) {

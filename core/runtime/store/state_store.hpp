@@ -70,6 +70,9 @@ class StateStore {
   // shortfall per tier when the budgets cannot hold them and the room kept free (nothing is
   // over-committed).
   void place();
+  // Bytes of `tier` that place() would leave free (beyond the room kept free), without placing
+  // anything. Throws the PlacementError place() would throw.
+  std::size_t room_after_placement(Tier tier) const;
   // Returns every block's bytes to storage the state owns and releases all regions (waits for
   // moves in flight). Blocks must not be acquired. place() may be called again afterwards.
   void unplace();
@@ -78,7 +81,9 @@ class StateStore {
   // Returns: ready if it is there already; the copy's own Pending if the copy started now or
   // earlier (once it completes, acquire() does not wait); invalid (valid() == false) when room
   // must first be made (evictions in flight) or cannot be made without evicting blocks needed
-  // sooner: the store then retries at its next calls, and acquire() always completes the move.
+  // sooner, or while a block needed sooner still waits for room (a prefetch never takes the room
+  // of a sooner one): the store then retries at its next calls, soonest first, and acquire()
+  // always completes the move.
   platform::Pending prefetch(BlockId block);
   // Waits until the block is resident on its update tier and marks it in use (not movable until
   // release). Returns the time waited: optimizer-state movement visible on the critical path.
@@ -165,7 +170,8 @@ class StateStore {
 
   // Placement (store_placement.cpp).
   std::vector<BlockId> unplaced_by_next_use() const;
-  void check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets) const;
+  void check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets,
+                     std::array<std::size_t, kTierCount>* left = nullptr) const;
   void place_block(Block& b, Tier tier);
   void place_on_nvme(Block& b);
   static platform::Allocation allocate_staging(platform::Memory& memory, Tier tier, const Block& b);
@@ -185,7 +191,10 @@ class StateStore {
   void complete(BlockId id);
   bool complete_finished();
   void wait_for_any();
-  void refill_window();
+  // Starts the window's moves and the waiting prefetches, soonest first. Returns the distance of
+  // the first that still waits for room (kNeverUsed: none).
+  std::size_t refill_window();
+  bool needs_load(const Block& b) const;
   platform::Pending prefetch_within(BlockId id, std::size_t evict_farther_than);
   [[noreturn]] void throw_no_room(const Block& b) const;
 

@@ -228,21 +228,40 @@ platform::Pending StateStore::prefetch_within(BlockId id, std::size_t evict_fart
   return {};
 }
 
-void StateStore::refill_window() {
-  if (!all_placed_) return;
-  // The next `lookahead` uses, soonest first; stop at the first that must wait for room so a
-  // later block never takes the room a sooner one needs.
+bool StateStore::needs_load(const Block& b) const {
+  return b.is_placed && !b.transfer && b.primary != b.update && b.bytes > 0;
+}
+
+std::size_t StateStore::refill_window() {
+  if (!all_placed_) return kNeverUsed;
+  // The next `lookahead` uses, soonest first. A block that must wait for room stops the loads
+  // there, so a later block never takes the room a sooner one needs; the later blocks' room is
+  // still made now (their victims' write-backs or evictions start, never of a block needed
+  // before them), so that several moves off the tier are in flight while the sooner blocks
+  // wait, and the write-back stream does not idle between one block's move and the next.
   const std::size_t n = order_.size();
   const std::size_t window = std::min(static_cast<std::size_t>(options_.lookahead), n);
+  std::array<std::size_t, kTierCount> claimed{};  // room the waiting window blocks need, per tier
+  std::size_t waiting = kNeverUsed;  // distance of the first block that waits
   for (std::size_t k = 1; k <= window; ++k) {
     const std::size_t position = cursor_ < 0 ? k - 1 : (static_cast<std::size_t>(cursor_) + k) % n;
     const BlockId id = order_[position];
     Block& b = blocks_[id];
     if (b.is_acquired) continue;
-    const bool started = prefetch_within(id, distance(b)).valid();
-    set_wanted(b, false);  // the window retries it anyway
-    if (!started) return;
+    if (waiting == kNeverUsed) {
+      const bool loads = needs_load(b);
+      const bool started = prefetch_within(id, distance(b)).valid();
+      set_wanted(b, false);  // the window retries it anyway
+      if (started) continue;
+      waiting = distance(b);
+      if (loads) claimed[index(b.update)] += b.bytes;
+      continue;
+    }
+    if (!needs_load(b)) continue;
+    claimed[index(b.update)] += b.bytes;
+    make_room(b.update, claimed[index(b.update)], distance(b));
   }
+  if (waiting != kNeverUsed) return waiting;
   // Then explicit prefetches still waiting, soonest first: use positions after the cursor, then
   // up to it (next step), then blocks never used. A prefetch may take its own block out of the
   // set, so step past it first.
@@ -251,13 +270,16 @@ void StateStore::refill_window() {
     while (it != wanted_.end() && it->first < below) {
       const BlockId id = it->second;
       ++it;
-      if (!blocks_[id].is_acquired && !prefetch_within(id, distance(blocks_[id])).valid()) return false;
+      if (!blocks_[id].is_acquired && !prefetch_within(id, distance(blocks_[id])).valid()) {
+        waiting = distance(blocks_[id]);
+        return false;
+      }
     }
     return true;
   };
-  if (!visit(wanted_.lower_bound({after, 0}), kNeverUsed)) return;
-  if (!visit(wanted_.begin(), after)) return;
-  visit(wanted_.lower_bound({kNeverUsed, 0}), kNeverUsed);
+  visit(wanted_.lower_bound({after, 0}), kNeverUsed) && visit(wanted_.begin(), after) &&
+      visit(wanted_.lower_bound({kNeverUsed, 0}), kNeverUsed);
+  return waiting;
 }
 
 void StateStore::throw_no_room(const Block& b) const {

@@ -19,7 +19,8 @@ std::vector<BlockId> StateStore::unplaced_by_next_use() const {
 // Chooses a tier for every block in `pending` (soonest needed first) and throws PlacementError
 // listing each tier that falls short before anything is allocated. The room kept free for others
 // counts as needed on its tier.
-void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets) const {
+void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<Tier>& targets,
+                               std::array<std::size_t, kTierCount>* left) const {
   std::array<std::size_t, kTierCount> free{};
   std::array<std::size_t, kTierCount> needed{};
   std::array<std::size_t, kTierCount> staged{};  // room to stage the largest block for its update
@@ -80,6 +81,11 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
     needed[index(t)] += staged[index(t)];
     if (needed[index(t)] > available)
       shortfalls.push_back({t, needed[index(t)], available, memory_.usage(t).capacity});
+    // What stays free: past what the policies rest and stage there, and (tiered) what the blocks
+    // placed there took.
+    if (left != nullptr)
+      (*left)[index(t)] = std::min(available > needed[index(t)] ? available - needed[index(t)] : 0,
+                                   free[index(t)] > staged[index(t)] ? free[index(t)] - staged[index(t)] : 0);
   }
   if (shortfalls.empty()) return;
   std::string what = "the " + std::string(to_string(options_.policy)) + " policy cannot place " +
@@ -88,6 +94,13 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
     what += " and keep " + std::to_string(set_aside_->unused()) + " B of " +
             std::string(platform::to_string(set_aside_->tier())) + " memory for " + set_aside_->purpose();
   throw PlacementError(what, std::move(shortfalls));
+}
+
+std::size_t StateStore::room_after_placement(Tier tier) const {
+  std::vector<Tier> targets;
+  std::array<std::size_t, kTierCount> left{};
+  check_budgets(unplaced_by_next_use(), targets, &left);
+  return left[index(tier)];
 }
 
 void StateStore::place() {
