@@ -9,7 +9,9 @@
 //   BM_ShampooRefresh, BM_SoapRefresh     one refresh of every block: snapshot, the job (Shampoo:
 //                                         inverse fourth roots by eigendecomposition; SOAP: the
 //                                         warm power step and QR after the first full eigh) and
-//                                         the publish (SOAP rotates its moments)
+//                                         the publish (SOAP rotates its moments); as the runtime's
+//                                         host workers do it, blocks side by side when there are
+//                                         at least as many as threads
 // T threads: the CPU device splits its loops over T (a fork-join pool) and OpenBLAS runs T.
 // The program first makes OpenBLAS use this processor's kernels (as asteria does).
 #include <benchmark/benchmark.h>
@@ -97,20 +99,32 @@ void BM_Step(benchmark::State& state, optim::OptimizerKind kind) {
 }
 
 void BM_Refresh(benchmark::State& state, optim::OptimizerKind kind) {
-  Host host(static_cast<int>(state.range(2)));
+  const int threads = static_cast<int>(state.range(2));
+  Host host(threads);
   Warmed warmed(kind, state.range(0), state.range(1), host.device);
+  auto& blocks = warmed.opt.blocks();
+  // As the runtime's host workers: with at least as many blocks as threads, jobs run side by
+  // side, each on one BLAS thread; otherwise one after another on all of them.
+  const bool side_by_side = host.pool != nullptr && static_cast<int>(blocks.size()) >= threads;
+  if (side_by_side) openblas_set_num_threads(1);
   // One refresh of every block, as the service makes it: snapshot, run, publish.
   auto refresh_all = [&](optim::Step t) {
-    for (auto& block : warmed.opt.blocks()) {
-      optim::BlockOptimizer<float>& b = *block.optimizer;
-      auto job = b.snapshot(host.device, t);
-      if (!job->run().ok()) state.SkipWithError("refresh failed");
-      b.publish(host.device, *job);
+    std::vector<std::unique_ptr<optim::RefreshJob<float>>> jobs;
+    for (auto& block : blocks) jobs.push_back(block.optimizer->snapshot(host.device, t));
+    std::vector<int> failed(jobs.size(), 0);
+    auto run = [&](std::int64_t b) { failed[static_cast<std::size_t>(b)] = jobs[static_cast<std::size_t>(b)]->run().ok() ? 0 : 1; };
+    if (side_by_side) host.pool->run(static_cast<std::int64_t>(jobs.size()), run);
+    else
+      for (std::size_t b = 0; b < jobs.size(); ++b) run(static_cast<std::int64_t>(b));
+    for (std::size_t b = 0; b < jobs.size(); ++b) {
+      if (failed[b] != 0) state.SkipWithError("refresh failed");
+      blocks[b].optimizer->publish(host.device, *jobs[b]);
     }
   };
   refresh_all(4);  // SOAP: past its first (full) basis, later ones are warm
   optim::Step t = 5;
   for (auto _ : state) refresh_all(t++);
+  state.SetLabel(side_by_side ? "blocks side by side, 1 BLAS thread each" : "blocks in turn");
 }
 
 }  // namespace
