@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares the GPU kernel check for a machine with an NVIDIA GPU that has the CUDA runtime and
+# Prepares the GPU check for a machine with an NVIDIA GPU that has the CUDA runtime and
 # libraries (libcudart, cuBLAS, cuSOLVER of the toolkit this tree was built with) but none of
 # Asteria's other dependencies and no network: builds the check's programs, and packs them with
 # the shared libraries they need that such a machine lacks (OpenBLAS, LAPACK, yaml-cpp, Google
@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build/release}"
 archive="${2:-device-bundle.tar.xz}"
-programs=(tests/test_ops tests/test_cuda bench/bench_cuda_ops)
+programs=(tests/test_ops tests/test_cuda tests/test_platform bench/bench_cuda_ops apps/asteria/asteria)
 
-cmake --build "$build" -j "$(nproc)" --target test_ops test_cuda bench_cuda_ops
+cmake --build "$build" -j "$(nproc)" --target test_ops test_cuda test_platform bench_cuda_ops asteria
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/device-bundle/bin" "$stage/device-bundle/lib"

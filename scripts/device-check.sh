@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The GPU kernel check, run on a machine with an NVIDIA GPU from a tree holding the archive
-# scripts/device-bundle.sh made (no build, no network; under 5 minutes on one H100):
+# The GPU check, run on a machine with an NVIDIA GPU from a tree holding the archive
+# scripts/device-bundle.sh made (no build, no network; about 8 minutes on one H100):
 #   1. the conformance harness (tests/ops) on the CUDA device: every operation and every
 #      optimizer's step against the float64 reference;
-#   2. the CUDA backend's other tests (tests/cuda);
+#   2. the CUDA backend's other tests (tests/cuda: the model, the inverse root, the step driver
+#      with its state in GPU memory) and the device tier in GPU memory (tests/platform);
 #   3. the kernel benchmark (bench/cuda_ops.cpp): every rule's bandwidth against the measured
-#      device-to-device copy, the products against cuBLAS, each optimizer's step.
+#      device-to-device copy, the products against cuBLAS, each optimizer's step;
+#   4. Asteria on the GPU: `asteria train --device cuda` (MODEL, default gpt-25m) with AdamW,
+#      Shampoo and SOAP at S = 0 and 5, state on the device and tiered, each with its trace;
+#   5. an H100 profile: `calibrate --quick` of this GPU, then its coefficients fitted to one
+#      trace (`calibrate --from-trace`), and `replay` of every other trace on it.
 # Results go to OUT (default device-check-results): logs, JSON, and summary.md.
-#   scripts/device-check.sh [OUT] [ARCHIVE]
+#   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH in the environment)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-device-check-results}"
@@ -31,8 +36,44 @@ export OPENBLAS_NUM_THREADS=1
 status=0
 "$bundle/bin/test_ops" --gtest_output="json:$out/test_ops.json" >"$out/test_ops.log" 2>&1 || status=1
 "$bundle/bin/test_cuda" >"$out/test_cuda.log" 2>&1 || status=1
-timeout 240 "$bundle/bin/bench_cuda_ops" --benchmark_out="$out/bench_cuda_ops.json" --benchmark_out_format=json \
+timeout 60 "$bundle/bin/test_platform" --gtest_filter='RealGpuMemory*:FencedDeviceStream*' \
+  >"$out/test_platform_gpu.log" 2>&1 || status=1
+timeout 150 "$bundle/bin/bench_cuda_ops" --benchmark_out="$out/bench_cuda_ops.json" --benchmark_out_format=json \
   >"$out/bench_cuda_ops.txt" 2>&1 || status=1
+
+# 4. Asteria on the GPU. Every run records its trace; the first AdamW one calibrates the profile.
+model="${MODEL:-gpt-25m}"
+steps="${STEPS:-30}"
+batch="${BATCH:-16}"
+workers=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
+asteria="$bundle/bin/asteria"
+mkdir -p "$out/train"
+for optimizer in adamw shampoo soap; do
+  for staleness in 0 5; do
+    for placement in device tiered; do
+      run="$optimizer-s$staleness-$placement"
+      timeout 90 "$asteria" train --device cuda --model "$model" --optimizer "$optimizer" --staleness "$staleness" \
+        --placement "$placement" --steps "$steps" --warmup-steps 3 --batch "$batch" --host-workers "$workers" \
+        --max-corpus-bytes 16MB --eval-every 0 --trace --no-progress --out "$out/train/$run" \
+        >"$out/train/$run.log" 2>&1 || { echo "train $run failed" >>"$out/failures.txt"; status=1; }
+      rm -rf "$out/train/$run/checkpoint"
+    done
+  done
+done
+
+# 5. The profile: this GPU measured, its coefficients fitted to one run, the others replayed on it.
+timeout 120 "$asteria" calibrate --quick --out "$out/h100-measured.yaml" >"$out/calibrate.log" 2>&1 || status=1
+fit="$out/train/adamw-s0-device/trace.csv"
+timeout 60 "$asteria" calibrate --from-trace "$fit" --base "$out/h100-measured.yaml" --out "$out/h100-fitted.yaml" \
+  >"$out/calibrate-from-trace.log" 2>&1 || status=1
+mkdir -p "$out/replay"
+for trace in "$out"/train/*/trace.csv; do
+  run="$(basename "$(dirname "$trace")")"
+  [[ "$trace" == "$fit" ]] && continue
+  timeout 60 "$asteria" replay --trace "$trace" --hw "$out/h100-fitted.yaml" --out "$out/replay/$run" --no-progress \
+    >"$out/replay/$run.log" 2>&1 || { echo "replay $run failed" >>"$out/failures.txt"; status=1; }
+  rm -f "$out/replay/$run/trace.json"
+done
 
 python3 - "$out" <<'PY' || status=1
 import json, sys, pathlib
@@ -54,6 +95,33 @@ for r in b["benchmarks"]:
     t_ms = r["real_time"] * {"ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3}[r["time_unit"]]
     f = lambda k, fmt: (fmt % r[k]) if k in r else ""
     lines.append(f"| {r['name']} {r.get('label', '')} | {t_ms:.3f} ms | {f('GBps', '%.0f')} | {f('fraction_of_copy', '%.2f')} | {f('of_cublas', '%.2f')} |")
+train = sorted((out / "train").glob("*/summary.json"))
+if train:
+    lines += ["", "## asteria train --device cuda", "",
+              "| run | p50 step | p99/p50 | forward+backward | visible optimizer | final loss | platform |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    p50 = {}
+    for f in train:
+        s = json.loads(f.read_text())
+        run = f.parent.name
+        p50[run] = s["p50_step_s"]
+        lines.append(f"| {run} | {s['p50_step_s']*1e3:.1f} ms | {s['p99_over_p50']:.2f} | {s['mean_model_s']*1e3:.1f} ms | "
+                     f"{s['mean_visible_optimizer_s']*1e3:.1f} ms | {s['final_loss']:.3f} | {s.get('platform', '')} |")
+    lines.append("")
+    for placement in ("device", "tiered"):
+        base = p50.get(f"adamw-s5-{placement}") or p50.get(f"adamw-s0-{placement}")
+        for opt in ("shampoo", "soap"):
+            r = p50.get(f"{opt}-s5-{placement}")
+            if base and r: lines.append(f"- {opt} S=5, {placement}: p50 step {r/base:.3f}x AdamW's (target <= 1.05)")
+replays = sorted((out / "replay").glob("*/replay.json"))
+if replays:
+    lines += ["", "## Replay on the profile fitted to adamw-s0-device", "",
+              "| run | median |step error| | p99 |", "| --- | ---: | ---: |"]
+    for f in replays:
+        r = json.loads(f.read_text())
+        lines.append(f"| {f.parent.name} | {r['median_abs_step_error']*100:.1f}% | {r['p99_abs_step_error']*100:.1f}% |")
+failures = out / "failures.txt"
+if failures.exists(): lines += ["", "Failures: " + ", ".join(failures.read_text().split("\n")).strip(", ")]
 (out / "summary.md").write_text("\n".join(lines) + "\n")
 print("\n".join(lines))
 PY

@@ -26,7 +26,7 @@ struct RunPlatform::Nvme {
 };
 
 RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
-                         platform::Comm* comm, platform::Comm* side_comm) {
+                         platform::Comm* comm, platform::Comm* side_comm, bool use_gpu) {
   const auto& seconds = device.seconds;
   if (spec.time == platform::TimeSource::simulated) {
     if (comm != nullptr)
@@ -56,7 +56,7 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
   o.host_threads = host_workers_;
   o.time = spec.time;
   o.device_seconds = seconds;
-  o.gpu = real::GpuUse::never;
+  o.gpu = use_gpu ? real::GpuUse::if_present : real::GpuUse::never;
   o.activities = activities;
   o.comm = comm;
   o.side_comm = side_comm;
@@ -70,11 +70,22 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
     nvme = "NVMe tier in " + spec.nvme_dir->string() + " (" + nvme_->store.mechanism() + ")";
   }
 #endif
-  platform_ = std::make_unique<real::RealPlatform>(o);
-  description_ = "real backend (wall clock): " +
-                 (spec.time == platform::TimeSource::measured ? std::string("device work on a CPU thread, measured")
-                                                              : "emulated " + device.description) +
-                 ", " + std::to_string(host_workers_) + " host worker thread(s), device tier in host RAM, " + nvme;
+  auto real_platform = std::make_unique<real::RealPlatform>(o);
+  const real::Accelerator* accelerator = real_platform->accelerator();
+  platform_ = std::move(real_platform);
+  std::string device_work;
+  if (spec.time != platform::TimeSource::measured)
+    device_work = "emulated " + device.description;
+  else if (accelerator != nullptr)
+    device_work = "device work on " + std::string(accelerator->name()) + ", completed at its events, measured";
+  else
+    device_work = "device work on a CPU thread, measured";
+  const std::string device_tier =
+      accelerator != nullptr ? "device tier in " + std::string(accelerator->name()) +
+                                   " memory (optimizer math there; host-placed blocks on the host workers)"
+                             : std::string("device tier in host RAM");
+  description_ = "real backend (wall clock): " + device_work + ", " + std::to_string(host_workers_) +
+                 " host worker thread(s), " + device_tier + ", " + nvme;
 }
 
 RunPlatform::~RunPlatform() { platform_.reset(); }  // before the NVMe store it uses

@@ -23,8 +23,10 @@ class RunPlatform {
  public:
   // From the spec: time, tier budgets, host workers, NVMe directory. `activities` may be null;
   // `comm` (not owned, outlives the platform): the data-parallel ranks of a real run (null: one).
+  // `use_gpu`: on the real backend, the device tier is a GPU's memory and the optimizer's math on
+  // state resting there runs on that GPU, when one answers (a model trained on it).
   RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
-              platform::Comm* comm = nullptr, platform::Comm* side_comm = nullptr);
+              platform::Comm* comm = nullptr, platform::Comm* side_comm = nullptr, bool use_gpu = false);
   ~RunPlatform();
   RunPlatform(const RunPlatform&) = delete;
   RunPlatform& operator=(const RunPlatform&) = delete;

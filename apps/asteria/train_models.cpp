@@ -32,7 +32,7 @@ class CpuTrainModel final : public TrainModel {
   }
   std::size_t parameter_count() const override { return gpt_.parameter_count(); }
   double step_flops(int batch, int length) const override { return gpt_.step_flops(batch, length); }
-  std::string device_description() const override { return "cpu"; }
+  std::string device_description() const override { return "model on the cpu"; }
 
  private:
   model::Gpt<float> gpt_;
@@ -58,13 +58,14 @@ class CudaTrainModel final : public TrainModel {
   }
   std::size_t tensor_count() const override { return gpt_.tensor_count(); }
   const workload::WeightSpec& tensor(std::size_t i) const override { return gpt_.tensor(i); }
-  std::vector<float> parameters(std::size_t i) const override {
-    const std::span<const float> p = adapter_.parameters(i);
-    return {p.begin(), p.end()};
+  std::vector<float> parameters(std::size_t i) const override { return adapter_.parameters(i); }
+  bool keep_tensors_on(ops::Device& device) override {
+    adapter_.keep_on_device(device);
+    return true;
   }
   std::size_t parameter_count() const override { return gpt_.parameter_count(); }
   double step_flops(int batch, int length) const override { return gpt_.step_flops(batch, length); }
-  std::string device_description() const override { return "cuda (" + gpt_.device_name() + "), optimizer on the host"; }
+  std::string device_description() const override { return "model on cuda (" + gpt_.device_name() + ")"; }
 
  private:
   real::cuda::GptCuda gpt_;

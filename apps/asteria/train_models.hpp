@@ -1,7 +1,8 @@
 #pragma once
 // What `asteria train` needs of a model, on either device: the step driver's view, the step's
 // batch and loss, a validation loss, and the parameters for the checkpoint. The CPU model is
-// model::Gpt; the CUDA one (builds with CUDA) real::cuda::GptCuda with the optimizer on the host.
+// model::Gpt; the CUDA one (builds with CUDA) real::cuda::GptCuda, its optimizer state on the same GPU when the
+// run's platform has it (RunPlatform use_gpu).
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -10,6 +11,7 @@
 
 #include "apps/asteria/memory_check.hpp"
 #include "core/model/gpt.hpp"
+#include "core/ops/device.hpp"
 #include "core/runtime/driver/training_model.hpp"
 #include "core/workload/model_config.hpp"
 
@@ -32,6 +34,11 @@ class TrainModel {
   virtual std::size_t parameter_count() const = 0;
   virtual double step_flops(int batch, int sequence_length) const = 0;
   virtual std::string device_description() const = 0;
+  // Hands the driver the model's weights and gradients where the model keeps them, in the memory
+  // of `device` (the run's accelerator, on the model's GPU: its math updates them there) instead
+  // of host copies. False (the default): the model cannot, and keeps handing out host memory.
+  // Call before the first step.
+  virtual bool keep_tensors_on(ops::Device& /*device*/) { return false; }
 };
 
 // device "cpu" or "cuda". Throws InputError naming --device when the device is not available

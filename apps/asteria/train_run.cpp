@@ -61,6 +61,7 @@ class TimedModel final : public runtime::TrainingModel<float> {
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override { return inner_.gradient_matrix(l); }
   linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override { return inner_.mutable_gradient_matrix(l); }
   runtime::ModelPass pass() const noexcept override { return inner_.pass(); }
+  platform::Tier tensor_tier() const noexcept override { return inner_.tensor_tier(); }
   void compute_gradient(std::size_t l, runtime::Step t) override {
     const WallClock::time_point start = WallClock::now();
     inner_.compute_gradient(l, t);
@@ -183,8 +184,17 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
   RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? comm : nullptr,
-                       place.ranks > 1 ? side_comm : nullptr);  // measured time
-  out.platform = model->device_description() + "; optimizer on the " + platform.description();
+                       place.ranks > 1 ? side_comm : nullptr, /*use_gpu=*/settings.device == "cuda");  // measured time
+  // A GPU model with the run's accelerator on its GPU: the optimizer reads the gradients and
+  // updates the weights where the model keeps them (one rank: the ranks' gradients are reduced
+  // through host memory).
+  ops::Device& device_math = platform.get().math(platform::Tier::device);
+  const bool tensors_on_device =
+      !device_math.host_addressable() && place.ranks == 1 && model->keep_tensors_on(device_math);
+  out.platform = model->device_description() +
+                 (tensors_on_device ? ", weights and gradients handed to the optimizer in GPU memory"
+                                    : ", weights and gradients handed to the optimizer in host memory") +
+                 "; optimizer on the " + platform.description();
   out.host_workers = platform.host_workers();
   platform::Clock& clock = platform.get().clock();
 

@@ -15,6 +15,7 @@
 // value(), download()) waits for what it depends on. A device is used by one thread at a time.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -77,6 +78,16 @@ class Scalar {
 
  private:
   Buffer cell_;
+};
+
+// A point in a device's queue of operations: wait() returns once every operation called on the
+// device before the fence was taken has finished (throwing std::runtime_error when the device
+// failed). An executor completes a launch through it without holding the thread that queues the
+// next one (a CUDA event).
+class Fence {
+ public:
+  virtual ~Fence() = default;
+  virtual void wait() = 0;
 };
 
 // Operands of a map operation.
@@ -205,6 +216,9 @@ class Device {
   bool raised(const Flag& flag);
   double value(const Scalar& scalar);
   void synchronize() { wait(); }
+  // A fence after every operation called so far; null when they have all finished already (a
+  // device whose operations run before the call returns).
+  virtual std::unique_ptr<Fence> fence() { return nullptr; }
 
   // Operations run by the core-side fallback because the backend declined them.
   std::int64_t fallback_count() const noexcept { return fallbacks_; }

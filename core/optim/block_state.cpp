@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "core/common/error.hpp"
@@ -256,6 +257,16 @@ void BlockState<T>::adopt_owned_storage() {
   std::vector<T> owned(arena_.begin(), arena_.end());
   owned_ = std::move(owned);
   arena_ = owned_;
+}
+
+template <Real T>
+void BlockState<T>::adopt_values(std::vector<T> values) {
+  if (values.size() != count_)
+    throw std::invalid_argument("BlockState::adopt_values: " + std::to_string(values.size()) + " values for a layout of " +
+                                std::to_string(count_));
+  owned_ = std::move(values);
+  arena_ = owned_;
+  resident_ = true;
 }
 
 template class BlockState<float>;

@@ -69,6 +69,9 @@ class BlockState {
   void evict() noexcept;
   void attach(std::span<T> storage);
   void adopt_owned_storage();  // back to an arena owned by the state (values copied)
+  // Back to an arena owned by the state that holds `values` (value_count() of them): the values
+  // were read back from storage the host cannot address.
+  void adopt_values(std::vector<T> values);
 
   // Self-describing byte image: layout, counters and values. deserialize() accepts only an
   // image whose layout matches this state's; otherwise it throws asteria::InputError naming

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,16 @@ class Memory {
   virtual void release(Region& region) = 0;  // region becomes invalid
   // Host pointer to the region's bytes, or nullptr when not host-addressable (NVMe, real GPU).
   virtual std::byte* host_address(const Region& region) = 0;
+  // The region's bytes as the device that computes on its tier addresses them
+  // (Platform::math(region.tier)): GPU memory's own address for the device tier on a GPU, the
+  // host address otherwise; nullptr for NVMe and for memory without values.
+  virtual std::byte* address(const Region& region) { return host_address(region); }
+  // Synchronous copies between host bytes and the start of a device- or host-tier region, of
+  // any kind (GPU memory included): how state that rests where the host cannot read it is
+  // placed, brought back and checkpointed. At most region.bytes; a failed copy is a Status.
+  // Default: through the host address (a region without one fails).
+  virtual Status write(const Region& region, std::span<const std::byte> bytes);
+  virtual Status read(const Region& region, std::span<std::byte> out);
   // False for a memory that only accounts bytes (data-free simulation): no region has a host
   // address and copies move no data; users then store declared bytes only.
   virtual bool holds_data() const { return true; }
@@ -98,6 +109,7 @@ class Allocation {
   bool valid() const noexcept { return region_.valid(); }
   const Region& region() const noexcept { return region_; }
   std::byte* host_address() const { return memory_ ? memory_->host_address(region_) : nullptr; }
+  std::byte* address() const { return memory_ ? memory_->address(region_) : nullptr; }
 
  private:
   Memory* memory_ = nullptr;

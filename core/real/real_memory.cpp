@@ -58,8 +58,8 @@ RealMemory::Storage::~Storage() {
 }
 
 RealMemory::RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
-                       platform::ActivitySink* activities, NvmeTier* nvme, std::unique_ptr<GpuTier> gpu)
-    : options_(options), board_(board), clock_(clock), activities_(activities), nvme_(nvme), gpu_(std::move(gpu)) {
+                       platform::ActivitySink* activities, NvmeTier* nvme, GpuTier* gpu)
+    : options_(options), board_(board), clock_(clock), activities_(activities), nvme_(nvme), gpu_(gpu) {
   for (Tier tier : {Tier::device, Tier::host, Tier::nvme})
     accounts_[static_cast<std::size_t>(index_of(tier))].capacity = options_.budgets.of(tier);
   if (nvme_ == nullptr) accounts_[static_cast<std::size_t>(index_of(Tier::nvme))].capacity = 0;
@@ -218,6 +218,12 @@ RealMemory::StoragePtr RealMemory::find(std::uint64_t id) const {
 std::byte* RealMemory::host_address(const Region& region) {
   StoragePtr storage = find(region.id);
   return storage ? storage->host() : nullptr;
+}
+
+std::byte* RealMemory::address(const Region& region) {
+  StoragePtr storage = find(region.id);
+  if (!storage) return nullptr;
+  return storage->kind == Storage::Kind::gpu ? storage->pointer : storage->host();
 }
 
 std::vector<MoveRecord> RealMemory::moves() const {

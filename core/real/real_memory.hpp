@@ -71,13 +71,14 @@ struct MoveTotals {
 class RealMemory final : public platform::Memory {
  public:
   // `nvme` (not owned, must outlive this) backs the nvme tier; without it that tier has no
-  // capacity. `gpu` makes the device tier GPU memory; without it the device tier is host RAM.
+  // capacity. `gpu` (not owned, must outlive this) makes the device tier GPU memory; without it
+  // the device tier is host RAM.
   // Copies are recorded on `activities` (not owned; null: nowhere) on the tracks the simulator
   // charges the same moves to: "link h2d<u>", "link d2h<u>", "link hbm<u>", "link dram<u>", and
   // "disk nvme<u>" for a copy to or from the NVMe tier (u = activities->unit()).
   RealMemory(RealMemoryOptions options, platform::CompletionBoard& board, platform::Clock& clock,
              platform::ActivitySink* activities = nullptr, NvmeTier* nvme = nullptr,
-             std::unique_ptr<GpuTier> gpu = nullptr);
+             GpuTier* gpu = nullptr);
   ~RealMemory() override;
   RealMemory(const RealMemory&) = delete;
   RealMemory& operator=(const RealMemory&) = delete;
@@ -89,6 +90,12 @@ class RealMemory final : public platform::Memory {
   // Throws std::logic_error for a region this memory does not hold.
   void release(platform::Region& region) override;
   std::byte* host_address(const platform::Region& region) override;
+  // GPU memory's device address for a device-tier region on a GPU; the host address otherwise.
+  std::byte* address(const platform::Region& region) override;
+  // GPU memory through the GpuTier, host memory by memcpy; NVMe regions are refused
+  // (std::logic_error: their bytes move by copy() through a staging region).
+  Status write(const platform::Region& region, std::span<const std::byte> bytes) override;
+  Status read(const platform::Region& region, std::span<std::byte> out) override;
   // Throws std::logic_error for unknown regions; failures of the move itself come as Status.
   platform::Pending copy(const platform::Region& src, const platform::Region& dst,
                          const platform::OpTag& cause) override;
@@ -143,7 +150,7 @@ class RealMemory final : public platform::Memory {
   platform::Clock& clock_;
   platform::ActivitySink* activities_;
   NvmeTier* nvme_;
-  std::unique_ptr<GpuTier> gpu_;
+  GpuTier* gpu_;
   std::array<TierAccount, platform::kTierCount> accounts_;
   // Before the region table: outlives every Storage, which hands its buffer back here.
   std::array<std::unique_ptr<BufferCache>, platform::kTierCount> caches_;  // none for nvme

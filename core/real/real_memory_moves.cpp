@@ -3,6 +3,7 @@
 // end host-addressable goes through a host bounce buffer.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "core/real/real_memory.hpp"
@@ -31,6 +32,30 @@ Status RealMemory::move(const Storage& src, Storage& dst, std::size_t bytes) {
   std::vector<std::byte> bounce(bytes);
   if (Status s = read_to_host(src, bounce.data(), bytes); !s.ok()) return s;
   return write_from_host(dst, bounce.data(), bytes);
+}
+
+Status RealMemory::write(const platform::Region& region, std::span<const std::byte> bytes) {
+  StoragePtr storage = find(region.id);
+  if (!storage) throw std::logic_error("RealMemory::write: unknown region '" + region.label + "'");
+  if (storage->kind == Storage::Kind::nvme || storage->kind == Storage::Kind::accounted)
+    throw std::logic_error("RealMemory::write: region '" + region.label + "' is not device or host memory");
+  if (bytes.size() > storage->bytes)
+    return {StatusCode::invalid_argument, std::to_string(bytes.size()) + " bytes for region '" + region.label +
+                                              "' of " + std::to_string(storage->bytes)};
+  if (bytes.empty()) return Status::success();
+  return write_from_host(*storage, bytes.data(), bytes.size());
+}
+
+Status RealMemory::read(const platform::Region& region, std::span<std::byte> out) {
+  StoragePtr storage = find(region.id);
+  if (!storage) throw std::logic_error("RealMemory::read: unknown region '" + region.label + "'");
+  if (storage->kind == Storage::Kind::nvme || storage->kind == Storage::Kind::accounted)
+    throw std::logic_error("RealMemory::read: region '" + region.label + "' is not device or host memory");
+  if (out.size() > storage->bytes)
+    return {StatusCode::invalid_argument, std::to_string(out.size()) + " bytes from region '" + region.label +
+                                              "' of " + std::to_string(storage->bytes)};
+  if (out.empty()) return Status::success();
+  return read_to_host(*storage, out.data(), out.size());
 }
 
 Status RealMemory::read_to_host(const Storage& src, std::byte* out, std::size_t bytes) {

@@ -1,12 +1,16 @@
 #pragma once
-// The real backend for one rank: wall clock, std:: synchronization, a device stream (emulated
-// or CPU kernels), a host worker pool, and memory tiers (GPU memory when a CUDA device is
-// present and allowed, host RAM with its own budget otherwise; NVMe through a provider).
+// The real backend for one rank: wall clock, std:: synchronization, a device stream, a host
+// worker pool, and memory tiers (NVMe through a provider). With an accelerator (a CUDA GPU when
+// one is present and allowed, or one given), the device tier is its memory, the optimizers' math
+// on state resting there runs on it (math(Tier::device)) and the device stream's works complete
+// at its fences; without one, the device tier is host RAM with its own budget and the device
+// stream is a CPU thread (emulated kernels, or CPU kernels measured).
 #include <functional>
 #include <memory>
 
 #include "core/ops/cpu_device.hpp"
 #include "core/platform/platform.hpp"
+#include "core/real/accelerator.hpp"
 #include "core/real/device_stream_executor.hpp"
 #include "core/real/fork_join_pool.hpp"
 #include "core/real/real_clock.hpp"
@@ -17,8 +21,8 @@
 namespace asteria::real {
 
 enum class GpuUse {
-  never,       // the device tier is host RAM even when a GPU is present
-  if_present,  // GPU memory when built with CUDA and a device answers; host RAM otherwise
+  never,       // no accelerator: the device tier is host RAM even when a GPU is present
+  if_present,  // the CUDA device 0 when built with CUDA and a device answers; none otherwise
 };
 
 struct RealPlatformOptions {
@@ -29,7 +33,9 @@ struct RealPlatformOptions {
   platform::TimeSource time = platform::TimeSource::modelled;
   DeviceModel device_model;             // paces the device stream with modelled time...
   std::function<platform::Seconds(const platform::Cost&)> device_seconds;  // ...unless this is given
-  GpuUse gpu = GpuUse::never;           // device memory only; device-stream work runs as `time` says
+  GpuUse gpu = GpuUse::never;
+  // The accelerator to use, whatever `gpu` says (tests emulate one); null: as `gpu` chooses.
+  std::shared_ptr<Accelerator> accelerator;
   NvmeTier* nvme = nullptr;             // not owned, must outlive the platform; null: no nvme tier
   platform::ActivitySink* activities = nullptr;  // not owned; where every executor and copy records
   platform::Comm* comm = nullptr;  // not owned, must outlive the platform; null: a single rank
@@ -61,14 +67,17 @@ class RealPlatform final : public platform::Platform {
   platform::TimeSource time_source() const noexcept override { return options_.time; }
   platform::Comm* comm() override { return options_.comm; }
   platform::Comm* side_comm() override { return options_.side_comm != nullptr ? options_.side_comm : options_.comm; }
-  ops::Device& math(platform::Tier /*tier*/) override { return math_; }
+  // The accelerator's device for the device tier when there is one; the host's cores otherwise.
+  ops::Device& math(platform::Tier tier) override;
 
   RealMemory& real_memory() noexcept { return *memory_; }
   DeviceStreamExecutor& real_device_stream() noexcept { return *device_; }
+  Accelerator* accelerator() noexcept { return accelerator_.get(); }
   const RealPlatformOptions& options() const noexcept { return options_; }
 
  private:
   RealPlatformOptions options_;
+  std::shared_ptr<Accelerator> accelerator_;  // before the memory and executors that use it
   RealClock clock_;
   RealSync sync_;
   platform::CompletionBoard board_;  // before the executors: their Pendings point into it

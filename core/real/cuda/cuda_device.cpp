@@ -112,6 +112,32 @@ void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::Tensor
 
 void CudaDevice::wait() { check(cudaStreamSynchronize(handles_->stream), "cudaStreamSynchronize"); }
 
+namespace {
+// An event recorded on the device's stream; timing off (the cheapest kind to record and query).
+class CudaFence final : public ops::Fence {
+ public:
+  CudaFence(int device, cudaStream_t stream) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+    if (const cudaError_t err = cudaEventRecord(event_, stream); err != cudaSuccess) {
+      cudaEventDestroy(event_);
+      check(err, "cudaEventRecord");
+    }
+  }
+  ~CudaFence() override { cudaEventDestroy(event_); }
+  CudaFence(const CudaFence&) = delete;
+  CudaFence& operator=(const CudaFence&) = delete;
+  void wait() override { check(cudaEventSynchronize(event_), "cudaEventSynchronize"); }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+}  // namespace
+
+std::unique_ptr<ops::Fence> CudaDevice::fence() {
+  return std::make_unique<CudaFence>(handles_->device, handles_->stream);
+}
+
 void CudaDevice::zero(const ops::TensorRef& cell) {
   // Cells are contiguous (flags, scalars): one asynchronous memset, no wait.
   check(cudaMemsetAsync(cell.data, 0, cell.span_bytes(), handles_->stream), "cudaMemsetAsync");

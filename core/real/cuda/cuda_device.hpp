@@ -23,6 +23,8 @@ class CudaDevice final : public ops::Device {
   bool host_addressable() const noexcept override { return false; }
   // The cudaStream_t operations run on (as an opaque pointer: this header includes no CUDA).
   void* stream() const noexcept;
+  // An event recorded on the stream.
+  std::unique_ptr<ops::Fence> fence() override;
 
  protected:
   void run(const ops::Operation& op) override;

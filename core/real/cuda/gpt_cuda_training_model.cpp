@@ -34,23 +34,47 @@ void GptCudaTrainingModel::set_batch(std::span<const model::TokenId> tokens, int
   batch_ = batch;
 }
 
+void GptCudaTrainingModel::keep_on_device(ops::Device& updates) {
+  if (computed_step_ != 0) throw std::logic_error("GptCudaTrainingModel: keep_on_device after a step");
+  sync_parameters_to_device();
+  updates_ = &updates;
+  std::vector<std::vector<float>>().swap(parameters_);
+  std::vector<std::vector<float>>().swap(gradients_);
+}
+
+std::vector<float> GptCudaTrainingModel::parameters(std::size_t i) const {
+  if (!resident()) return parameters_.at(i);
+  if (i >= gpt_.tensor_count()) throw std::out_of_range("GptCudaTrainingModel::parameters: no tensor " + std::to_string(i));
+  updates_->synchronize();  // the updates queued on the optimizer's device have landed
+  std::vector<float> out(static_cast<std::size_t>(gpt_.tensor(i).elements()));
+  gpt_.copy_parameter_to_host(i, out);
+  return out;
+}
+
 linalg::MatrixView<float> GptCudaTrainingModel::weight_matrix(std::size_t l) {
-  device_stale_ = true;  // handed out for an update
   const runtime::LayerSpec& s = layers_.at(l);
+  if (resident()) return {gpt_.device_parameter(l), s.rows, s.cols};
+  device_stale_ = true;  // handed out for an update
   return {parameters_[l].data(), s.rows, s.cols};
 }
 
 linalg::ConstMatrixView<float> GptCudaTrainingModel::gradient_matrix(std::size_t l) const {
   const runtime::LayerSpec& s = layers_.at(l);
+  if (resident()) return {gpt_.device_gradient(l), s.rows, s.cols};
   return {gradients_.at(l).data(), s.rows, s.cols};
 }
 
 linalg::MatrixView<float> GptCudaTrainingModel::mutable_gradient_matrix(std::size_t l) {
   const runtime::LayerSpec& s = layers_.at(l);
+  if (resident()) return {const_cast<float*>(gpt_.device_gradient(l)), s.rows, s.cols};
   return {gradients_.at(l).data(), s.rows, s.cols};
 }
 
 void GptCudaTrainingModel::sync_parameters_to_device() {
+  if (resident()) {
+    updates_->synchronize();  // another stream: its updates must end before the model reads
+    return;
+  }
   if (!device_stale_) return;
   for (std::size_t i = 0; i < parameters_.size(); ++i) gpt_.copy_parameter_from_host(i, parameters_[i]);
   device_stale_ = false;
@@ -61,7 +85,8 @@ void GptCudaTrainingModel::compute_gradient(std::size_t /*l*/, runtime::Step t) 
   if (batch_ < 1) throw std::logic_error("GptCudaTrainingModel: no batch set before step " + std::to_string(t));
   sync_parameters_to_device();
   loss_ = gpt_.forward_backward(tokens_, batch_);
-  for (std::size_t i = 0; i < gradients_.size(); ++i) gpt_.copy_gradient_to_host(i, gradients_[i]);
+  if (!resident())
+    for (std::size_t i = 0; i < gradients_.size(); ++i) gpt_.copy_gradient_to_host(i, gradients_[i]);
   computed_step_ = t;
 }
 

@@ -1,7 +1,9 @@
 // The step driver's part of a checkpoint: weights, block states where the store keeps them, and
 // the preconditioner service's refresh bookkeeping.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "core/checkpoint/byte_codec.hpp"
 #include "core/common/error.hpp"
@@ -17,15 +19,18 @@ std::string service_chunk(const std::string& block) { return "block/" + block + 
 constexpr const char* kDriverChunk = "driver";
 constexpr const char* kServiceChunk = "service";
 
+// The matrix's values row after row, read through `device` (which addresses its memory).
 template <linalg::Real T>
-std::vector<std::byte> matrix_bytes(linalg::ConstMatrixView<T> m) {
-  std::vector<std::byte> out(static_cast<std::size_t>(m.rows() * m.cols()) * sizeof(T));
-  std::byte* at = out.data();
-  for (index i = 0; i < m.rows(); ++i) {
-    const auto row = std::as_bytes(m.row(i));
-    std::memcpy(at, row.data(), row.size());
-    at += row.size();
+std::vector<std::byte> matrix_bytes(ops::Device& device, linalg::ConstMatrixView<T> m) {
+  std::vector<T> values(static_cast<std::size_t>(m.rows() * m.cols()));
+  linalg::MatrixView<T> host(values.data(), m.rows(), m.cols());
+  if (device.host_addressable()) {
+    for (index i = 0; i < m.rows(); ++i) std::copy(m.row(i).begin(), m.row(i).end(), host.row(i).begin());
+  } else {
+    device.download(m, host);
   }
+  std::vector<std::byte> out(values.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
   return out;
 }
 
@@ -54,7 +59,8 @@ void StepDriver<T>::save(checkpoint::CheckpointWriter& writer) {
   for (const Block& b : blocks_) driver.str(b.label);
   writer.add(kDriverChunk, driver.image());
   for (std::size_t l = 0; l < layer_count_; ++l)
-    writer.add(weights_chunk(model_.layer(l).name), matrix_bytes<T>(model_.weight_matrix(l)));
+    writer.add(weights_chunk(model_.layer(l).name),
+               matrix_bytes<T>(platform_.math(model_.tensor_tier()), model_.weight_matrix(l)));
   writer.add(kServiceChunk, service_->save_totals());
   std::vector<std::byte> values;
   for (const Block& b : blocks_) {
@@ -115,11 +121,14 @@ void StepDriver<T>::restore(const checkpoint::CheckpointReader& reader) {
     service_->restore_totals(service, source + " (chunk service)");
     for (std::size_t l = 0; l < layer_count_; ++l) {
       const linalg::MatrixView<T> w = model_.weight_matrix(l);
-      const std::byte* at = weights[l].data();
-      for (index i = 0; i < w.rows(); ++i) {
-        const auto row = std::as_writable_bytes(w.row(i));
-        std::memcpy(row.data(), at, row.size());
-        at += row.size();
+      std::vector<T> values(static_cast<std::size_t>(w.rows() * w.cols()));
+      if (!values.empty()) std::memcpy(values.data(), weights[l].data(), values.size() * sizeof(T));
+      const linalg::ConstMatrixView<T> saved(values.data(), w.rows(), w.cols());
+      ops::Device& device = platform_.math(model_.tensor_tier());
+      if (device.host_addressable()) {
+        for (index i = 0; i < w.rows(); ++i) std::copy(saved.row(i).begin(), saved.row(i).end(), w.row(i).begin());
+      } else {
+        device.upload(saved, w);
       }
     }
     for (Block& b : blocks_) {

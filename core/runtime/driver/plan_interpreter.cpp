@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/common/error.hpp"
+#include "core/runtime/driver/operand_staging.hpp"
 
 namespace asteria::runtime {
 
@@ -185,6 +186,13 @@ linalg::ConstMatrixView<T> PlanInterpreter<T>::gradient(const Op& op) {
   if (!values_) return {};
   const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
   return model_.gradient_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+}
+
+template <linalg::Real T>
+ops::Device* PlanInterpreter<T>::staged_state_side(const Op& op) {
+  if (!values_) return nullptr;
+  ops::Device& state_side = platform_.math(store_.location(blocks_[static_cast<std::size_t>(op.block)].store_id));
+  return &state_side == &platform_.math(model_.tensor_tier()) ? nullptr : &state_side;
 }
 
 template <linalg::Real T>
@@ -374,7 +382,12 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
       break;
     }
     case OpKind::accumulate:
-      if (!service_.accumulate(id, gradient(op), step_of(op))) skipped = 1;
+      if (ops::Device* state_side = staged_state_side(op)) {
+        OperandStaging<T> staged(platform_.math(model_.tensor_tier()), *state_side, gradient(op), {});
+        if (!service_.accumulate(id, staged.gradient(), step_of(op))) skipped = 1;
+      } else if (!service_.accumulate(id, gradient(op), step_of(op))) {
+        skipped = 1;
+      }
       break;
     case OpKind::refresh:
       if (!skipped) service_.submit_refresh(id, step_of(op), {step_, i, -1, platform::ActivityRole::refresh_job});
@@ -386,7 +399,14 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
               publish_cost_[static_cast<std::size_t>(plan_block_of_[installed])]);
       break;
     case OpKind::update:
-      if (!skipped) service_.apply(id, weights(op), gradient(op), step_of(op));
+      if (skipped) break;
+      if (ops::Device* state_side = staged_state_side(op)) {
+        OperandStaging<T> staged(platform_.math(model_.tensor_tier()), *state_side, gradient(op), weights(op));
+        service_.apply(id, staged.weights(), staged.gradient(), step_of(op));
+        staged.write_back();
+      } else {
+        service_.apply(id, weights(op), gradient(op), step_of(op));
+      }
       break;
     default: throw std::logic_error("PlanInterpreter: not an optimizer op");
   }

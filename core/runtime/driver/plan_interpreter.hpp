@@ -119,6 +119,9 @@ class PlanInterpreter {
   void record_issuer(plan::OpId i, platform::Seconds start, bool in_launch_body = false);
   linalg::MatrixView<T> weights(const plan::Op& op);
   linalg::ConstMatrixView<T> gradient(const plan::Op& op);
+  // The device of the op's block state when it is not the one that addresses the model's tensors
+  // (their values are then staged between the two); null when one device addresses both.
+  ops::Device* staged_state_side(const plan::Op& op);
 
   const plan::StepPlan& plan_;
   platform::Platform& platform_;

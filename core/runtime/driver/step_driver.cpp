@@ -122,6 +122,12 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     }
     b.store_id = store_->add(*b.bytes, b.label, block_options);
   }
+  // Each block's math runs on the device that addresses its state where the store keeps it.
+  std::vector<BlockId> store_of_service(service_->block_count());
+  for (const Block& b : blocks_)
+    if (b.local) store_of_service[b.service_id] = b.store_id;
+  service_->locate_states(
+      [this, ids = std::move(store_of_service)](BlockId s) { return store_->location(ids[s]); });
   plan_ = make_plan();
   carries_updates_ = std::any_of(plan_.ops.begin(), plan_.ops.end(), [](const plan::Op& op) { return op.carried; });
   // The store's use order is read off the plan, so prefetch follows whatever the schedule is.

@@ -10,6 +10,7 @@
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/cost.hpp"
+#include "core/platform/memory.hpp"
 
 namespace asteria::runtime {
 
@@ -69,6 +70,11 @@ class TrainingModel {
   // that computes each micro-batch is per_micro_batch, below).
   virtual void compute_gradient(std::size_t l, Step t) = 0;
   virtual ModelPass pass() const noexcept { return ModelPass::layer_by_layer; }
+  // The memory tier whose math device (Platform::math) addresses the views of weight_matrix and
+  // gradient_matrix: host memory by default; the device tier for a model whose tensors live in an
+  // accelerator's memory. A block whose optimizer state rests where another device computes has
+  // its gradient and weights staged between the two (runtime/driver/operand_staging.hpp).
+  virtual platform::Tier tensor_tier() const noexcept { return platform::Tier::host; }
 
   // Models whose pass() is per_micro_batch (the others are never called here):
   //   forward_pass(l, m, t)   the body of the plan's forward op of layer l and micro-batch m;

@@ -101,6 +101,14 @@ bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixVie
 }
 
 template <linalg::Real T>
+bool PreconditionerService<T>::all_finite(ops::Device& device, linalg::ConstMatrixView<T> grad) {
+  if (device.host_addressable()) return linalg::all_finite(grad);
+  const ops::Flag flag = device.flag();
+  device.check_finite(grad, flag);
+  return !device.raised(flag);
+}
+
+template <linalg::Real T>
 void PreconditionerService<T>::publication_point(BlockId id, Step t) {
   require_step(t, "publication_point");
   reach_point(block(id), t);
@@ -114,7 +122,7 @@ bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T>
     throw std::logic_error("preconditioner service: " + b.label + ": accumulate twice in step " + step_text(t));
   b.accumulated_step = t;
   b.backward_step = t;
-  if (!linalg::all_finite(grad)) {
+  if (!all_finite(math(b), grad)) {
     ++current_.skipped_non_finite;
     ++totals_.skipped_non_finite;
     ++b.version.skipped_non_finite;
@@ -130,7 +138,7 @@ bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T>
     return false;
   }
   b.version.consecutive_non_finite = 0;
-  if (block_numerics_) b.optimizer->accumulate(math(), grad, t);
+  if (block_numerics_) b.optimizer->accumulate(math(b), grad, t);
   ++b.statistics_updates;
   return true;
 }
@@ -201,7 +209,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   // only the result's bytes held (a block's owner never changes, so spares stay of one kind).
   const bool receiving = comm_ != nullptr && owner_of_[b.id] != comm_->rank();
   std::unique_ptr<optim::RefreshJob<T>> job = receiving ? b.optimizer->receiver(t, std::move(b.spare))
-                                                        : b.optimizer->snapshot_reusing(math(), t, std::move(b.spare));
+                                                        : b.optimizer->snapshot_reusing(math(b), t, std::move(b.spare));
   if (!job) return;
   const std::size_t bytes = job->bytes();
   if (shadow.bytes() != bytes) {
@@ -278,7 +286,7 @@ void PreconditionerService<T>::apply(BlockId id, linalg::MatrixView<T> weights, 
   Block& b = block(id);
   b.updated_step = t;  // its last use of the preconditioner in step t
   if (!block_numerics_) return;
-  if (!b.optimizer->apply(math(), weights, grad, t))
+  if (!b.optimizer->apply(math(b), weights, grad, t))
     throw NumericalError(b.label + ": the update at step " + step_text(t) +
                          " is non-finite; no non-finite value was written to the weights");
 }
@@ -395,7 +403,7 @@ void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
   // A result computed by its owner elsewhere arrived in the image: the job publishes it as its own.
   if (block_numerics_ && job.owner >= 0 && job.owner != comm_->rank() && !job.image.empty())
     job.job->load_result({job.image.data(), job.job->result_bytes()});
-  if (block_numerics_) b.optimizer->publish(math(), *job.job);
+  if (block_numerics_) b.optimizer->publish(math(b), *job.job);
   b.version.stats_step = job.job->stats_step();
   b.version.published_step = t;
   ++b.version.publications;

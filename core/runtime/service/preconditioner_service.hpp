@@ -79,6 +79,7 @@
 // instead of before); parameters and counts are otherwise the same.
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <set>
 #include <span>
@@ -191,6 +192,10 @@ class PreconditionerService {
   // the host tier's budget alone bounds the buffers.
   void set_aside_shadow(std::size_t bytes) noexcept { shadow_.set_bytes(bytes); }
   const TierSetAside& shadow_room() const noexcept { return shadow_; }
+  // Where each block's state rests now (a state store's location), so that its math runs on the
+  // device that addresses it (Platform::math); unset: the device tier for every block. The
+  // views passed to accumulate and apply are that device's memory.
+  void locate_states(std::function<platform::Tier(BlockId)> state_tier) { state_tier_ = std::move(state_tier); }
   // Whether block b's state may be changed by an early install while the block is away from its
   // own ops (its state never moves, or holds no values); off by default.
   void allow_installs_anywhere(BlockId b, bool allowed) { block(b).installs_anywhere = allowed; }
@@ -204,8 +209,8 @@ class PreconditionerService {
   Step last_step() const noexcept { return last_step_; }
 
  private:
-  // Where the blocks' per-step math runs: the platform's device for state in device memory.
-  ops::Device& math() { return platform_.math(platform::Tier::device); }
+  // Whether `grad` holds only finite values, read where it lives.
+  static bool all_finite(ops::Device& device, linalg::ConstMatrixView<T> grad);
   struct Job {
     std::unique_ptr<optim::RefreshJob<T>> job;
     platform::Pending done;
@@ -242,6 +247,10 @@ class PreconditionerService {
     Step refreshed_step = 0;  // step of the last refresh op (its snapshot, if one was due)
     BlockVersion version;
   };
+  // Where block b's per-step math runs: the platform's device for the tier its state rests on.
+  ops::Device& math(const Block& b) {
+    return platform_.math(state_tier_ ? state_tier_(b.id) : platform::Tier::device);
+  }
 
   Block& block(BlockId b);
   const Block& block(BlockId b) const;
@@ -271,6 +280,7 @@ class PreconditionerService {
 
   platform::Platform& platform_;
   ServiceOptions options_;
+  std::function<platform::Tier(BlockId)> state_tier_;  // null: every state on the device tier
   TierSetAside shadow_;  // before the jobs: outlives their holds
   std::vector<std::unique_ptr<Block>> blocks_;
   std::vector<Job> superseded_;  // dropped jobs whose work still runs

@@ -4,7 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/optim/block_state.hpp"
 
@@ -26,6 +29,9 @@ class Relocatable {
   virtual void attach(std::byte* storage) = 0;
   // Copies the bytes into storage the state owns itself, so the store can release its region.
   virtual void adopt_owned_storage() = 0;
+  // Takes `bytes` (bytes() of them, read back from memory the host cannot address) into storage
+  // the state owns itself, as adopt_owned_storage() would from host memory.
+  virtual void adopt(std::span<const std::byte> bytes) = 0;
 };
 
 // The adapter for optim::BlockState<T>: the state's arena is the byte image.
@@ -43,6 +49,14 @@ class BlockStateRelocatable final : public Relocatable {
   void evict() override { state_.evict(); }
   void attach(std::byte* storage) override { state_.attach(as_values(storage)); }
   void adopt_owned_storage() override { state_.adopt_owned_storage(); }
+  void adopt(std::span<const std::byte> bytes) override {
+    if (bytes.size() != state_.tensor_bytes())
+      throw std::invalid_argument("BlockStateRelocatable: adopt of " + std::to_string(bytes.size()) +
+                                  " bytes for a state of " + std::to_string(state_.tensor_bytes()));
+    std::vector<T> values(state_.value_count());
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    state_.adopt_values(std::move(values));
+  }
 
  private:
   std::span<T> as_values(std::byte* storage) const {
@@ -67,6 +81,7 @@ class DeclaredBytes final : public Relocatable {
   void evict() override { resident_ = false; }
   void attach(std::byte* /*storage*/) override { resident_ = true; }
   void adopt_owned_storage() override { resident_ = true; }
+  void adopt(std::span<const std::byte> /*bytes*/) override { resident_ = true; }
 
  private:
   std::size_t bytes_;

@@ -180,6 +180,7 @@ class StateStore {
 
   // Moves (store_moves.cpp).
   void attach_to(Block& b, Tier tier);
+  const platform::Allocation* unaddressable_copy(const Block& b) const;
   platform::Pending start_move(BlockId id, Tier from, Tier to, MoveReason reason);
   bool try_start_load(BlockId id, std::size_t evict_farther_than);
   bool make_room(Tier tier, std::size_t bytes, std::size_t evict_farther_than);

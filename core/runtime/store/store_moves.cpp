@@ -11,7 +11,8 @@ void StateStore::attach_to(Block& b, Tier tier) {
     b.state->evict();
     return;
   }
-  b.state->attach(memory_.host_address(b.copies[index(tier)].region()));
+  // The address the tier's math device uses (GPU memory's own on a GPU).
+  b.state->attach(memory_.address(b.copies[index(tier)].region()));
 }
 
 platform::Pending StateStore::start_move(BlockId id, Tier from, Tier to, MoveReason reason) {
@@ -22,13 +23,13 @@ platform::Pending StateStore::start_move(BlockId id, Tier from, Tier to, MoveRea
     if (!region) return {};
     b.copies[index(to)] = platform::Allocation(memory_, std::move(*region));
     allocated_here = true;
-    // The update reads the bytes through a host pointer: a tier without one can hold a
-    // block only as a saved copy.
+    // The update reads the bytes where the tier's math device addresses them: a tier without
+    // an address can hold a block only as a saved copy.
     if (to != Tier::nvme && b.bytes > 0 && memory_.holds_data() &&
-        memory_.host_address(b.copies[index(to)].region()) == nullptr) {
+        memory_.address(b.copies[index(to)].region()) == nullptr) {
       b.copies[index(to)].reset();
       throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(to)) +
-                  " memory is not host-addressable on this platform, so the state cannot be used there");
+                  " memory has no address on this platform, so the state cannot be used there");
     }
   }
   platform::Pending done;

@@ -2,6 +2,7 @@
 // allocated), the way back to storage the states own, and checkpoint reads and writes in place.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/runtime/store/state_store.hpp"
 
@@ -128,11 +129,18 @@ void StateStore::place_block(Block& b, Tier tier) {
     throw PlacementError("no room for block '" + b.label + "'",
                          {TierShortfall{tier, b.bytes, free_bytes(tier), memory_.usage(tier).capacity}});
   platform::Allocation allocation(memory_, std::move(*region));
-  std::byte* address = allocation.host_address();
+  std::byte* address = allocation.address();
   if (address == nullptr && memory_.holds_data())
     throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
-                " memory is not host-addressable on this platform, so the state cannot be used there");
-  b.state->rebind(address);
+                " memory has no address on this platform, so the state cannot be used there");
+  if (memory_.holds_data() && allocation.host_address() == nullptr) {
+    // Memory the host cannot address (a GPU's): the values go there by the memory's own copy.
+    const Status status = memory_.write(allocation.region(), {b.state->data(), b.bytes});
+    if (!status.ok()) throw TransferError(b.label, Tier::host, tier, status);
+    b.state->attach(address);
+  } else {
+    b.state->rebind(address);
+  }
   b.copies[index(tier)] = std::move(allocation);
   b.fresh[index(tier)] = true;
   set_primary(b, tier);
@@ -170,6 +178,16 @@ platform::Allocation StateStore::allocate_staging(platform::Memory& memory, Tier
     throw Error("state store: block '" + b.label + "': " + std::string(platform::to_string(tier)) +
                 " memory is not host-addressable, so it cannot stage the block to or from NVMe");
   return staging;
+}
+
+// The copy the state is attached to when the host cannot address it (GPU memory); null when
+// the state's bytes are in host memory (its own storage, or a host-addressable region).
+const platform::Allocation* StateStore::unaddressable_copy(const Block& b) const {
+  if (!b.is_placed || b.bytes == 0 || !b.state->resident() || b.primary == Tier::nvme || !memory_.holds_data())
+    return nullptr;
+  const platform::Allocation& copy = b.copies[index(b.primary)];
+  if (!copy.valid() || copy.host_address() != nullptr) return nullptr;
+  return &copy;
 }
 
 // NVMe regions have no host address: the bytes go through a staging region.
@@ -230,6 +248,11 @@ void StateStore::unplace_block(Block& b) {
     if (!status.ok()) throw TransferError(b.label, Tier::nvme, *via, status);
     b.state->attach(staging.host_address());
     b.state->adopt_owned_storage();
+  } else if (const platform::Allocation* copy = unaddressable_copy(b)) {
+    std::vector<std::byte> bytes(b.bytes);
+    const Status status = memory_.read(copy->region(), bytes);
+    if (!status.ok()) throw TransferError(b.label, b.primary, Tier::host, status);
+    b.state->adopt(bytes);
   } else {
     b.state->adopt_owned_storage();
   }
@@ -265,6 +288,11 @@ void StateStore::read(BlockId id, std::span<std::byte> out) {
   drain();
   if (b.bytes == 0) return;
   if (b.state->resident()) {
+    if (const platform::Allocation* copy = unaddressable_copy(b)) {
+      const Status status = memory_.read(copy->region(), out);
+      if (!status.ok()) throw TransferError(b.label, b.primary, Tier::host, status);
+      return;
+    }
     std::memcpy(out.data(), b.state->data(), b.bytes);
     return;
   }
@@ -285,7 +313,10 @@ void StateStore::write(BlockId id, std::span<const std::byte> bytes) {
                                 "' of " + std::to_string(b.bytes));
   drain();
   if (b.bytes == 0) return;
-  if (b.state->resident()) {
+  if (const platform::Allocation* copy = b.state->resident() ? unaddressable_copy(b) : nullptr) {
+    const Status status = memory_.write(copy->region(), bytes);
+    if (!status.ok()) throw TransferError(b.label, Tier::host, b.primary, status);
+  } else if (b.state->resident()) {
     std::memcpy(b.state->data(), bytes.data(), b.bytes);
   } else {
     const std::optional<Tier> via = checkpoint_staging(b.bytes);

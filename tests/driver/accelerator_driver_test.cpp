@@ -1,0 +1,192 @@
+// The step driver on the real backend with an accelerator: state in device memory the host
+// cannot read, the optimizers' math on the accelerator's device, gradients and weights staged
+// between the model's memory and the state's, completion at the device's fences. The accelerator
+// here is emulated (tests/common/emulated_accelerator.hpp: host RAM at addresses that fault when
+// the host touches them), so every path runs on any machine and a host read of device memory
+// crashes. With staleness 0 the numbers must be the synchronous optimizer's, bit for bit.
+#include <memory>
+
+#include "core/real/real_platform.hpp"
+#include "tests/common/emulated_accelerator.hpp"
+#include "tests/driver/driver_test_support.hpp"
+
+namespace asteria::runtime::test {
+namespace {
+
+using asteria::test::EmulatedAccelerator;
+using platform::Tier;
+
+constexpr int kSteps = 6;
+
+struct Case {
+  std::string name;
+  OptimizerKind kind;
+  int frequency;
+};
+
+std::vector<Case> optimizers() {
+  return {{"shampoo f=2", OptimizerKind::shampoo, 2},
+          {"soap f=2", OptimizerKind::soap, 2},
+          {"kl-shampoo f=3", OptimizerKind::kl_shampoo, 3},
+          {"adamw", OptimizerKind::adamw, 1}};
+}
+
+// A model whose weights and gradients live in the accelerator's memory (as a CUDA model's do):
+// a SyntheticModel computes the gradients on the host and they are copied into device memory.
+template <linalg::Real T>
+class DeviceResidentModel final : public TrainingModel<T> {
+ public:
+  explicit DeviceResidentModel(const SyntheticModelSpec& spec) : inner_(spec) {
+    for (std::size_t l = 0; l < inner_.layer_count(); ++l) {
+      weights_.emplace_back(inner_.weights(l).begin(), inner_.weights(l).end());
+      gradients_.emplace_back(inner_.gradient(l).size());
+    }
+  }
+  std::size_t layer_count() const override { return inner_.layer_count(); }
+  const LayerSpec& layer(std::size_t l) const override { return inner_.layer(l); }
+  linalg::MatrixView<T> weight_matrix(std::size_t l) override { return on_device(weights_.at(l), l); }
+  linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const override {
+    return const_cast<DeviceResidentModel*>(this)->on_device(const_cast<std::vector<T>&>(gradients_.at(l)), l);
+  }
+  linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) override { return on_device(gradients_.at(l), l); }
+  void compute_gradient(std::size_t l, Step t) override {
+    std::copy(weights_[l].begin(), weights_[l].end(), inner_.weights(l).begin());
+    inner_.compute_gradient(l, t);
+    std::copy(inner_.gradient(l).begin(), inner_.gradient(l).end(), gradients_[l].begin());
+  }
+  Tier tensor_tier() const noexcept override { return Tier::device; }
+  // The weights as the host sees them (what a download would give).
+  Weights<T> host_weights() const { return weights_; }
+
+ private:
+  linalg::MatrixView<T> on_device(std::vector<T>& values, std::size_t l) {
+    const LayerSpec& s = inner_.layer(l);
+    return {asteria::test::disguise(values.data()), s.rows, s.cols};
+  }
+  SyntheticModel<T> inner_;
+  Weights<T> weights_;
+  Weights<T> gradients_;
+};
+
+real::RealPlatformOptions accelerated(std::shared_ptr<EmulatedAccelerator> accelerator,
+                                      platform::TimeSource time = platform::TimeSource::modelled) {
+  real::RealPlatformOptions o;
+  o.host_threads = 2;
+  o.time = time;
+  o.device_model = {1e15, 0.0, 0.0};  // near-instant modelled kernels
+  o.accelerator = std::move(accelerator);
+  return o;
+}
+
+template <linalg::Real T, class Model>
+void expect_reference_numbers(platform::Platform& platform, Model& model, const Case& c, DriverOptions options) {
+  const Hyperparameters hp = small_blocks(c.kind, c.frequency);
+  std::vector<std::vector<T>> expected_states;
+  const auto expected = synchronous_reference<T>(small_stack(), c.kind, hp, kSteps, &expected_states);
+  StepDriver<T> driver(platform, model, c.kind, hp, options);
+  for (int t = 1; t <= kSteps; ++t) {
+    const StepRecord r = driver.run_step();
+    EXPECT_EQ(r.max_staleness, 0);
+    Weights<T> actual;
+    if constexpr (std::is_same_v<Model, DeviceResidentModel<T>>) actual = model.host_weights();
+    else actual = weights_of(model);
+    for (std::size_t l = 0; l < actual.size(); ++l)
+      ASSERT_TRUE(bitwise_equal(expected[static_cast<std::size_t>(t - 1)][l], actual[l]))
+          << "layer " << l << " differs after step " << t;
+  }
+  driver.finish();  // the states come back to host memory of their own
+  ASSERT_EQ(driver.block_count(), expected_states.size());
+  for (std::size_t b = 0; b < driver.block_count(); ++b) {
+    const auto values = driver.block_state(b).values();
+    EXPECT_TRUE(bitwise_equal(expected_states[b], std::vector<T>(values.begin(), values.end())))
+        << "state of " << driver.block_label(b);
+  }
+}
+
+template <class T>
+class AcceleratorDriver : public ::testing::Test {};
+using Dtypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(AcceleratorDriver, Dtypes);
+
+TYPED_TEST(AcceleratorDriver, StateOnTheDeviceWithAHostModelMatchesTheSynchronousOptimizer) {
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    auto accelerator = std::make_shared<EmulatedAccelerator>();
+    real::RealPlatform platform(accelerated(accelerator));
+    ASSERT_EQ(&platform.math(Tier::device), &accelerator->math());
+    ASSERT_NE(&platform.math(Tier::host), &accelerator->math());
+    SyntheticModel<TypeParam> model(small_stack());
+    expect_reference_numbers<TypeParam>(platform, model, c, full_numerics(0));
+    // The updates ran on the accelerator, on state its memory holds.
+    EXPECT_GT(accelerator->emulated_math().operations(), 0);
+    EXPECT_GT(accelerator->emulated_memory().copies(), 0);
+  }
+}
+
+TYPED_TEST(AcceleratorDriver, StateMovedBetweenDeviceAndHostUnderATinyDeviceBudgetMatches) {
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    const Hyperparameters hp = small_blocks(c.kind, c.frequency);
+    auto accelerator = std::make_shared<EmulatedAccelerator>();
+    real::RealPlatformOptions o = accelerated(accelerator);
+    o.memory.budgets.device = largest_layer_state_bytes<TypeParam>(small_stack(), c.kind, hp);
+    real::RealPlatform platform(o);
+    DriverOptions options = full_numerics(0);
+    options.store.policy = PlacementPolicy::tiered;
+    options.store.lookahead = 1;
+    SyntheticModel<TypeParam> model(small_stack());
+    expect_reference_numbers<TypeParam>(platform, model, c, options);
+    EXPECT_GT(platform.real_memory().totals(Tier::device, Tier::host).moves, 0u);
+  }
+}
+
+TYPED_TEST(AcceleratorDriver, ADeviceResidentModelWithStateOnTheDeviceNeedsNoStaging) {
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    auto accelerator = std::make_shared<EmulatedAccelerator>();
+    real::RealPlatform platform(accelerated(accelerator));
+    DeviceResidentModel<TypeParam> model(small_stack());
+    expect_reference_numbers<TypeParam>(platform, model, c, full_numerics(0));
+    EXPECT_GT(accelerator->emulated_math().operations(), 0);
+  }
+}
+
+TYPED_TEST(AcceleratorDriver, ADeviceResidentModelWithStateOnTheHostMovesGradientsDownAndWeightsUp) {
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    auto accelerator = std::make_shared<EmulatedAccelerator>();
+    real::RealPlatform platform(accelerated(accelerator));
+    DeviceResidentModel<TypeParam> model(small_stack());
+    DriverOptions options = full_numerics(0);
+    options.store.policy = PlacementPolicy::host;
+    expect_reference_numbers<TypeParam>(platform, model, c, options);
+  }
+}
+
+TEST(AcceleratorDriver, WorkCompletesAtTheDevicesFencesWithMeasuredTime) {
+  using T = float;
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    auto accelerator = std::make_shared<EmulatedAccelerator>(/*lagging_fences=*/true);
+    real::RealPlatform platform(accelerated(accelerator, platform::TimeSource::measured));
+    ASSERT_TRUE(platform.real_device_stream().fenced());
+    SyntheticModel<T> model(small_stack());
+    expect_reference_numbers<T>(platform, model, c, full_numerics(0));
+    EXPECT_GT(accelerator->emulated_math().fences(), 0);
+  }
+}
+
+TEST(AcceleratorDriver, WithoutAnAcceleratorTheDeviceTierIsTheHostsAndNothingIsFenced) {
+  real::RealPlatformOptions o;
+  o.host_threads = 1;
+  o.time = platform::TimeSource::measured;
+  real::RealPlatform platform(o);
+  EXPECT_EQ(platform.accelerator(), nullptr);
+  EXPECT_EQ(&platform.math(Tier::device), &platform.math(Tier::host));
+  EXPECT_TRUE(platform.math(Tier::device).host_addressable());
+  EXPECT_FALSE(platform.real_device_stream().fenced());
+  EXPECT_FALSE(platform.real_memory().device_is_gpu());
+}
+
+}  // namespace
+}  // namespace asteria::runtime::test
