@@ -27,6 +27,21 @@ for p in "${programs[@]}"; do ldd "$build/$p"; done | awk '$2 == "=>" && $3 ~ /^
     if [[ "$name" =~ $skip ]]; then continue; fi
     cp -L "$path" "$stage/device-bundle/lib/$name"
   done
+# A stand-in for NCCL, used there only when the machine has none: `asteria` links NCCL for
+# data-parallel GPU ranks, which the check does not run; one rank never calls it. Every call
+# fails with a message saying so.
+mkdir -p "$stage/device-bundle/nccl-stand-in"
+cat >"$stage/nccl_stand_in.c" <<'C'
+static const char message[] = "NCCL is not installed on this machine (the device bundle's stand-in answered)";
+const char* ncclGetErrorString(int result) { (void)result; return message; }
+const char* ncclGetLastError(void* comm) { (void)comm; return message; }
+int ncclGetVersion(int* version) { if (version) *version = 0; return 2; }
+#define FAIL(name) int name() { return 2; }
+FAIL(ncclAllGather) FAIL(ncclAllReduce) FAIL(ncclBroadcast) FAIL(ncclCommAbort) FAIL(ncclCommCount)
+FAIL(ncclCommDestroy) FAIL(ncclCommGetAsyncError) FAIL(ncclCommInitRank) FAIL(ncclCommSplit)
+FAIL(ncclCommUserRank) FAIL(ncclGetUniqueId) FAIL(ncclReduceScatter) FAIL(ncclGroupStart) FAIL(ncclGroupEnd)
+C
+cc -shared -fPIC -O1 -Wl,-soname,libnccl.so.2 -o "$stage/device-bundle/nccl-stand-in/libnccl.so.2" "$stage/nccl_stand_in.c"
 # What the bundle was built from, for the record.
 {
   echo "built $(date -u +%Y-%m-%dT%H:%MZ) from $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (modified)')"

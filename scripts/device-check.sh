@@ -12,7 +12,7 @@
 #   5. an H100 profile: `calibrate --quick` of this GPU, then its coefficients fitted to one
 #      trace (`calibrate --from-trace`), and `replay` of every other trace on it.
 # Results go to OUT (default device-check-results): logs, JSON, and summary.md.
-#   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH in the environment)
+#   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH, DEVICE in the environment)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-device-check-results}"
@@ -24,12 +24,16 @@ bundle="$work/device-bundle"
 # CUDA's libraries: the toolkit's, or those of the Python wheels that bring them.
 cuda_libs="$(dirname "$(find /usr/local/cuda*/ /usr/lib /opt -name 'libcublas.so.*' 2>/dev/null | head -1)" 2>/dev/null)"
 export LD_LIBRARY_PATH="$bundle/lib:${cuda_libs:+$cuda_libs:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# NCCL only for data-parallel GPU ranks (not run here): the bundle's stand-in where none is found.
+nccl="$( (ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnccl\.so\.2$'; find ${cuda_libs:-} /usr/local/cuda*/ -name 'libnccl.so.2' 2>/dev/null) | head -1)"
+[[ -z "$nccl" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$bundle/nccl-stand-in"
 export OPENBLAS_NUM_THREADS=1
 
 {
   cat "$bundle/BUILD.txt"
   echo "ran $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -srm), $(nproc) cores"
   echo "CUDA libraries from: ${cuda_libs:-/usr/local/cuda/lib64}"
+  echo "NCCL: ${nccl:-none found: the bundle's stand-in (no data-parallel GPU runs)}"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
 } >"$out/environment.txt"
 
@@ -43,6 +47,7 @@ timeout 150 "$bundle/bin/bench_cuda_ops" --benchmark_out="$out/bench_cuda_ops.js
 
 # 4. Asteria on the GPU. Every run records its trace; the first AdamW one calibrates the profile.
 model="${MODEL:-gpt-25m}"
+device="${DEVICE:-cuda}"  # cpu: the same runs without a GPU (to try the script itself)
 steps="${STEPS:-30}"
 batch="${BATCH:-16}"
 workers=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
@@ -52,7 +57,7 @@ for optimizer in adamw shampoo soap; do
   for staleness in 0 5; do
     for placement in device tiered; do
       run="$optimizer-s$staleness-$placement"
-      timeout 90 "$asteria" train --device cuda --model "$model" --optimizer "$optimizer" --staleness "$staleness" \
+      timeout 90 "$asteria" train --device "$device" --model "$model" --optimizer "$optimizer" --staleness "$staleness" \
         --placement "$placement" --steps "$steps" --warmup-steps 3 --batch "$batch" --host-workers "$workers" \
         --max-corpus-bytes 16MB --eval-every 0 --trace --no-progress --out "$out/train/$run" \
         >"$out/train/$run.log" 2>&1 || { echo "train $run failed" >>"$out/failures.txt"; status=1; }

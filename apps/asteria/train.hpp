@@ -59,8 +59,11 @@ struct TrainOutcome {
 // the global batch (--batch, split evenly), gradients are averaged over the ranks in every step's
 // plan (reduce ops), and the reported loss is the global batch's. Only rank 0 prints progress.
 // `side_comm`: the same ranks over a second communicator for refresh results (null: comm).
+// `step_comm`: the same ranks for the step's collectives (the gradients' reduces) when those
+// take device memory (NCCL over the ranks' GPUs, with --device cuda; null: comm). Host-side
+// exchanges (figures, barriers) stay on comm.
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress, platform::Comm* comm = nullptr,
-                       platform::Comm* side_comm = nullptr);
+                       platform::Comm* side_comm = nullptr, platform::Comm* step_comm = nullptr);
 
 // The report's lines, then the loss.
 void print_train(const TrainOutcome& outcome, std::ostream& out);

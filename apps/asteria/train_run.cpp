@@ -108,7 +108,7 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
 }  // namespace
 
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm,
-                       platform::Comm* side_comm) {
+                       platform::Comm* side_comm, platform::Comm* step_comm) {
   validate(settings);
   const RunSpec& spec = settings.spec;
   const RankPlace place = rank_place(comm);
@@ -183,14 +183,16 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? comm : nullptr,
+  if (step_comm == nullptr) step_comm = comm;
+  RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? step_comm : nullptr,
                        place.ranks > 1 ? side_comm : nullptr, /*use_gpu=*/settings.device == "cuda");  // measured time
   // A GPU model with the run's accelerator on its GPU: the optimizer reads the gradients and
-  // updates the weights where the model keeps them (one rank: the ranks' gradients are reduced
-  // through host memory).
+  // updates the weights where the model keeps them, unless the ranks' reduces take host memory
+  // (MPI) or a sharded block's weights travel through it.
   ops::Device& device_math = platform.get().math(platform::Tier::device);
+  const bool reduces_on_device = place.ranks == 1 || (step_comm->buffer_tier() == platform::Tier::device && !spec.shard_state);
   const bool tensors_on_device =
-      !device_math.host_addressable() && place.ranks == 1 && model->keep_tensors_on(device_math);
+      !device_math.host_addressable() && reduces_on_device && model->keep_tensors_on(device_math);
   out.platform = model->device_description() +
                  (tensors_on_device ? ", weights and gradients handed to the optimizer in GPU memory"
                                     : ", weights and gradients handed to the optimizer in host memory") +

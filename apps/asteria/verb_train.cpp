@@ -17,6 +17,10 @@
 #if ASTERIA_HAVE_MPI
 #include "core/real/mpi/mpi_comm.hpp"
 #endif
+#if ASTERIA_HAVE_NCCL
+#include "core/real/cuda/device.hpp"
+#include "core/real/nccl/nccl_comm.hpp"
+#endif
 
 namespace asteria::cli {
 namespace {
@@ -122,6 +126,17 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
     side_comm = &*mpi_side_comm;
   }
 #endif
+  // --device cuda ranks reduce their gradients with NCCL on their GPUs' memory (one GPU per rank,
+  // the node's ranks in order), where the model keeps them; MPI stays for host-side exchanges.
+  platform::Comm* step_comm = nullptr;
+#if ASTERIA_HAVE_NCCL
+  std::optional<real::NcclComm> nccl_comm;
+  if (mpi_comm && parsed->device == "cuda") {
+    nccl_comm.emplace(*mpi_comm);
+    real::cuda::use_device(nccl_comm->device());  // the model and the accelerator go there
+    step_comm = &*nccl_comm;
+  }
+#endif
   const RankPlace place = rank_place(comm);
   // --resume: this rank's checkpoint, opened and verified, and the settings it was taken with.
   std::shared_ptr<const checkpoint::CheckpointReader> resume_from;
@@ -148,7 +163,7 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
     barrier(place, "--out prepared");
     std::filesystem::create_directories(rank_directory(*spec.out, place));
   }
-  const TrainOutcome outcome = run_train(settings, err, comm, side_comm);
+  const TrainOutcome outcome = run_train(settings, err, comm, side_comm, step_comm);
   if (place.leads()) print_train(outcome, out);
   if (spec.out) {
     write_train(outcome, *spec.out);

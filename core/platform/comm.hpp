@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/platform/activity.hpp"
+#include "core/platform/memory.hpp"
 #include "core/platform/pending.hpp"
 
 namespace asteria::platform {
@@ -118,6 +119,10 @@ class Comm {
   virtual ~Comm() = default;
   virtual CommGroup& world() = 0;
   virtual int node_of(int world_rank) const = 0;  // ranks on one node talk fastest
+  // Where the buffers of its collectives live: host memory (MPI, the simulator, LocalComm), or
+  // the device tier's on a GPU (NCCL). A step's reduce passes the model's gradients as they are,
+  // so the two must agree (StepDriver checks it).
+  virtual Tier buffer_tier() const { return Tier::host; }
   int rank();
   int size();
   int nodes();  // ranks fill nodes in order: the last rank's node + 1

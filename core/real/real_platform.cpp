@@ -14,7 +14,8 @@ namespace {
 std::shared_ptr<Accelerator> accelerator_for(const RealPlatformOptions& options) {
   if (options.accelerator) return options.accelerator;
 #if ASTERIA_HAVE_CUDA
-  if (options.gpu == GpuUse::if_present && cuda::query_devices().count > 0) return cuda::make_cuda_accelerator(0);
+  if (options.gpu == GpuUse::if_present && cuda::query_devices().count > 0)
+    return cuda::make_cuda_accelerator(cuda::current_device());
 #endif
   return nullptr;
 }

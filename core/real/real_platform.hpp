@@ -22,7 +22,7 @@ namespace asteria::real {
 
 enum class GpuUse {
   never,       // no accelerator: the device tier is host RAM even when a GPU is present
-  if_present,  // the CUDA device 0 when built with CUDA and a device answers; none otherwise
+  if_present,  // the calling thread's CUDA device when built with CUDA and one answers; none otherwise
 };
 
 struct RealPlatformOptions {

@@ -83,7 +83,12 @@ CudaDevice::~CudaDevice() {
 
 void* CudaDevice::stream() const noexcept { return handles_->stream; }
 
+// Operations come from whichever thread uses the device (the device stream's, the issuer's):
+// kernels and copies go to the device current on the calling thread, so this one is made so.
+void CudaDevice::make_current() const { check(cudaSetDevice(handles_->device), "cudaSetDevice"); }
+
 void* CudaDevice::allocate(std::size_t bytes) {
+  make_current();
   void* data = nullptr;
   check(cudaMallocAsync(&data, bytes, handles_->stream), "cudaMallocAsync of " + std::to_string(bytes) + " bytes");
   return data;
@@ -103,10 +108,12 @@ void copy_2d(const ops::TensorRef& from, const ops::TensorRef& to, cudaMemcpyKin
 }  // namespace
 
 void CudaDevice::copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) {
+  make_current();
   copy_2d(host, on_device, cudaMemcpyHostToDevice, handles_->stream);
 }
 
 void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) {
+  make_current();
   copy_2d(on_device, host, cudaMemcpyDeviceToHost, handles_->stream);
 }
 
@@ -139,11 +146,13 @@ std::unique_ptr<ops::Fence> CudaDevice::fence() {
 }
 
 void CudaDevice::zero(const ops::TensorRef& cell) {
+  make_current();
   // Cells are contiguous (flags, scalars): one asynchronous memset, no wait.
   check(cudaMemsetAsync(cell.data, 0, cell.span_bytes(), handles_->stream), "cudaMemsetAsync");
 }
 
 void CudaDevice::run(const ops::Operation& operation) {
+  make_current();
   Handles& h = *handles_;
   std::visit(
       Overloaded{

@@ -36,6 +36,7 @@ class CudaDevice final : public ops::Device {
   void zero(const ops::TensorRef& cell) override;
 
  private:
+  void make_current() const;
   struct Handles;
   std::unique_ptr<Handles> handles_;
   std::string name_;

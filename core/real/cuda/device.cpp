@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace asteria::real::cuda {
 
 DeviceInfo query_devices() {
@@ -20,6 +23,20 @@ DeviceInfo query_devices() {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) info.name = prop.name;
   return info;
+}
+
+int current_device() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return device;
+}
+
+void use_device(int device) {
+  if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess)
+    throw std::runtime_error("cudaSetDevice(" + std::to_string(device) + "): " + cudaGetErrorString(err));
 }
 
 }  // namespace asteria::real::cuda

@@ -13,4 +13,9 @@ struct DeviceInfo {
 
 DeviceInfo query_devices();
 
+// The device CUDA work of the calling thread goes to (0 when none was chosen), and choosing it
+// (std::runtime_error naming the device when CUDA refuses).
+int current_device();
+void use_device(int device);
+
 }  // namespace asteria::real::cuda

@@ -84,6 +84,7 @@ class NcclComm final : public platform::Comm {
 
   platform::CommGroup& world() override { return *world_; }
   int node_of(int world_rank) const override;  // as the bootstrap comm found the nodes
+  platform::Tier buffer_tier() const override { return platform::Tier::device; }  // this rank's GPU
 
   int device() const noexcept { return device_; }  // the CUDA device of this rank's buffers
   // As NcclCommOptions::activities / clock; call before issuing collectives, from the thread

@@ -65,6 +65,18 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     throw InputError(source, "data_parallel_ranks",
                      std::to_string(options_.schedule.data_parallel_ranks) + " ranks: the platform's communicator has " +
                          (comm == nullptr ? std::string("none") : std::to_string(comm->size()) + " ranks"));
+  // A reduce hands the collectives the model's gradients where they are: the communicator must
+  // take buffers of that memory (host memory for MPI, the GPU's for NCCL).
+  if (options_.schedule.data_parallel_ranks > 1 && options_.numerics != platform::Numerics::shapes &&
+      comm->buffer_tier() != model_.tensor_tier())
+    throw InputError(source, "data_parallel_ranks",
+                     "a communicator whose collectives take " + std::string(platform::to_string(model_.tensor_tier())) +
+                         " memory, where the model keeps its gradients; this one takes " +
+                         std::string(platform::to_string(comm->buffer_tier())) + " memory");
+  if (options_.shard_state && model_.tensor_tier() != platform::Tier::host)
+    throw InputError(source, "shard_state",
+                     "a model whose weights are in host memory: a sharded block's new weights are packed and "
+                     "unpacked on the host");
   if (options_.shard_state) {
     if (options_.schedule.data_parallel_ranks < 2)
       throw InputError(source, "shard_state", "data-parallel ranks (> 1) to shard the optimizer state among");
