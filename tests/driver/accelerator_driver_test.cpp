@@ -6,6 +6,8 @@
 // crashes. With staleness 0 the numbers must be the synchronous optimizer's, bit for bit.
 #include <memory>
 
+#include "core/common/error.hpp"
+#include "core/real/local_comm.hpp"
 #include "core/real/real_platform.hpp"
 #include "tests/common/emulated_accelerator.hpp"
 #include "tests/driver/driver_test_support.hpp"
@@ -186,6 +188,43 @@ TEST(AcceleratorDriver, WithoutAnAcceleratorTheDeviceTierIsTheHostsAndNothingIsF
   EXPECT_TRUE(platform.math(Tier::device).host_addressable());
   EXPECT_FALSE(platform.real_device_stream().fenced());
   EXPECT_FALSE(platform.real_memory().device_is_gpu());
+}
+
+// A communicator whose collectives take device memory (as NCCL's), over an in-process world.
+class DeviceBufferComm final : public platform::Comm {
+ public:
+  explicit DeviceBufferComm(platform::Comm& inner) : inner_(inner) {}
+  platform::CommGroup& world() override { return inner_.world(); }
+  int node_of(int world_rank) const override { return inner_.node_of(world_rank); }
+  Tier buffer_tier() const override { return Tier::device; }
+
+ private:
+  platform::Comm& inner_;
+};
+
+TEST(AcceleratorDriver, DataParallelRanksNeedACommunicatorForTheMemoryTheGradientsAreIn) {
+  real::LocalCommWorld world(2, 2);
+  DriverOptions options = full_numerics(0);
+  options.schedule.data_parallel_ranks = 2;
+  const Hyperparameters hp = small_blocks(OptimizerKind::adamw, 1);
+  auto expect_refused = [&](platform::Comm& comm, TrainingModel<float>& model, const std::string& expected) {
+    real::RealPlatformOptions o = accelerated(std::make_shared<EmulatedAccelerator>());
+    o.comm = &comm;
+    real::RealPlatform platform(o);
+    try {
+      StepDriver<float> driver(platform, model, OptimizerKind::adamw, hp, options);
+      ADD_FAILURE() << "a driver was built";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  // Gradients in host memory, collectives on device buffers.
+  DeviceBufferComm device_comm(world.rank(0));
+  SyntheticModel<float> host_model(small_stack());
+  expect_refused(device_comm, host_model, "take host memory, where the model keeps its gradients; this one takes device");
+  // Gradients in device memory, collectives on host buffers.
+  DeviceResidentModel<float> device_model(small_stack());
+  expect_refused(world.rank(0), device_model, "take device memory, where the model keeps its gradients; this one takes host");
 }
 
 }  // namespace
