@@ -12,7 +12,7 @@
 #   5. an H100 profile: `calibrate --quick` of this GPU, then its coefficients fitted to one
 #      trace (`calibrate --from-trace`), and `replay` of every other trace on it.
 # Results go to OUT (default device-check-results): logs, JSON, and summary.md.
-#   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH, DEVICE in the environment)
+#   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH, DEVICE, FIT in the environment)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-device-check-results}"
@@ -33,7 +33,7 @@ export OPENBLAS_NUM_THREADS=1
   cat "$bundle/BUILD.txt"
   echo "ran $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -srm), $(nproc) cores"
   echo "CUDA libraries from: ${cuda_libs:-/usr/local/cuda/lib64}"
-  echo "NCCL: ${nccl:-none found: the bundle's stand-in (no data-parallel GPU runs)}"
+  echo "NCCL: ${nccl:-none found, the stand-in of the bundle answers (no data-parallel GPU runs)}"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
 } >"$out/environment.txt"
 
@@ -68,7 +68,7 @@ done
 
 # 5. The profile: this GPU measured, its coefficients fitted to one run, the others replayed on it.
 timeout 120 "$asteria" calibrate --quick --out "$out/h100-measured.yaml" >"$out/calibrate.log" 2>&1 || status=1
-fit="$out/train/adamw-s0-device/trace.csv"
+fit="$out/train/${FIT:-adamw-s0-device}/trace.csv"
 timeout 60 "$asteria" calibrate --from-trace "$fit" --base "$out/h100-measured.yaml" --out "$out/h100-fitted.yaml" \
   >"$out/calibrate-from-trace.log" 2>&1 || status=1
 mkdir -p "$out/replay"
@@ -80,10 +80,10 @@ for trace in "$out"/train/*/trace.csv; do
   rm -f "$out/replay/$run/trace.json"
 done
 
-python3 - "$out" <<'PY' || status=1
+python3 - "$out" "$fit" <<'PY' || status=1
 import json, sys, pathlib
 out = pathlib.Path(sys.argv[1])
-lines = ["# GPU kernel check", "", "```", (out / "environment.txt").read_text().strip(), "```", ""]
+lines = ["# GPU check", "", "```", (out / "environment.txt").read_text().strip(), "```", ""]
 t = json.loads((out / "test_ops.json").read_text())
 lines.append(f"Conformance (tests/ops): {t['tests']} tests, {t['failures']} failed, {t.get('disabled', 0)} disabled.")
 cuda_cases = [c for s in t["testsuites"] for c in s["testsuite"] if c["name"].endswith("/cuda") or "/cuda_" in c["name"]]
@@ -103,15 +103,16 @@ for r in b["benchmarks"]:
 train = sorted((out / "train").glob("*/summary.json"))
 if train:
     lines += ["", "## asteria train --device cuda", "",
-              "| run | p50 step | p99/p50 | forward+backward | visible optimizer | final loss | platform |",
+              "| run | p50 step | p99/p50 | forward+backward | p50 visible optimizer | final loss | platform |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     p50 = {}
     for f in train:
         s = json.loads(f.read_text())
         run = f.parent.name
         p50[run] = s["p50_step_s"]
-        lines.append(f"| {run} | {s['p50_step_s']*1e3:.1f} ms | {s['p99_over_p50']:.2f} | {s['mean_model_s']*1e3:.1f} ms | "
-                     f"{s['mean_visible_optimizer_s']*1e3:.1f} ms | {s['final_loss']:.3f} | {s.get('platform', '')} |")
+        compute = s["compute_s"] / max(s["steps"], 1)
+        lines.append(f"| {run} | {s['p50_step_s']*1e3:.1f} ms | {s['p99_over_p50']:.2f} | {compute*1e3:.1f} ms | "
+                     f"{s['p50_visible_optimizer_s']*1e3:.1f} ms | {s['final_loss']:.3f} | {s.get('platform', '')} |")
     lines.append("")
     for placement in ("device", "tiered"):
         base = p50.get(f"adamw-s5-{placement}") or p50.get(f"adamw-s0-{placement}")
@@ -120,7 +121,7 @@ if train:
             if base and r: lines.append(f"- {opt} S=5, {placement}: p50 step {r/base:.3f}x AdamW's (target <= 1.05)")
 replays = sorted((out / "replay").glob("*/replay.json"))
 if replays:
-    lines += ["", "## Replay on the profile fitted to adamw-s0-device", "",
+    lines += ["", f"## Replay on the profile fitted to {pathlib.Path(sys.argv[2]).parent.name}", "",
               "| run | median |step error| | p99 |", "| --- | ---: | ---: |"]
     for f in replays:
         r = json.loads(f.read_text())
