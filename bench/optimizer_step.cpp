@@ -103,28 +103,38 @@ void BM_Refresh(benchmark::State& state, optim::OptimizerKind kind) {
   Host host(threads);
   Warmed warmed(kind, state.range(0), state.range(1), host.device);
   auto& blocks = warmed.opt.blocks();
-  // As the runtime's host workers: with at least as many blocks as threads, jobs run side by
-  // side, each on one BLAS thread; otherwise one after another on all of them.
-  const bool side_by_side = host.pool != nullptr && static_cast<int>(blocks.size()) >= threads;
+  // As the runtime's host workers run them: every job's parts (its factors) are works of their
+  // own; with at least as many parts as threads they run side by side, each on one BLAS thread,
+  // otherwise one after another on all of them.
+  std::size_t parts = 0;
+  for (auto& block : blocks)
+    if (auto job = block.optimizer->snapshot(host.device, 1)) parts += static_cast<std::size_t>(job->parts());
+  const bool side_by_side = host.pool != nullptr && static_cast<int>(parts) >= threads;
   if (side_by_side) openblas_set_num_threads(1);
-  // One refresh of every block, as the service makes it: snapshot, run, publish.
+  // One refresh of every block, as the service makes it: snapshot, run (part by part), publish.
   auto refresh_all = [&](optim::Step t) {
     std::vector<std::unique_ptr<optim::RefreshJob<float>>> jobs;
-    for (auto& block : blocks) jobs.push_back(block.optimizer->snapshot(host.device, t));
-    std::vector<int> failed(jobs.size(), 0);
-    auto run = [&](std::int64_t b) { failed[static_cast<std::size_t>(b)] = jobs[static_cast<std::size_t>(b)]->run().ok() ? 0 : 1; };
-    if (side_by_side) host.pool->run(static_cast<std::int64_t>(jobs.size()), run);
-    else
-      for (std::size_t b = 0; b < jobs.size(); ++b) run(static_cast<std::int64_t>(b));
-    for (std::size_t b = 0; b < jobs.size(); ++b) {
-      if (failed[b] != 0) state.SkipWithError("refresh failed");
-      blocks[b].optimizer->publish(host.device, *jobs[b]);
+    std::vector<std::pair<std::size_t, int>> work;  // (job, part)
+    for (auto& block : blocks) {
+      jobs.push_back(block.optimizer->snapshot(host.device, t));
+      for (int p = 0; p < jobs.back()->parts(); ++p) work.emplace_back(jobs.size() - 1, p);
     }
+    std::vector<int> failed(work.size(), 0);
+    auto run = [&](std::int64_t w) {
+      const auto [job, part] = work[static_cast<std::size_t>(w)];
+      failed[static_cast<std::size_t>(w)] = jobs[job]->run_part(part).ok() ? 0 : 1;
+    };
+    if (side_by_side) host.pool->run(static_cast<std::int64_t>(work.size()), run);
+    else
+      for (std::size_t w = 0; w < work.size(); ++w) run(static_cast<std::int64_t>(w));
+    for (int f : failed)
+      if (f != 0) state.SkipWithError("refresh failed");
+    for (std::size_t b = 0; b < jobs.size(); ++b) blocks[b].optimizer->publish(host.device, *jobs[b]);
   };
   refresh_all(4);  // SOAP: past its first (full) basis, later ones are warm
   optim::Step t = 5;
   for (auto _ : state) refresh_all(t++);
-  state.SetLabel(side_by_side ? "blocks side by side, 1 BLAS thread each" : "blocks in turn");
+  state.SetLabel(side_by_side ? "factors side by side, 1 BLAS thread each" : "factors in turn");
 }
 
 }  // namespace

@@ -52,6 +52,12 @@ class RefreshJob {
   virtual Status run() = 0;
   // Pieces of work run() performs, for hardware models (e.g. two eigendecompositions).
   virtual std::vector<platform::Cost> cost() const = 0;
+  // Independent parts of run() (a factor each) that may run on different workers at once:
+  // run_part(p) for every p in [0, parts()), in any order or at the same time, is run(), and a
+  // failed part fails the job. part_cost(p) is part p's pieces of cost(). One part by default.
+  virtual int parts() const { return 1; }
+  virtual Status run_part(int /*part*/) { return run(); }
+  virtual std::vector<platform::Cost> part_cost(int /*part*/) const { return cost(); }
   // Bytes the job holds (snapshot and result), for memory accounting of shadow buffers.
   virtual std::size_t bytes() const = 0;
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 #include "core/linalg/blas.hpp"
@@ -128,9 +129,25 @@ Status EigenbasisRefreshJob<T>::run_one(Factor& f, const char* which) {
 
 template <Real T>
 Status EigenbasisRefreshJob<T>::run() {
+  for (int part = 0; part < parts(); ++part)
+    if (Status s = run_part(part); !s.ok()) return s;
+  return Status::success();
+}
+
+template <Real T>
+Status EigenbasisRefreshJob<T>::run_part(int part) {
+  if (part != 0 && part != 1) throw std::out_of_range("EigenbasisRefreshJob: no part " + std::to_string(part));
   if (receiving_) return {StatusCode::invalid_argument, "a receiving refresh job loads its owner's result; it never runs"};
-  if (Status s = run_one(factors_[0], "left"); !s.ok()) return s;
-  return run_one(factors_[1], "right");
+  return run_one(factors_[static_cast<std::size_t>(part)], part == 0 ? "left" : "right");
+}
+
+template <Real T>
+std::vector<platform::Cost> EigenbasisRefreshJob<T>::part_cost(int part) const {
+  if (part != 0 && part != 1) throw std::out_of_range("EigenbasisRefreshJob: no part " + std::to_string(part));
+  std::vector<platform::Cost> costs;
+  append_eigenbasis_cost(costs, factors_[static_cast<std::size_t>(part)].n, sizeof(T), full(), method_,
+                         compute_change_of_basis_);
+  return costs;
 }
 
 template <Real T>

@@ -70,6 +70,10 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
   // A receiving job's run() fails (invalid_argument): its result comes from the owner.
   Status run() override;
   std::vector<platform::Cost> cost() const override;
+  // The left basis (part 0) and the right basis (part 1), independent of each other.
+  int parts() const override { return 2; }
+  Status run_part(int part) override;
+  std::vector<platform::Cost> part_cost(int part) const override;
   std::size_t bytes() const override;
   // Per factor (also for a receiving job, which holds this and nothing else): the new basis
   // (n x n), the order (n 64-bit indices), the change of basis when computed (n x n).

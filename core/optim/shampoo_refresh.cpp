@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "core/common/error.hpp"
@@ -90,7 +91,6 @@ void ShampooRefreshJob<T>::receive(Step stats_step, std::int64_t stats_count, in
   this->restamp(stats_step);
   stats_count_ = stats_count;
   bias_correction_ = 1.0;
-  finished_ = false;
   receiving_ = true;
   for (auto [factor, n] : {std::pair{&left_, left_n}, std::pair{&right_, right_n}}) {
     factor->n = n;
@@ -98,6 +98,7 @@ void ShampooRefreshJob<T>::receive(Step stats_step, std::int64_t stats_count, in
     factor->newton = {};
     factor->newton_ran = false;
     factor->bias_corrected = false;
+    factor->done = false;
   }
 }
 
@@ -108,7 +109,6 @@ void ShampooRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int
   this->restamp(stats_step);
   stats_count_ = stats_count;
   bias_correction_ = bias_correction;
-  finished_ = false;
   receiving_ = false;
   for (auto [factor, source] : {std::pair{&left_, left}, std::pair{&right_, right}}) {
     factor->n = source.rows();
@@ -117,6 +117,7 @@ void ShampooRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int
     factor->newton = {};
     factor->newton_ran = false;
     factor->bias_corrected = false;
+    factor->done = false;
   }
 }
 
@@ -146,12 +147,33 @@ Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
 
 template <Real T>
 Status ShampooRefreshJob<T>::run() {
-  if (receiving_) return {StatusCode::invalid_argument, "a receiving refresh job loads its owner's result; it never runs"};
-  finished_ = false;
-  if (Status s = compute_root(left_); !s.ok()) return s;
-  if (Status s = compute_root(right_); !s.ok()) return s;
-  finished_ = true;
+  for (int part = 0; part < parts(); ++part)
+    if (Status s = run_part(part); !s.ok()) return s;
   return Status::success();
+}
+
+template <Real T>
+auto ShampooRefreshJob<T>::factor(int part) const -> const Factor& {
+  if (part != 0 && part != 1) throw std::out_of_range("ShampooRefreshJob: no part " + std::to_string(part));
+  return part == 0 ? left_ : right_;
+}
+
+template <Real T>
+Status ShampooRefreshJob<T>::run_part(int part) {
+  if (receiving_) return {StatusCode::invalid_argument, "a receiving refresh job loads its owner's result; it never runs"};
+  Factor& f = const_cast<Factor&>(factor(part));  // one of this job's own factors
+  f.done = false;
+  Status status = compute_root(f);
+  f.done = status.ok();
+  return status;
+}
+
+template <Real T>
+std::vector<platform::Cost> ShampooRefreshJob<T>::part_cost(int part) const {
+  const Factor& f = factor(part);
+  std::vector<platform::Cost> pieces;
+  append_root_cost(pieces, settings_, f.n, sizeof(T), f.newton_ran ? f.newton.iterations : kNewtonIterationsEstimate);
+  return pieces;
 }
 
 template <Real T>
@@ -180,7 +202,7 @@ std::size_t ShampooRefreshJob<T>::result_bytes() const {
 
 template <Real T>
 void ShampooRefreshJob<T>::save_result(std::span<std::byte> image) const {
-  if (image.size() != result_bytes() || !finished_)
+  if (image.size() != result_bytes() || !finished())
     throw std::logic_error("ShampooRefreshJob::save_result: no finished result of that size");
   std::size_t at = 0;
   for (const Factor* f : {&left_, &right_}) {
@@ -200,8 +222,8 @@ void ShampooRefreshJob<T>::load_result(std::span<const std::byte> image) {
     const std::size_t bytes = static_cast<std::size_t>(n * n) * sizeof(T);
     std::memcpy(f->root.data(), image.data() + at, bytes);
     at += bytes;
+    f->done = true;
   }
-  finished_ = true;
 }
 
 template class ShampooRefreshJob<double>;

@@ -59,6 +59,10 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   Status run() override;
   // Per factor: eigh + reconstruction, or one coupled Newton piece (estimated before run()).
   std::vector<platform::Cost> cost() const override;
+  // The left root (part 0) and the right root (part 1), independent of each other.
+  int parts() const override { return 2; }
+  Status run_part(int part) override;
+  std::vector<platform::Cost> part_cost(int part) const override;
   // A computing job's snapshot and roots; a receiving job's roots only.
   std::size_t bytes() const override;
   // Both roots (n x n each, row-major).
@@ -66,7 +70,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
   void save_result(std::span<std::byte> image) const override;
   void load_result(std::span<const std::byte> image) override;
 
-  bool finished() const noexcept { return finished_; }
+  bool finished() const noexcept { return left_.done && right_.done; }
   bool receiving() const noexcept { return receiving_; }
   std::int64_t stats_count() const noexcept { return stats_count_; }
   std::int64_t snapshot_stamp() const noexcept override { return stats_count_; }
@@ -82,15 +86,16 @@ class ShampooRefreshJob final : public RefreshJob<T> {
     linalg::NewtonReport newton{};
     bool newton_ran = false;
     bool bias_corrected = false;
+    bool done = false;  // its root is this job's result (computed, or loaded)
   };
   Status compute_root(Factor& factor) const;
+  const Factor& factor(int part) const;  // part 0: left, 1: right (std::out_of_range otherwise)
 
   std::int64_t stats_count_;
   double bias_correction_;
   ShampooRootSettings settings_;
   Factor left_;
   Factor right_;
-  bool finished_ = false;
   bool receiving_ = false;
 };
 

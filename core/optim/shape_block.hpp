@@ -22,21 +22,32 @@
 
 namespace asteria::optim {
 
-// A refresh job that carries the cost and the bytes of a real one and computes nothing.
+// A refresh job that carries the cost, the parts and the bytes of a real one and computes nothing.
 template <Real T>
 class ShapeRefreshJob final : public RefreshJob<T> {
  public:
-  ShapeRefreshJob(Step stats_step, std::vector<platform::Cost> cost, std::size_t bytes, std::size_t result_bytes)
-      : RefreshJob<T>(stats_step), cost_(std::move(cost)), bytes_(bytes), result_bytes_(result_bytes) {}
+  // `parts`: each part's pieces (refresh_part_costs); none: one part costing nothing.
+  ShapeRefreshJob(Step stats_step, std::vector<std::vector<platform::Cost>> parts, std::size_t bytes,
+                  std::size_t result_bytes)
+      : RefreshJob<T>(stats_step), parts_(std::move(parts)), bytes_(bytes), result_bytes_(result_bytes) {
+    if (parts_.empty()) parts_.emplace_back();
+  }
   Status run() override { return Status::success(); }
-  std::vector<platform::Cost> cost() const override { return cost_; }
+  std::vector<platform::Cost> cost() const override {
+    std::vector<platform::Cost> pieces;
+    for (const auto& part : parts_) pieces.insert(pieces.end(), part.begin(), part.end());
+    return pieces;
+  }
+  int parts() const override { return static_cast<int>(parts_.size()); }
+  Status run_part(int /*part*/) override { return Status::success(); }
+  std::vector<platform::Cost> part_cost(int part) const override { return parts_.at(static_cast<std::size_t>(part)); }
   std::size_t bytes() const override { return bytes_; }
   // The real job's size; the bytes travel (data-free runs move them in time), the values do not.
   std::size_t result_bytes() const override { return result_bytes_; }
   bool has_values() const override { return false; }
 
  private:
-  std::vector<platform::Cost> cost_;
+  std::vector<std::vector<platform::Cost>> parts_;
   std::size_t bytes_;
   std::size_t result_bytes_;
 };
@@ -50,8 +61,8 @@ class ShapeBlock final : public BlockOptimizer<T> {
       : BlockOptimizer<T>(rows, cols),
         kind_(kind),
         hp_(validated(hp)),
-        first_refresh_(refresh_cost(kind, hp, rows, cols, sizeof(T), /*first=*/true)),
-        warm_refresh_(refresh_cost(kind, hp, rows, cols, sizeof(T), /*first=*/false)),
+        first_refresh_(refresh_part_costs(kind, hp, rows, cols, sizeof(T), /*first=*/true)),
+        warm_refresh_(refresh_part_costs(kind, hp, rows, cols, sizeof(T), /*first=*/false)),
         job_bytes_(refresh_job_bytes(kind, hp, rows, cols, sizeof(T))),
         result_bytes_(refresh_result_bytes(kind, hp, rows, cols, sizeof(T))) {}
 
@@ -97,8 +108,8 @@ class ShapeBlock final : public BlockOptimizer<T> {
   OptimizerKind kind_;
   Hyperparameters hp_;
   // refresh_cost(first = true / false) and refresh_job_bytes of this shape, computed once.
-  std::vector<platform::Cost> first_refresh_;
-  std::vector<platform::Cost> warm_refresh_;
+  std::vector<std::vector<platform::Cost>> first_refresh_;
+  std::vector<std::vector<platform::Cost>> warm_refresh_;
   std::size_t job_bytes_;
   std::size_t result_bytes_;
   std::int64_t accumulated_ = 0;

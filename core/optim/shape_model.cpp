@@ -150,27 +150,35 @@ bool refresh_due_after(OptimizerKind kind, const Hyperparameters& hp, std::int64
   return false;
 }
 
-std::vector<Cost> refresh_cost(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols,
-                               std::size_t element_bytes, bool first) {
+std::vector<std::vector<Cost>> refresh_part_costs(OptimizerKind kind, const Hyperparameters& hp, index rows,
+                                                  index cols, std::size_t element_bytes, bool first) {
   require_shape(rows, cols);
-  std::vector<Cost> pieces;
+  std::vector<std::vector<Cost>> parts;
   switch (kind) {
     case OptimizerKind::shampoo: {
       // Roots from scratch every time, so `first` changes nothing.
       const ShampooRootSettings settings = shampoo_root_settings(hp);
-      append_root_cost(pieces, settings, rows, element_bytes, kNewtonIterationsEstimate);
-      append_root_cost(pieces, settings, cols, element_bytes, kNewtonIterationsEstimate);
+      for (const index n : {rows, cols})
+        append_root_cost(parts.emplace_back(), settings, n, element_bytes, kNewtonIterationsEstimate);
       break;
     }
     case OptimizerKind::soap:
     case OptimizerKind::kl_shampoo:
       for (const index n : {rows, cols})
-        append_eigenbasis_cost(pieces, n, element_bytes, first, hp.basis_orthogonalization,
+        append_eigenbasis_cost(parts.emplace_back(), n, element_bytes, first, hp.basis_orthogonalization,
                                computes_change_of_basis(kind));
       break;
     case OptimizerKind::adamw:
     case OptimizerKind::muon: break;
   }
+  return parts;
+}
+
+std::vector<Cost> refresh_cost(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols,
+                               std::size_t element_bytes, bool first) {
+  std::vector<Cost> pieces;
+  for (const std::vector<Cost>& part : refresh_part_costs(kind, hp, rows, cols, element_bytes, first))
+    pieces.insert(pieces.end(), part.begin(), part.end());
   return pieces;
 }
 

@@ -51,6 +51,10 @@ bool refresh_due_after(OptimizerKind kind, const Hyperparameters& hp, std::int64
 // root order coupled Newton cannot take.
 std::vector<platform::Cost> refresh_cost(OptimizerKind kind, const Hyperparameters& hp, index rows, index cols,
                                          std::size_t element_bytes, bool first);
+// The same job's parts (RefreshJob::parts, part_cost): the left factor's pieces, then the
+// right's; together refresh_cost. Empty for AdamW and Muon.
+std::vector<std::vector<platform::Cost>> refresh_part_costs(OptimizerKind kind, const Hyperparameters& hp, index rows,
+                                                            index cols, std::size_t element_bytes, bool first);
 
 // What the block's refresh job's bytes() reports (snapshot and result buffers, as they are once
 // the job has run); 0 for AdamW and Muon.

@@ -5,6 +5,21 @@
 
 namespace asteria::platform {
 
+namespace detail {
+bool settled(const CompletionState& state) {
+  if (state.members.empty()) return state.done.load(std::memory_order_acquire);
+  for (const auto& member : state.members)
+    if (!settled(*member)) return false;
+  return true;
+}
+
+const Status& outcome(const CompletionState& state) {
+  for (const auto& member : state.members)
+    if (const Status& s = outcome(*member); !s.ok()) return s;
+  return state.status;  // a join's own stays success
+}
+}  // namespace detail
+
 Pending Pending::ready(Status status) {
   auto s = std::make_shared<detail::CompletionState>();
   s->status = std::move(status);
@@ -14,20 +29,20 @@ Pending Pending::ready(Status status) {
 
 bool Pending::test() const {
   assert(state_);
-  return state_->done.load(std::memory_order_acquire);
+  return detail::settled(*state_);
 }
 
 void Pending::wait() const {
   assert(state_);
-  if (state_->done.load(std::memory_order_acquire)) return;
+  if (detail::settled(*state_)) return;
   CompletionBoard& board = *state_->board;
   LockGuard lock(*board.mutex_);
-  board.changed_->wait(*board.mutex_, [&] { return state_->done.load(std::memory_order_acquire); });
+  board.changed_->wait(*board.mutex_, [&] { return detail::settled(*state_); });
 }
 
 Status Pending::status() const {
   wait();  // done, seen with acquire order: status is written and never changes again
-  return state_->status;
+  return detail::outcome(*state_);
 }
 
 void Promise::fulfil(Status status) {
@@ -49,13 +64,26 @@ CompletionBoard::Pair CompletionBoard::make() {
   return {Promise(s), Pending(s)};
 }
 
+Pending CompletionBoard::all_of(std::span<const Pending> parts) {
+  auto s = std::make_shared<detail::CompletionState>();
+  s->board = this;
+  for (const Pending& part : parts) {
+    if (!part.valid()) throw std::invalid_argument("CompletionBoard::all_of: an invalid pending");
+    if (part.state_->board != nullptr && part.state_->board != this)
+      throw std::invalid_argument("CompletionBoard::all_of: a pending of another board");
+    s->members.push_back(part.state_);
+  }
+  if (parts.empty()) s->members.push_back(Pending::ready().state_);  // done at once
+  return Pending(std::move(s));
+}
+
 std::size_t CompletionBoard::wait_any(std::span<const Pending> pendings) {
   bool any_valid = false;
   for (const Pending& p : pendings) any_valid = any_valid || p.valid();
   if (!any_valid) throw std::invalid_argument("wait_any: no valid pending");
   auto first_done = [&]() -> std::ptrdiff_t {
     for (std::size_t i = 0; i < pendings.size(); ++i)
-      if (pendings[i].valid() && pendings[i].state_->done.load(std::memory_order_acquire))
+      if (pendings[i].valid() && detail::settled(*pendings[i].state_))
         return static_cast<std::ptrdiff_t>(i);
     return -1;
   };

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/common/status.hpp"
 #include "core/platform/sync.hpp"
@@ -22,7 +23,12 @@ struct CompletionState {
   CompletionBoard* board = nullptr;  // null for an already-complete Pending
   std::atomic<bool> done{false};  // set once, after status, with release order
   Status status;
+  // A join (CompletionBoard::all_of): done when every member is, and failed as its first failed
+  // member; worked out from the members whenever asked (they never change once done).
+  std::vector<std::shared_ptr<CompletionState>> members;
 };
+bool settled(const CompletionState& state);
+const Status& outcome(const CompletionState& state);  // of a settled state
 }  // namespace detail
 
 class Pending {
@@ -66,6 +72,9 @@ class CompletionBoard {
     Pending pending;
   };
   Pair make();
+  // A Pending done when every one of `parts` is (made on this board, or ready), failed with the
+  // first failed part's status in their order. Nobody fulfils it: it is settled when looked at.
+  Pending all_of(std::span<const Pending> parts);
 
   // Index of a finished Pending among `pendings` (the lowest finished index), waiting until one
   // finishes. Invalid entries are ignored; throws std::invalid_argument if all are invalid.

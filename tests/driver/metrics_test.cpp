@@ -51,10 +51,12 @@ TEST(DriverMetrics, WithoutRefreshesAStepIsComputePlusOptimizerDeviceWork) {
 }
 
 TEST(DriverMetrics, SynchronousRefreshesSpikeOnRefreshStepsAndEveryWaitIsVisible) {
-  // Shampoo, f = 3 (refreshes at steps 3, 6, 9), one worker, 40 s per refresh job: a refresh
-  // step waits for all 16 jobs in turn, 640 s on top of an ordinary step.
-  const double refresh = 40.0;
-  const auto history = run_fake(OptimizerKind::shampoo, 3, full_numerics(0), fake_timing(refresh, 1), 9);
+  // Shampoo, f = 3 (refreshes at steps 3, 6, 9), one worker, 40 s per refresh work and two works
+  // per job (its left and right root): a refresh step waits for all 16 jobs in turn, 1280 s on
+  // top of an ordinary step.
+  const double refresh = 80.0;  // a job's two works
+  platform::fake::FakeOptions timing = fake_timing(40.0, 1);
+  const auto history = run_fake(OptimizerKind::shampoo, 3, full_numerics(0), timing, 9);
   const double ordinary = kCompute + optimizer_device_seconds(OptimizerKind::shampoo);
   for (const StepRecord& r : history) {
     SCOPED_TRACE("step " + std::to_string(r.step));

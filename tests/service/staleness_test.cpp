@@ -200,7 +200,7 @@ TEST(StalenessWait, ALateJobMakesTheStepWaitExactlyUntilItFinishes) {
   auto tensors = make_tensors<T>(scenario);
   platform::fake::FakeOptions fake_options;
   fake_options.host_workers = 1;
-  fake_options.host_duration = [](const platform::Work&) { return 5.0; };
+  fake_options.host_duration = [](const platform::Work&) { return 2.5; };  // a job: two parts, 5 s
   platform::fake::FakePlatform fake(fake_options);
   PreconditionerService<T> service(fake, service_options(scenario.hp, 1));
   ServicedTensor<T> tensor(service, *tensors[0]);
@@ -245,7 +245,9 @@ TEST(StalenessMetrics, RefreshWorkIsLabelledAndCostedFromTheJob) {
     seen.push_back({w.label, w.cost, {}});
     return 0.0;
   };
-  (void)run_on_fake<T>(scenario, service_options(scenario.hp, 0), fake_options);
+  ServiceOptions whole = service_options(scenario.hp, 0);
+  whole.split_refresh_parts = false;  // one work per job
+  (void)run_on_fake<T>(scenario, whole, fake_options);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].label, "refresh tensor0 block 0 (rows 0:3, cols 0:3)");
   // The same job built directly: its pieces, summed.
@@ -260,6 +262,48 @@ TEST(StalenessMetrics, RefreshWorkIsLabelledAndCostedFromTheJob) {
   EXPECT_GT(flops, 0.0);
   EXPECT_DOUBLE_EQ(seen[0].cost.flops(), flops);
   EXPECT_DOUBLE_EQ(seen[0].cost.bytes(), bytes);
+}
+
+TEST(StalenessMetrics, AJobsPartsAreWorksOfTheirOwnCostedFromThePartsAndRunSideBySide) {
+  using T = double;
+  Scenario scenario = make_scenario("parts", OptimizerKind::shampoo, 1, 1);
+  scenario.shapes = {{3, 4}};  // one block (max_precond_dim 4)
+  // The job built directly: its pieces, summed.
+  auto twin = optim::make_block_optimizer<T>(OptimizerKind::shampoo, scenario.hp, 3, 4);
+  const Data<T> data = make_data<T>(scenario);
+  twin->accumulate(::asteria::test::host_device(), linalg::ConstMatrixView<T>(data.gradients[0][0].data(), 3, 4), 1);
+  double flops = 0.0;
+  for (const platform::Cost& piece : twin->snapshot(::asteria::test::host_device(), 1)->cost()) flops += piece.flops;
+  ASSERT_GT(flops, 0.0);
+  // Works last in proportion to their flops, the whole job 100 s; two workers.
+  std::vector<platform::Work> seen;
+  platform::fake::FakeOptions fake_options;
+  fake_options.host_workers = 2;
+  fake_options.host_duration = [&seen, flops](const platform::Work& w) {
+    seen.push_back({w.label, w.cost, {}});
+    return 100.0 * w.cost.flops() / flops;
+  };
+  const Trajectory<T> split = run_on_fake<T>(scenario, service_options(scenario.hp, 0), fake_options);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].label, "refresh tensor0 block 0 (rows 0:3, cols 0:4) (part 1/2)");
+  EXPECT_EQ(seen[1].label, "refresh tensor0 block 0 (rows 0:3, cols 0:4) (part 2/2)");
+  // Each part is charged its own factor: the left root (3 x 3) costs less than the right (4 x 4),
+  // and together they are the job's cost.
+  const double left = 100.0 * seen[0].cost.flops() / flops, right = 100.0 * seen[1].cost.flops() / flops;
+  EXPECT_LT(left, right);
+  EXPECT_NEAR(left + right, 100.0, 1e-9);
+  // Submitted 1 s into the step, needed at 1.5 s: the parts run at once, so the update waits for
+  // the right root alone; run whole, for both.
+  EXPECT_NEAR(split.metrics[0].visible_wait_s, right - 0.5, 1e-9);
+  seen.clear();
+  ServiceOptions whole = service_options(scenario.hp, 0);
+  whole.split_refresh_parts = false;
+  const Trajectory<T> unsplit = run_on_fake<T>(scenario, whole, fake_options);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NEAR(unsplit.metrics[0].visible_wait_s, 100.0 - 0.5, 1e-9);
+  // The numbers do not depend on it.
+  EXPECT_EQ(split.params, unsplit.params);
+  EXPECT_EQ(split.block_values, unsplit.block_values);
 }
 
 TEST(StalenessMetrics, QueueDepthCountsSubmittedUnpublishedJobs) {

@@ -1,8 +1,13 @@
 #include "core/runtime/service/preconditioner_service.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/common/error.hpp"
 #include "core/linalg/blas.hpp"
@@ -235,19 +240,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
     entry.exchange_step = std::min(latest, (t + k - 1) / k * k);
   }
   if (entry.owner < 0 || entry.owner == comm_->rank()) {
-    platform::Work work;
-    work.label = "refresh " + b.label;
-    work.cost = platform::Costs(raw->cost());  // each piece charged by its own rule
-    std::byte* image = entry.image.empty() ? nullptr : entry.image.data();
-    work.body = [raw, image, result_bytes] {  // touches only the job's own buffers
-      Status status = raw->run();
-      if (status.ok() && image != nullptr) raw->save_result({image, result_bytes});
-      return status;
-    };
-    work.tag = tag;
-    work.tag.step = t;
-    work.tag.role = platform::ActivityRole::refresh_job;
-    (entry.owner < 0 ? entry.done : entry.produced) = platform_.host_workers().submit(std::move(work));
+    (entry.owner < 0 ? entry.done : entry.produced) = run_job(*raw, b.label, entry.image, t, tag);
     if (entry.owner >= 0) ++run_here_;
   } else {
     ++received_;
@@ -259,6 +252,53 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   if (b.jobs.back().owner >= 0 && b.jobs.back().due == t) exchange(b.jobs.back(), b.label, t);
   ++current_.submitted;
   ++totals_.submitted;
+}
+
+// The job's parts side by side on the host workers, each its own work charged its own pieces; the
+// job is done when its last part is (the one that also saves the result to share).
+template <linalg::Real T>
+platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, const std::string& label,
+                                                    std::vector<std::byte>& image, Step t, const platform::OpTag& tag) {
+  const int parts = options_.split_refresh_parts ? job.parts() : 1;
+  std::byte* saved = image.empty() ? nullptr : image.data();
+  const std::size_t result_bytes = job.result_bytes();
+  auto work_of = [&](std::string name, std::vector<platform::Cost> cost, std::function<Status()> body) {
+    platform::Work work;
+    work.label = std::move(name);
+    work.cost = platform::Costs(std::move(cost));  // each piece charged by its own rule
+    work.body = std::move(body);
+    work.tag = tag;
+    work.tag.step = t;
+    work.tag.role = platform::ActivityRole::refresh_job;
+    return work;
+  };
+  if (parts <= 1)
+    return platform_.host_workers().submit(work_of("refresh " + label, job.cost(), [&job, saved, result_bytes] {
+      Status status = job.run();  // touches only the job's own buffers
+      if (status.ok() && saved != nullptr) job.save_result({saved, result_bytes});
+      return status;
+    }));
+  // The part whose body ends last saves the result to share, once every part has succeeded;
+  // the job is done when all its works are (a backend may run no bodies: data-free runs).
+  struct Parts {
+    std::atomic<int> left{0};
+    std::atomic<bool> failed{false};
+  };
+  auto shared = std::make_shared<Parts>();
+  shared->left.store(parts);
+  std::vector<platform::Pending> done;
+  for (int p = 0; p < parts; ++p)
+    done.push_back(platform_.host_workers().submit(work_of(
+        "refresh " + label + " (part " + std::to_string(p + 1) + "/" + std::to_string(parts) + ")", job.part_cost(p),
+        [&job, p, shared, saved, result_bytes] {
+          const Status status = job.run_part(p);  // the executor turns an exception into a failed status
+          if (!status.ok()) shared->failed.store(true);
+          // The last part to end sees every earlier part's outcome (the decrement orders them).
+          const bool last = shared->left.fetch_sub(1, std::memory_order_acq_rel) == 1;
+          if (last && !shared->failed.load() && saved != nullptr) job.save_result({saved, result_bytes});
+          return status;
+        })));
+  return platform_.completions().all_of(done);
 }
 
 template <linalg::Real T>

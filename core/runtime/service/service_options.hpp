@@ -33,6 +33,10 @@ struct ServiceOptions {
   int max_consecutive_refresh_failures = 3;
   optim::NonFinitePolicy non_finite = optim::NonFinitePolicy::skip;
   int max_consecutive_non_finite = 10;
+  // A job's independent parts (its factors: RefreshJob::parts) run as works of their own on the
+  // host workers, side by side when workers are free, so one block's refresh ends sooner; off:
+  // one work per job. The numbers are the same either way.
+  bool split_refresh_parts = true;
 };
 
 // The failure policies of `hp` with the given staleness and policy.
