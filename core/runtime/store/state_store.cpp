@@ -184,7 +184,10 @@ StoreStepStats StateStore::end_step() {
 
 Tier StateStore::update_tier(BlockId id) const { return at(id).update; }
 Tier StateStore::home_tier(BlockId id) const { return at(id).home; }
-Tier StateStore::location(BlockId id) const { return at(id).primary; }
+Tier StateStore::location(BlockId id) const {
+  const Block& b = at(id);
+  return b.is_placed ? b.primary : Tier::host;  // unplaced: in the state's own (host) storage
+}
 bool StateStore::has_copy_on(BlockId id, Tier tier) const { return at(id).copies[index(tier)].valid(); }
 bool StateStore::acquired(BlockId id) const { return at(id).is_acquired; }
 bool StateStore::placed(BlockId id) const { return at(id).is_placed; }

@@ -107,7 +107,8 @@ class StateStore {
   // Where the block rests between updates by the policy (device, host or NVMe); a block updated
   // on another tier is staged there for its update (the tiered policy: the device).
   Tier home_tier(BlockId block) const;
-  // Tier whose copy holds the block's current bytes (where the state is attached, or NVMe).
+  // Tier whose copy holds the block's current bytes (where the state is attached, or NVMe); the
+  // host for a block not placed (its bytes in the state's own storage).
   Tier location(BlockId block) const;
   bool has_copy_on(BlockId block, Tier tier) const;
   bool acquired(BlockId block) const;
