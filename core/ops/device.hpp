@@ -285,4 +285,14 @@ class Device {
   std::int64_t fallbacks_ = 0;
 };
 
+// Whether x holds only finite values, read where it lives: a host loop where the host can read
+// the device's memory, else a check on the device and one read of its flag (a synchronization).
+template <Real T>
+bool all_finite(Device& device, linalg::ConstMatrixView<T> x) {
+  if (device.host_addressable()) return linalg::all_finite(x);
+  const Flag flag = device.flag();
+  device.check_finite(x, flag);
+  return !device.raised(flag);
+}
+
 }  // namespace asteria::ops

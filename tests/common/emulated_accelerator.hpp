@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "core/ops/cpu_device.hpp"
@@ -41,6 +42,7 @@ class EmulatedAcceleratorMath final : public ops::Device {
   bool host_addressable() const noexcept override { return false; }
   std::int64_t operations() const noexcept { return operations_.load(); }
   std::int64_t fences() const noexcept { return fences_.load(); }
+  std::int64_t finiteness_checks() const noexcept { return finiteness_checks_.load(); }
 
   std::unique_ptr<ops::Fence> fence() override {
     if (!lagging_) return nullptr;
@@ -54,6 +56,7 @@ class EmulatedAcceleratorMath final : public ops::Device {
     for (const ops::OperandUse& use : ops::operand_uses(op)) operands.push_back(revealed(use.tensor));
     ops::run_on_cpu(ops::with_operands(op, operands), ops::CpuContext{});
     ++operations_;
+    if (std::holds_alternative<ops::CheckFiniteOp>(op)) ++finiteness_checks_;
   }
   void* allocate(std::size_t bytes) override { return disguise(::operator new(bytes == 0 ? 1 : bytes)); }
   void release(void* data) noexcept override { ::operator delete(reveal(data)); }
@@ -78,6 +81,7 @@ class EmulatedAcceleratorMath final : public ops::Device {
   bool lagging_;
   std::atomic<std::int64_t> operations_{0};
   std::atomic<std::int64_t> fences_{0};
+  std::atomic<std::int64_t> finiteness_checks_{0};
 };
 
 class EmulatedGpuTier final : public real::GpuTier {

@@ -129,6 +129,18 @@ TYPED_TEST(AcceleratorDriver, ADeviceResidentModelWithStateOnTheHostMovesGradien
   }
 }
 
+TEST(AcceleratorDriver, AGradientIsCheckedForNonFiniteValuesOncePerLayerAndStepOnTheDevice) {
+  for (const Case& c : optimizers()) {
+    SCOPED_TRACE(c.name);
+    auto accelerator = std::make_shared<EmulatedAccelerator>();
+    real::RealPlatform platform(accelerated(accelerator));
+    DeviceResidentModel<float> model(small_stack());
+    expect_reference_numbers<float>(platform, model, c, full_numerics(0));
+    // Three layers of 6, 6 and 4 blocks: one check (one synchronization) per layer, not per block.
+    EXPECT_EQ(accelerator->emulated_math().finiteness_checks(), 3 * kSteps);
+  }
+}
+
 TEST(AcceleratorDriver, WorkCompletesAtTheDevicesFencesWithMeasuredTime) {
   using T = float;
   for (const Case& c : optimizers()) {

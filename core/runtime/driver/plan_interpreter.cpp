@@ -29,6 +29,7 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
       sink_(platform.activities()),
       charges_(plan::launch_charges(plan_, numerics_site)) {
   plan::validate(plan_, "step plan (" + plan_.schedule + ")");
+  layer_verdicts_.resize(model_.layer_count());
   if (blocks_.size() != plan_.blocks.size())
     throw std::invalid_argument("PlanInterpreter: " + std::to_string(blocks_.size()) + " bound blocks for a plan of " +
                                 std::to_string(plan_.blocks.size()));
@@ -186,6 +187,18 @@ linalg::ConstMatrixView<T> PlanInterpreter<T>::gradient(const Op& op) {
   if (!values_) return {};
   const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
   return model_.gradient_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+}
+
+template <linalg::Real T>
+bool PlanInterpreter<T>::layer_gradient_finite(const Op& op) {
+  if (!values_) return false;
+  const auto l = static_cast<std::size_t>(op.layer);
+  LayerVerdict& v = layer_verdicts_.at(l);
+  if (v.step != step_of(op)) {
+    v.step = step_of(op);
+    v.finite = ops::all_finite(platform_.math(model_.tensor_tier()), model_.gradient_matrix(l));
+  }
+  return v.finite;
 }
 
 template <linalg::Real T>
@@ -381,14 +394,16 @@ void PlanInterpreter<T>::run_optimizer_op(OpId i, bool body) {
         launch_state_[static_cast<std::size_t>(charged)].installs.add(op.cost);
       break;
     }
-    case OpKind::accumulate:
+    case OpKind::accumulate: {
+      const bool finite = layer_gradient_finite(op);  // else each block's part is checked
       if (ops::Device* state_side = staged_state_side(op)) {
         OperandStaging<T> staged(platform_.math(model_.tensor_tier()), *state_side, gradient(op), {});
-        if (!service_.accumulate(id, staged.gradient(), step_of(op))) skipped = 1;
-      } else if (!service_.accumulate(id, gradient(op), step_of(op))) {
+        if (!service_.accumulate(id, staged.gradient(), step_of(op), finite)) skipped = 1;
+      } else if (!service_.accumulate(id, gradient(op), step_of(op), finite)) {
         skipped = 1;
       }
       break;
+    }
     case OpKind::refresh:
       if (!skipped) service_.submit_refresh(id, step_of(op), {step_, i, -1, platform::ActivityRole::refresh_job});
       // Jobs installed early to make room for this snapshot: their installs' work goes to this

@@ -122,6 +122,9 @@ class PlanInterpreter {
   // The device of the op's block state when it is not the one that addresses the model's tensors
   // (their values are then staged between the two); null when one device addresses both.
   ops::Device* staged_state_side(const plan::Op& op);
+  // Whether the op's layer's whole gradient is finite in the op's step, checked once per layer
+  // and step where the model keeps it (one device synchronization, not one per block).
+  bool layer_gradient_finite(const plan::Op& op);
 
   const plan::StepPlan& plan_;
   platform::Platform& platform_;
@@ -155,6 +158,13 @@ class PlanInterpreter {
   std::vector<LaunchState> launch_state_;
   std::vector<char> skipped_;       // per block: skipped this step (issuing thread)
   std::vector<char> body_skipped_;  // the same, written by launch bodies (device thread only)
+  // Per layer: the step whose gradient was last checked whole, and the verdict (written by
+  // whichever thread runs the step's accumulate ops).
+  struct LayerVerdict {
+    Step step = 0;
+    bool finite = false;
+  };
+  std::vector<LayerVerdict> layer_verdicts_;
   std::vector<platform::Pending> in_flight_;
   std::exception_ptr body_error_;
   std::vector<std::vector<T>> gathered_;  // per gather op: the block's weights, packed

@@ -106,28 +106,21 @@ bool PreconditionerService<T>::after_backward(BlockId id, linalg::ConstMatrixVie
 }
 
 template <linalg::Real T>
-bool PreconditionerService<T>::all_finite(ops::Device& device, linalg::ConstMatrixView<T> grad) {
-  if (device.host_addressable()) return linalg::all_finite(grad);
-  const ops::Flag flag = device.flag();
-  device.check_finite(grad, flag);
-  return !device.raised(flag);
-}
-
-template <linalg::Real T>
 void PreconditionerService<T>::publication_point(BlockId id, Step t) {
   require_step(t, "publication_point");
   reach_point(block(id), t);
 }
 
 template <linalg::Real T>
-bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T> grad, Step t) {
+bool PreconditionerService<T>::accumulate(BlockId id, linalg::ConstMatrixView<T> grad, Step t,
+                                          bool known_finite) {
   require_step(t, "accumulate");
   Block& b = block(id);
   if (b.accumulated_step >= t)
     throw std::logic_error("preconditioner service: " + b.label + ": accumulate twice in step " + step_text(t));
   b.accumulated_step = t;
   b.backward_step = t;
-  if (!all_finite(math(b), grad)) {
+  if (!known_finite && !ops::all_finite(math(b), grad)) {
     ++current_.skipped_non_finite;
     ++totals_.skipped_non_finite;
     ++b.version.skipped_non_finite;

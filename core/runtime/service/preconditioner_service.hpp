@@ -127,7 +127,9 @@ class PreconditionerService {
   void publication_point(BlockId b, Step t);
   // The non-finite policy, then the gradient folded into the statistics. False: the block skips
   // step t (no statistics, no refresh, no update; its publication point still passes).
-  [[nodiscard]] bool accumulate(BlockId b, linalg::ConstMatrixView<T> grad, Step t);
+  // `known_finite`: the caller found the gradient finite already (a whole layer's at once, one
+  // device synchronization instead of one per block).
+  [[nodiscard]] bool accumulate(BlockId b, linalg::ConstMatrixView<T> grad, Step t, bool known_finite = false);
   // Snapshots and submits a refresh if one is due after this step's accumulate; `tag` names the
   // plan op on the job's Work. True when a job was submitted.
   bool submit_refresh(BlockId b, Step t, const platform::OpTag& tag = {});
@@ -209,8 +211,6 @@ class PreconditionerService {
   Step last_step() const noexcept { return last_step_; }
 
  private:
-  // Whether `grad` holds only finite values, read where it lives.
-  static bool all_finite(ops::Device& device, linalg::ConstMatrixView<T> grad);
   struct Job {
     std::unique_ptr<optim::RefreshJob<T>> job;
     platform::Pending done;
