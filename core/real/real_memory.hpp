@@ -129,6 +129,7 @@ class RealMemory final : public platform::Memory {
   using StoragePtr = std::shared_ptr<Storage>;
 
   StoragePtr find(std::uint64_t id) const;
+  Status checked_storage(const platform::Region& region, std::size_t bytes, const char* verb, StoragePtr& storage) const;
   StoragePtr make_storage(platform::Tier tier, std::size_t bytes, std::string label);
   std::byte* new_buffer(platform::Tier tier, std::size_t size);
   void free_buffer(platform::Tier tier, std::byte* buffer, std::size_t size) noexcept;

@@ -34,27 +34,30 @@ Status RealMemory::move(const Storage& src, Storage& dst, std::size_t bytes) {
   return write_from_host(dst, bounce.data(), bytes);
 }
 
-Status RealMemory::write(const platform::Region& region, std::span<const std::byte> bytes) {
-  StoragePtr storage = find(region.id);
-  if (!storage) throw std::logic_error("RealMemory::write: unknown region '" + region.label + "'");
+// The storage behind a device- or host-tier region that `bytes` fit in (the checks read and
+// write share); a failed Status for too many bytes.
+Status RealMemory::checked_storage(const platform::Region& region, std::size_t bytes, const char* verb,
+                                   StoragePtr& storage) const {
+  storage = find(region.id);
+  if (!storage) throw std::logic_error(std::string("RealMemory::") + verb + ": unknown region '" + region.label + "'");
   if (storage->kind == Storage::Kind::nvme || storage->kind == Storage::Kind::accounted)
-    throw std::logic_error("RealMemory::write: region '" + region.label + "' is not device or host memory");
-  if (bytes.size() > storage->bytes)
-    return {StatusCode::invalid_argument, std::to_string(bytes.size()) + " bytes for region '" + region.label +
-                                              "' of " + std::to_string(storage->bytes)};
-  if (bytes.empty()) return Status::success();
+    throw std::logic_error(std::string("RealMemory::") + verb + ": region '" + region.label +
+                           "' is not device or host memory");
+  if (bytes > storage->bytes)
+    return {StatusCode::invalid_argument, std::to_string(bytes) + " bytes for region '" + region.label + "' of " +
+                                              std::to_string(storage->bytes)};
+  return Status::success();
+}
+
+Status RealMemory::write(const platform::Region& region, std::span<const std::byte> bytes) {
+  StoragePtr storage;
+  if (Status s = checked_storage(region, bytes.size(), "write", storage); !s.ok() || bytes.empty()) return s;
   return write_from_host(*storage, bytes.data(), bytes.size());
 }
 
 Status RealMemory::read(const platform::Region& region, std::span<std::byte> out) {
-  StoragePtr storage = find(region.id);
-  if (!storage) throw std::logic_error("RealMemory::read: unknown region '" + region.label + "'");
-  if (storage->kind == Storage::Kind::nvme || storage->kind == Storage::Kind::accounted)
-    throw std::logic_error("RealMemory::read: region '" + region.label + "' is not device or host memory");
-  if (out.size() > storage->bytes)
-    return {StatusCode::invalid_argument, std::to_string(out.size()) + " bytes from region '" + region.label +
-                                              "' of " + std::to_string(storage->bytes)};
-  if (out.empty()) return Status::success();
+  StoragePtr storage;
+  if (Status s = checked_storage(region, out.size(), "read", storage); !s.ok() || out.empty()) return s;
   return read_to_host(*storage, out.data(), out.size());
 }
 
