@@ -3,7 +3,7 @@
 //   BM_CublasSgemmPeak         a large square FP32 SGEMM (no TF32, the model's math mode): the
 //                              device's measured FP32 peak, for MFU
 //   BM_GptCudaForwardBackward  the model's forward + backward at three sizes:
-//                              0 gpt-mini (3.2 M parameters), 1 a 25 M model, 2 a 100 M model
+//                              0 gpt-mini (3.2 M parameters), 1 gpt-25m, 2 gpt-100m
 // Counters: GFLOP/s (model FLOPs, the Gpt::step_flops convention; nominal 2n³ for the SGEMM),
 // tokens/s and parameters. MFU = model GFLOP/s / BM_CublasSgemmPeak GFLOP/s. Every timed call
 // returns after its device work has finished (GptCuda synchronizes; the SGEMM loop is timed with
@@ -35,26 +35,11 @@ bool skip_without_device(benchmark::State& state) {
   return true;
 }
 
-// Sizes along the range (about 1 M to 100 M parameters); byte vocabulary throughout.
+// The shipped models from about 3 M to 100 M parameters (experiments/models).
+constexpr const char* kModels[] = {"gpt-mini", "gpt-25m", "gpt-100m"};
+
 ModelConfig sized_config(int size, int batch) {
-  ModelConfig c = asteria::workload::find_model_config("gpt-mini");
-  if (size == 1) {  // ~25 M parameters
-    c.name = "gpt-25m";
-    c.layers = 8;
-    c.d_model = 512;
-    c.heads = 8;
-    c.kv_heads = 8;
-    c.mlp_hidden = 2048;
-    c.sequence_length = 256;
-  } else if (size == 2) {  // ~85 M parameters (GPT-2 small's trunk with a byte vocabulary)
-    c.name = "gpt-100m";
-    c.layers = 12;
-    c.d_model = 768;
-    c.heads = 12;
-    c.kv_heads = 12;
-    c.mlp_hidden = 3072;
-    c.sequence_length = 512;
-  }
+  ModelConfig c = asteria::workload::find_model_config(kModels[size]);
   c.micro_batch = batch;
   return c;
 }

@@ -110,6 +110,10 @@ struct CpuSpec {
   // One worker's seconds per flop of elementwise arithmetic (an update on the host), beside its
   // traffic. 0: free.
   Quantity elementwise_seconds_per_flop{0.0, Provenance::derived, "not given: elementwise arithmetic is free"};
+  // How much slower one core computes while every other core of the unit computes too (0.25:
+  // 25% slower), through what they share: power and clocks, caches, memory. With k of the other
+  // cores busy a core is slower by contention_slowdown · k / (cores - 1). 0: no such effect.
+  Quantity contention_slowdown{0.0, Provenance::derived, "not given: cores do not slow one another"};
 
   bool operator==(const CpuSpec&) const = default;
 };

@@ -2,12 +2,13 @@
 #include <system_error>
 
 #include "core/common/error.hpp"
+#include "core/common/shipped_files.hpp"
 #include "hwmodels/profile_loader.hpp"
 
 namespace asteria::hw {
 namespace {
 
-std::filesystem::path shipped_dir() { return std::filesystem::path(ASTERIA_HWMODELS_DIR); }
+std::filesystem::path shipped_dir() { return shipped_path("hwmodels/profiles"); }
 
 }  // namespace
 
@@ -34,7 +35,8 @@ std::filesystem::path find_profile(std::string_view name_or_path) {
   std::string names;
   for (const std::string& name : shipped_profile_names()) names += (names.empty() ? "" : ", ") + name;
   throw InputError(std::string(name_or_path), "profile",
-                   "expected an existing profile file or a shipped profile name (" + names + ")");
+                   "expected an existing profile file or a shipped profile name (" +
+                       (names.empty() ? "none in " + shipped_dir().string() : names) + ")");
 }
 
 }  // namespace asteria::hw

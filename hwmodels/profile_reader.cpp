@@ -26,6 +26,7 @@ std::string expected_quantity(Measure measure) {
     case Measure::fraction: what = "a fraction in (0, 1]"; break;
     case Measure::count: what = "a whole number >= 1"; break;
     case Measure::count_or_zero: what = "a whole number >= 0"; break;
+    case Measure::slowdown: what = "a slowdown >= 0"; break;
     default: break;
   }
   return "a mapping {value: <" + what + ">, kind: peak|measured|derived, source: \"...\"}";
@@ -83,6 +84,8 @@ std::string range_violation(double value, Measure measure) {
     case Measure::fraction: return value > 0.0 && value <= 1.0 ? "" : "a fraction in (0, 1]";
     case Measure::count: return whole && value >= 1.0 ? "" : "a whole number >= 1";
     case Measure::count_or_zero: return whole && value >= 0.0 ? "" : "a whole number >= 0";
+    // Beyond 10 (a core 11x slower beside busy ones) is a typo, not a machine.
+    case Measure::slowdown: return value >= 0.0 && value <= 10.0 ? "" : "a slowdown in [0, 10]";
   }
   return "";
 }

@@ -20,6 +20,7 @@ enum class Measure {
   fraction,       // dimensionless, in (0, 1]
   count,          // integer >= 1
   count_or_zero,  // integer >= 0
+  slowdown,       // dimensionless, >= 0 (0.25: 25% slower)
 };
 
 constexpr UnitClass unit_class_of(Measure measure) noexcept {
@@ -31,7 +32,8 @@ constexpr UnitClass unit_class_of(Measure measure) noexcept {
     case Measure::coefficient: return UnitClass::time;
     case Measure::fraction:
     case Measure::count:
-    case Measure::count_or_zero: return UnitClass::dimensionless;
+    case Measure::count_or_zero:
+    case Measure::slowdown: return UnitClass::dimensionless;
   }
   return UnitClass::dimensionless;
 }
@@ -83,6 +85,7 @@ void describe(V& v, CpuSpec& cpu) {
   v.optional_quantity("task_latency", cpu.task_latency, Measure::latency);  // older profiles lack it
   v.optional_quantity("issue_latency", cpu.issue_latency, Measure::latency);
   v.optional_quantity("elementwise_seconds_per_flop", cpu.elementwise_seconds_per_flop, Measure::latency);
+  v.optional_quantity("contention_slowdown", cpu.contention_slowdown, Measure::slowdown);
 }
 
 template <class V>

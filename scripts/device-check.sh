@@ -28,12 +28,19 @@ export LD_LIBRARY_PATH="$bundle/lib:${cuda_libs:+$cuda_libs:}/usr/local/cuda/lib
 nccl="$( (ldconfig -p 2>/dev/null | grep -o '/[^ ]*libnccl\.so\.2$'; find ${cuda_libs:-} /usr/local/cuda*/ -name 'libnccl.so.2' 2>/dev/null) | head -1)"
 [[ -z "$nccl" ]] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$bundle/nccl-stand-in"
 export OPENBLAS_NUM_THREADS=1
+# The programs were built in another tree: models and profiles are read from this one.
+export ASTERIA_SOURCE_DIR="$PWD"
+# The training corpus: the Python standard library where the machine has one (train's default),
+# else this tree's C++ sources.
+corpus=()
+compgen -G '/usr/lib/python3.*/os.py' >/dev/null || corpus=(--data "$PWD/core")
 
 {
   cat "$bundle/BUILD.txt"
   echo "ran $(date -u +%Y-%m-%dT%H:%MZ) on $(uname -srm), $(nproc) cores"
   echo "CUDA libraries from: ${cuda_libs:-/usr/local/cuda/lib64}"
   echo "NCCL: ${nccl:-none found, the stand-in of the bundle answers (no data-parallel GPU runs)}"
+  echo "corpus: ${corpus[1]:-the Python standard library of this machine}"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv 2>&1
 } >"$out/environment.txt"
 
@@ -59,7 +66,7 @@ for optimizer in adamw shampoo soap; do
       run="$optimizer-s$staleness-$placement"
       timeout 90 "$asteria" train --device "$device" --model "$model" --optimizer "$optimizer" --staleness "$staleness" \
         --placement "$placement" --steps "$steps" --warmup-steps 3 --batch "$batch" --host-workers "$workers" \
-        --max-corpus-bytes 16MB --eval-every 0 --trace --no-progress --out "$out/train/$run" \
+        "${corpus[@]}" --max-corpus-bytes 16MB --eval-every 0 --trace --no-progress --out "$out/train/$run" \
         >"$out/train/$run.log" 2>&1 || { echo "train $run failed" >>"$out/failures.txt"; status=1; }
       rm -rf "$out/train/$run/checkpoint"
     done

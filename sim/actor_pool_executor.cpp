@@ -87,6 +87,7 @@ void ActorPoolExecutor::serve(std::size_t lane) {
       traffic += c.memory_bytes;
     }
     if (compute > 0.0) {
+      const CoreLoad::Busy busy(spec_.cores, spec_.threads_per_item);
       sg4::ExecPtr exec = sg4::this_actor::exec_init(compute * kSpeed);
       if (spec_.threads_per_item > 1) exec->set_thread_count(spec_.threads_per_item);
       exec->start();

@@ -18,6 +18,7 @@
 
 #include "core/platform/executor.hpp"
 #include "hwmodels/cost_model.hpp"
+#include "sim/core_load.hpp"
 #include "sim/recorder.hpp"
 
 namespace asteria::sim {
@@ -27,6 +28,9 @@ struct ActorPoolSpec {
   std::vector<std::string> tracks;  // one per actor (its size is the concurrency)
   simgrid::s4u::Host* host = nullptr;
   int threads_per_item = 1;         // cores one item occupies (a refresh worker's BLAS threads)
+  // The cores of `host` as they slow one another (core_load.hpp); null: `host` is not a CPU
+  // whose cores contend (a GPU).
+  CoreLoad* cores = nullptr;
   // What one piece costs: compute seconds on `host`, and bytes of memory traffic on `memory`.
   std::function<hw::CostModel::Charge(const platform::Cost&)> charge;
   // The memory the items' traffic goes through: a host of one core whose speed is the memory's

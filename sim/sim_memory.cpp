@@ -233,6 +233,7 @@ void SimMemory::cross_link(sg4::Host* from, sg4::Host* to, const sg4::Link& link
     // The time the link would take alone, as work of one core of the CPU host (topology.hpp: a
     // core runs kSpeed per second).
     const double seconds = link.get_latency() + static_cast<double>(job.bytes) / link.get_bandwidth();
+    const CoreLoad::Busy busy(spec_.cores, 1);
     sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * kSpeed);
     exec->set_host(spec_.resources.cpu);
     exec->start();

@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "core/platform/memory.hpp"
+#include "sim/core_load.hpp"
 #include "sim/recorder.hpp"
 #include "sim/simulation_options.hpp"
 #include "sim/topology.hpp"
@@ -40,6 +41,7 @@ struct MemorySpec {
   // host for its time on the link (shared with the device stream and the workers) instead of
   // being a transfer beside them.
   bool copies_use_cores = false;
+  CoreLoad* cores = nullptr;  // with copies_use_cores: the CPU host's cores (core_load.hpp)
 };
 
 class SimMemory final : public platform::Memory {

@@ -8,7 +8,7 @@ namespace asteria::sim {
 namespace {
 
 ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitResources& r,
-                                 const hw::CostModel& costs, platform::ActivitySink* sink) {
+                                 const hw::CostModel& costs, platform::ActivitySink* sink, CoreLoad& cores) {
   ActorPoolSpec spec;
   spec.name = platform::device_stream_track(r.unit);
   spec.tracks = {spec.name};
@@ -17,6 +17,7 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
   if (options.profile.device == hw::DeviceKind::cpu) {
     spec.host = r.cpu;
     spec.threads_per_item = static_cast<int>(options.profile.gpu.device_threads.value);
+    spec.cores = &cores;
   } else {
     spec.host = r.gpu;
   }
@@ -32,7 +33,7 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
 }
 
 ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitResources& r,
-                                const hw::CostModel& costs, platform::ActivitySink* sink) {
+                                const hw::CostModel& costs, platform::ActivitySink* sink, CoreLoad& cores) {
   ActorPoolSpec spec;
   const std::string cpu = "cpu" + std::to_string(r.unit);
   spec.name = cpu + " workers";
@@ -41,6 +42,7 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
   for (int k = 0; k < workers; ++k) spec.tracks.push_back(platform::host_worker_track(r.unit, k));
   spec.host = r.cpu;
   spec.threads_per_item = static_cast<int>(options.profile.cpu.threads_per_worker.value);
+  spec.cores = &cores;
   const double slowdown = static_cast<std::size_t>(r.unit) < options.host_slowdown.size()
                               ? options.host_slowdown[static_cast<std::size_t>(r.unit)]
                               : 1.0;
@@ -59,7 +61,10 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
 
 SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& resources,
                          const hw::CostModel& costs, Recorder& recorder, CommHub* hub)
-    : unit_(resources.unit), board_(sync_), activities_(options.activities ? options.activities(resources.unit) : nullptr) {
+    : unit_(resources.unit),
+      board_(sync_),
+      activities_(options.activities ? options.activities(resources.unit) : nullptr),
+      cores_(resources.cpu) {
   MemorySpec memory;
   memory.resources = resources;
   memory.budgets = options.budgets ? *options.budgets : budgets_from(options.profile);
@@ -67,10 +72,11 @@ SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& 
   memory.nvme_latency = options.profile.nvme.latency.value;
   memory.activities = activities_;
   memory.copies_use_cores = options.profile.device == hw::DeviceKind::cpu;
+  memory.cores = &cores_;
   memory_ = std::make_unique<SimMemory>(memory, board_, recorder);
-  host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs, activities_), board_,
+  host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs, activities_, cores_), board_,
                                               recorder);
-  device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs, activities_), board_,
+  device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs, activities_, cores_), board_,
                                                 recorder);
   if (hub != nullptr)
     comm_ = std::make_unique<SimComm>(*hub, RankContext{unit_, resources.cpu, &board_, activities_}, options.units);

@@ -51,6 +51,7 @@ class SimPlatform final : public platform::Platform {
   SimSyncFactory sync_;
   platform::CompletionBoard board_;  // before the executors and memory: their Pendings point into it
   platform::ActivitySink* activities_;  // not owned
+  CoreLoad cores_;                      // before the executors and memory, which hold it
   std::unique_ptr<SimMemory> memory_;
   std::unique_ptr<ActorPoolExecutor> host_;
   std::unique_ptr<ActorPoolExecutor> device_;

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/core_load.hpp"
+
 namespace asteria::sim {
 
 namespace sg4 = simgrid::s4u;
@@ -56,7 +58,9 @@ Node build_node(const SimulationOptions& options, sg4::NetZone* root, int node, 
     r.gpu = n.zone->create_host("gpu" + s, kSpeed)->seal();
     r.gpu_memory = n.zone->create_host("hbm-traffic" + s, p.gpu.memory_bandwidth.value)->seal();
     r.cpu_memory = n.zone->create_host("dram-traffic" + s, p.cpu.memory_bandwidth.value)->seal();
-    r.cpu = n.zone->create_host("cpu" + s, kSpeed)->set_core_count(cores);
+    // One pstate per count of other busy cores (core_load.hpp).
+    r.cpu = n.zone->create_host("cpu" + s, contended_core_speeds(cores, p.cpu.contention_slowdown.value, kSpeed))
+                ->set_core_count(cores);
     r.nvme = r.cpu->create_disk("nvme" + s, p.nvme.read_bandwidth.value, p.nvme.write_bandwidth.value);
     r.cpu->seal();
     r.h2d = make_link(n.zone, "h2d" + s, p.host_to_device.bandwidth.value, p.host_to_device.latency.value);

@@ -5,6 +5,7 @@
 
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/verbs.hpp"
+#include "core/common/shipped_files.hpp"
 
 namespace asteria::cli {
 
@@ -33,7 +34,7 @@ int demo_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (!values) return exit_code;
   const std::filesystem::path root = (*values)["out"].as<std::string>();
   const auto study_args = [&](const char* name) {
-    Args a = {std::string(ASTERIA_SOURCE_DIR) + "/experiments/studies/" + name + ".yaml", "--out",
+    Args a = {(shipped_path("experiments/studies") / (std::string(name) + ".yaml")).string(), "--out",
               (root / name).string()};
     if (values->count("jobs") != 0) {
       a.push_back("--jobs");

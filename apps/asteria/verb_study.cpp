@@ -13,12 +13,10 @@
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_validation.hpp"
 #include "apps/asteria/verbs.hpp"
+#include "core/common/shipped_files.hpp"
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
 
-#ifndef ASTERIA_SOURCE_DIR
-#error "ASTERIA_SOURCE_DIR must name the source tree (it holds plots/study_plots.py)"
-#endif
 
 namespace asteria::cli {
 namespace {
@@ -151,7 +149,7 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
       << '\n';
   if (v.count("no-plots") == 0) {
     const study::PlotOutcome plots = study::render_plots(
-        kPython, std::filesystem::path(ASTERIA_SOURCE_DIR) / "plots" / "study_plots.py", options.out_dir);
+        kPython, shipped_path("plots/study_plots.py"), options.out_dir);
     for (const std::string& path : plots.paths) out << "plot: " << path << '\n';
     if (!plots.problem.empty()) err << "asteria study: plots failed: " << plots.problem << '\n';
   }

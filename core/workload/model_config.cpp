@@ -10,11 +10,9 @@
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/common/shipped_files.hpp"
 #include "core/common/utf8.hpp"
 
-#ifndef ASTERIA_MODELS_DIR
-#error "ASTERIA_MODELS_DIR must name the directory of the shipped model files"
-#endif
 
 namespace asteria::workload {
 namespace {
@@ -192,7 +190,7 @@ ModelConfig load_model_config(const std::filesystem::path& path) {
   return parse_model_config(text.str(), path.string());
 }
 
-std::filesystem::path shipped_models_dir() { return std::filesystem::path(ASTERIA_MODELS_DIR); }
+std::filesystem::path shipped_models_dir() { return shipped_path("experiments/models"); }
 
 std::vector<std::string> shipped_model_names() {
   std::vector<std::string> names;
@@ -212,7 +210,8 @@ ModelConfig find_model_config(const std::string& name_or_path) {
   std::string names;
   for (const std::string& n : shipped_model_names()) names += (names.empty() ? "" : ", ") + n;
   throw InputError("model", name_or_path,
-                   "expected a model file or one of the shipped models (" + (names.empty() ? "none" : names) + ")");
+                   "expected a model file or one of the shipped models (" +
+                       (names.empty() ? "none in " + shipped_models_dir().string() : names) + ")");
 }
 
 }  // namespace asteria::workload

@@ -36,6 +36,12 @@ void assemble_cpu(const Measurements& m, const Assembler& a, int units, Hardware
       per_unit + (other.valid() ? "; the faster of this and " + other.method + ": " +
                                       number("%.4g GB/s", other.value * 1e-9)
                                 : std::string()));
+  // A ratio below 1 (noise on a machine whose cores do not slow one another) is no slowdown.
+  p.cpu.contention_slowdown =
+      m.core_contention.valid()
+          ? a.measured(std::max(0.0, m.core_contention.value - 1.0),
+                       m.core_contention.method + ": " + number("%.3f", m.core_contention.value) + " times as long")
+          : a.copied(p.cpu.contention_slowdown);
   p.cpu.eigh_seconds_per_n3 = a.fitted_or_copied(m.eigh, p.cpu.eigh_seconds_per_n3);
   p.cpu.qr_seconds_per_n3 = a.fitted_or_copied(m.qr, p.cpu.qr_seconds_per_n3);
   p.cpu.task_latency = a.measured_or_copied(m.task_latency, p.cpu.task_latency);

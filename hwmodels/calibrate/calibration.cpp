@@ -99,6 +99,10 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   m.sgemm_one_thread = measure_sgemm(sgemm);
   sgemm.threads = m.host.cores;
   m.sgemm_all_threads = measure_sgemm(sgemm);
+  if (m.host.cores > 1) {
+    say("CPU core contention: 1-thread SGEMM alone and beside " + std::to_string(m.host.cores - 1) + " busy cores");
+    m.core_contention = measure_core_contention(512, m.host.cores, plan.sgemm.repeats);
+  }
 
   say("CPU eigh (ssyevd) and QR (sgeqrf + sorgqr), 1 thread");
   m.eigh = measure_eigh(plan.cpu_sizes, plan.cpu_repeats);

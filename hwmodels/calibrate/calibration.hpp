@@ -48,6 +48,7 @@ struct Measurements {
   HostInfo host;
   Measured sgemm_one_thread;   // FLOP/s
   Measured sgemm_all_threads;  // FLOP/s of all host.cores threads together
+  Measured core_contention;    // time ratio of one core's SGEMM beside busy cores over alone
   CubicTimings eigh;           // one BLAS thread
   CubicTimings qr;             // one BLAS thread
   Measured memcpy_one_thread;  // bytes/s

@@ -4,9 +4,11 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/common/error.hpp"
@@ -171,6 +173,41 @@ SizedRate measure_sgemm_at(std::int64_t n, int threads, int repeats) {
                        (blas.threads() == 1 ? " thread" : " threads") + ", best of " + std::to_string(repeats) +
                        " runs of " + std::to_string(products) + (products == 1 ? " product" : " products");
   return result;
+}
+
+Measured measure_core_contention(std::int64_t n, int cores, int repeats) {
+  Measured m;
+  if (cores < 2) return m;
+  const BlasThreads blas(1);
+  const double flops = 2.0 * std::pow(static_cast<double>(n), 3);
+  const int products = static_cast<int>(std::clamp(std::ceil(5e9 / flops), 1.0, 10000.0));  // ~50 ms a run
+  const double alone = time_sgemm(n, repeats, products);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> others;
+  for (int k = 1; k < cores; ++k)
+    others.emplace_back([&stop, n] {
+      const std::vector<float> a = random_matrix(n, n, 3), b = random_matrix(n, n, 4);
+      std::vector<float> c(static_cast<std::size_t>(n * n), 0.0f);
+      const int dim = static_cast<int>(n);
+      while (!stop.load(std::memory_order_relaxed))
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, dim, dim, dim, 1.0f, a.data(), dim, b.data(), dim,
+                    0.0f, c.data(), dim);
+    });
+  double contended = 0.0;
+  try {
+    contended = time_sgemm(n, repeats, products);
+  } catch (...) {
+    stop = true;
+    for (std::thread& t : others) t.join();
+    throw;
+  }
+  stop = true;
+  for (std::thread& t : others) t.join();
+  m.value = contended / alone;
+  m.method = "OpenBLAS cblas_sgemm n=" + std::to_string(n) + " on 1 thread, " + std::to_string(cores - 1) +
+             (cores == 2 ? " other core" : " other cores") + " running the same, against alone: best of " + std::to_string(repeats) + " runs of " +
+             std::to_string(products) + " products each";
+  return m;
 }
 
 CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats, int threads) {

@@ -37,6 +37,11 @@ Measured measure_sgemm(const SgemmPlan& plan);
 // back-to-back products (at least one) that a run is not dominated by the clock's resolution.
 SizedRate measure_sgemm_at(std::int64_t n, int threads, int repeats);
 
+// How much longer one core takes for a single-thread SGEMM of n while every other of the
+// `cores` cores runs the same loop: the ratio contended / alone of the best of `repeats` timed
+// runs each (about 1: cores do not slow one another); not measured (method empty) for one core.
+Measured measure_core_contention(std::int64_t n, int cores, int repeats);
+
 // LAPACK ssyevd (eigenvalues and eigenvectors) of random symmetric n x n matrices on `threads`
 // BLAS threads (one, as a refresh worker runs it); c fitted on the larger sizes.
 CubicTimings measure_eigh(std::span<const std::int64_t> sizes, int repeats, int threads = 1);

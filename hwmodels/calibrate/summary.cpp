@@ -54,6 +54,7 @@ void print_summary(const Measurements& m, const std::string& base_label, std::os
   if (m.sgemm_all_threads.valid())
     table.row("  per core", number("%.1f GFLOP/s", m.sgemm_all_threads.value * 1e-9 / m.host.cores),
               "the " + std::to_string(m.host.cores) + "-thread rate / " + std::to_string(m.host.cores) + " cores");
+  table.measured("CPU SGEMM beside busy cores", m.core_contention, "%.3fx as long", 1.0);
   table.fit("CPU eigh c (1 thread)", m.eigh);
   table.fit("CPU QR c (1 thread)", m.qr);
   table.measured("memcpy, 1 thread", m.memcpy_one_thread, "%.2f GB/s", 1e-9);

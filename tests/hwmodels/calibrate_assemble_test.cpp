@@ -33,6 +33,7 @@ Measurements round_measurements() {
   m.host = {"testhost", "2025-01-02", "Test CPU 9000", 16, 64e9, "OpenBLAS TestX kernels (avx512) on Test CPU 9000 (avx512)"};
   m.sgemm_one_thread = {80e9, "sgemm-1"};
   m.sgemm_all_threads = {1200e9, "sgemm-16"};
+  m.core_contention = {1.25, "contention-method"};
   m.eigh = timings(6e-11, "eigh-method");
   m.qr = timings(2e-11, "qr-method");
   m.memcpy_one_thread = {12e9, "memcpy-1"};
@@ -78,6 +79,7 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
   expect_measured(p.cpu.qr_seconds_per_n3, 2e-11, "qr-method");
   EXPECT_EQ(p.cpu.threads_per_worker.value, 1.0);
   expect_measured(p.cpu.task_latency, 15e-6, "task-method");
+  expect_measured(p.cpu.contention_slowdown, 0.25, "contention-method");
   expect_measured(p.host_memory.bytes, 64e9, "sysconf");
   expect_copied(p.host_memory.usable_fraction, h100.host_memory.usable_fraction, "h100-pcie-host");
   expect_measured(p.nvme.write_bandwidth, 1.5e9, "write-method");
@@ -109,6 +111,16 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
 
   // What calibrate writes reads back as the same profile.
   EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+}
+
+// Busy cores that ran no slower (noise below 1) slow nothing; a machine of one core measures none.
+TEST(CalibrateAssemble, ContentionBelowOneIsNoSlowdown) {
+  Measurements m = round_measurements();
+  m.core_contention = {0.98, "contention-method"};
+  EXPECT_EQ(assemble_profile(m, base("gh200"), "gh200", "t").cpu.contention_slowdown.value, 0.0);
+  m.core_contention = {};
+  const HardwareProfile p = assemble_profile(m, base("gh200"), "gh200", "t");
+  expect_copied(p.cpu.contention_slowdown, base("gh200").cpu.contention_slowdown, "gh200");
 }
 
 TEST(CalibrateAssemble, MemoryBandwidthIsTheFasterOfOneAndAllThreads) {

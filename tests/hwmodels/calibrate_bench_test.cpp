@@ -62,6 +62,17 @@ TEST(CalibrateBench, SgemmRateIsPositiveAndNamesItsSize) {
   EXPECT_NE(m.method.find("n="), std::string::npos) << m.method;
 }
 
+// One core beside busy others takes about as long or longer (a shared machine may give less or
+// more); one core has nothing to measure.
+TEST(CalibrateBench, CoreContentionIsARatioNearOrAboveOne) {
+  const Measured m = measure_core_contention(128, 2, 2);
+  EXPECT_TRUE(positive_finite(m.value));
+  EXPECT_GT(m.value, 0.5);
+  EXPECT_LT(m.value, 20.0);
+  EXPECT_NE(m.method.find("1 other core running"), std::string::npos) << m.method;
+  EXPECT_TRUE(measure_core_contention(128, 1, 2).method.empty());
+}
+
 TEST(CalibrateBench, EighTimingsGrowWithSizeAndFitTheLargerOnes) {
   const std::vector<std::int64_t> sizes{96, 32, 64};
   const CubicTimings t = measure_eigh(sizes, 1);

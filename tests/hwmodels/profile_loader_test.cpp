@@ -273,6 +273,21 @@ TEST(ProfileLoader, WakeLatencyIsOptional) {
                "gpu.wake_latency", "expected a time >= 0");
 }
 
+TEST(ProfileLoader, ContentionSlowdownIsOptionalAndChecked) {
+  EXPECT_EQ(parse_profile(tiny_profile_yaml(), "tiny.yaml").cpu.contention_slowdown, CpuSpec{}.contention_slowdown);
+  const std::string with =
+      replaced(tiny_profile_yaml(), "  task_latency: {value: 20 us, kind: measured, source: test run}\n",
+               "  task_latency: {value: 20 us, kind: measured, source: test run}\n"
+               "  contention_slowdown: {value: 0.27, kind: measured, source: busy cores}\n");
+  const HardwareProfile p = parse_profile(with, "tiny.yaml");
+  EXPECT_EQ(p.cpu.contention_slowdown.value, 0.27);
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), p.origin), p);
+  expect_error(replaced(with, "{value: 0.27,", "{value: -0.1,"), "cpu.contention_slowdown",
+               "expected a slowdown in [0, 10]");
+  expect_error(replaced(with, "{value: 0.27,", "{value: 40,"), "cpu.contention_slowdown",
+               "expected a slowdown in [0, 10]");
+}
+
 TEST(ProfileLoader, ReadsACpuDevice) {
   const HardwareProfile p = parse_profile(cpu_device_profile_yaml(), "cpu.yaml");
   EXPECT_EQ(p.device, DeviceKind::cpu);

@@ -22,8 +22,10 @@ class QuantityChecker {
   void optional_integer(std::string_view key, int& value, int) { EXPECT_GE(value, 1) << field(key); }
   void device_kind(std::string_view, DeviceKind&) {}
   void optional_quantity(std::string_view key, Quantity& q, schema::Measure measure) {
-    // A GPU's default is one thread; shipped profiles leave gpu.wake_latency out (0: not given).
-    if (q != defaults_.gpu.device_threads && q != defaults_.gpu.wake_latency) quantity(key, q, measure);
+    // A GPU's default is one thread; shipped profiles leave gpu.wake_latency and
+    // cpu.contention_slowdown out (0: not given; no public figure, calibrate measures it).
+    if (q != defaults_.gpu.device_threads && q != defaults_.gpu.wake_latency && q != defaults_.cpu.contention_slowdown)
+      quantity(key, q, measure);
   }
   template <class F>
   void section(std::string_view key, F&& describe_fields) {

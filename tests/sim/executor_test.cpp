@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common/error.hpp"
+#include "sim/core_load.hpp"
 #include "sim/simulation.hpp"
 #include "tests/common/recording_sink.hpp"
 #include "tests/sim/in_child.hpp"
@@ -434,6 +435,78 @@ TEST(SimExecutors, ANegativeWakeLatencyIsRejectedNamingTheField) {
   }
   options.profile.gpu.wake_latency = q(0.0);
   EXPECT_NO_THROW(validate(options));
+}
+
+}  // namespace
+}  // namespace asteria::sim
+
+namespace asteria::sim {
+namespace {
+
+// cpu.contention_slowdown s: a core computes 1 + s times as long while the unit's other cores
+// compute too, and at full speed again once they stop, executions already running included. Two
+// cores, s = 0.5, a CPU device on one and a worker on the other (tiny profile: a 2e9-flop GEMM
+// takes 4 ms on the device; an eigh of n = 100 2 ms on a worker): together both run at 2/3 speed,
+// so the eigh ends at 3 ms, and the kernel's last 2 ms run alone, ending at 5 ms (4 ms alone).
+TEST(SimExecutors, BusyCoresSlowOneAnotherOnACpuDevice) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.profile.device = hw::DeviceKind::cpu;
+    options.profile.cpu.cores.value = 2;
+    options.profile.cpu.contention_slowdown.value = 0.5;
+    options.profile.gpu.device_threads.value = 1;
+    options.profile.gpu.launch_latency.value = 0.0;
+    options.profile.host_memory.unified = true;
+    options.host_workers_per_unit = 1;
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      double t0 = p.clock().now();
+      p.device_stream().submit(modelled("alone", {WorkKind::gemm, 2e9, 0.0, 64})).wait();
+      EXPECT_NEAR(p.clock().now() - t0, 4e-3, 1e-9);
+
+      t0 = p.clock().now();
+      Pending kernel = p.device_stream().submit(modelled("kernel", {WorkKind::gemm, 2e9, 0.0, 64}));
+      Pending refresh = p.host_workers().submit(modelled("refresh", {WorkKind::eigh, 0.0, 0.0, 100}));
+      refresh.wait();
+      EXPECT_NEAR(p.clock().now() - t0, 3e-3, 1e-9);
+      kernel.wait();
+      EXPECT_NEAR(p.clock().now() - t0, 5e-3, 1e-9);
+    });
+  });
+}
+
+// Without the field (a GPU profile, or a CPU whose cores do not contend) the same two run as if
+// alone: the kernel takes its 4 ms beside the refresh.
+TEST(SimExecutors, CoresDoNotSlowOneAnotherWithoutContention) {
+  run_in_child([] {
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.profile.device = hw::DeviceKind::cpu;
+    options.profile.cpu.cores.value = 2;
+    options.profile.gpu.device_threads.value = 1;
+    options.profile.gpu.launch_latency.value = 0.0;
+    options.profile.host_memory.unified = true;
+    options.host_workers_per_unit = 1;
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      const double t0 = p.clock().now();
+      Pending kernel = p.device_stream().submit(modelled("kernel", {WorkKind::gemm, 2e9, 0.0, 64}));
+      Pending refresh = p.host_workers().submit(modelled("refresh", {WorkKind::eigh, 0.0, 0.0, 100}));
+      refresh.wait();
+      EXPECT_NEAR(p.clock().now() - t0, 2e-3, 1e-9);
+      kernel.wait();
+      EXPECT_NEAR(p.clock().now() - t0, 4e-3, 1e-9);
+    });
+  });
+}
+
+TEST(CoreLoad, PstateSpeedsFallWithOtherBusyCores) {
+  EXPECT_EQ(contended_core_speeds(1, 0.5, 1e9), std::vector<double>{1e9});
+  EXPECT_EQ(contended_core_speeds(4, 0.0, 1e9), std::vector<double>{1e9});
+  const std::vector<double> speeds = contended_core_speeds(3, 0.5, 1e9);
+  ASSERT_EQ(speeds.size(), 3u);
+  EXPECT_DOUBLE_EQ(speeds[0], 1e9);
+  EXPECT_DOUBLE_EQ(speeds[1], 1e9 / 1.25);
+  EXPECT_DOUBLE_EQ(speeds[2], 1e9 / 1.5);
 }
 
 }  // namespace

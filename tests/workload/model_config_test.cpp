@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "core/common/error.hpp"
+#include "core/common/shipped_files.hpp"
 #include "core/workload/model_config.hpp"
 
 namespace asteria::workload {
@@ -204,7 +207,44 @@ TEST(ModelConfig, FindsShippedModelsByNameAndFilesByPath) {
   const std::filesystem::path file = shipped_models_dir() / "olmo-1b.yaml";
   EXPECT_EQ(find_model_config(file.string()).name, "olmo-1b");
   const std::vector<std::string> names = shipped_model_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"dos-13b", "dos-70b", "gpt-175b", "gpt-65b", "gpt-mini", "olmo-1b", "olmo2-7b", "tiny"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dos-13b", "dos-70b", "gpt-100m", "gpt-175b", "gpt-25m", "gpt-65b", "gpt-mini", "olmo-1b", "olmo2-7b", "tiny"}));
+}
+
+// Sets an environment variable for one test's scope and restores what was there.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) previous_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnvironment() {
+    if (previous_) ::setenv(name_, previous_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> previous_;
+};
+
+// A tree copied elsewhere (as on a device machine running bundled binaries) names itself.
+TEST(ModelConfig, ShippedModelsFollowAMovedTree) {
+  const std::filesystem::path moved = std::filesystem::temp_directory_path() / "asteria-moved-tree";
+  std::filesystem::remove_all(moved);
+  std::filesystem::create_directories(moved / "experiments" / "models");
+  std::ofstream(moved / "experiments" / "models" / "only-here.yaml") << minimal();
+  {
+    const ScopedEnvironment env("ASTERIA_SOURCE_DIR", moved.string());
+    EXPECT_EQ(shipped_root(), moved);
+    EXPECT_EQ(find_model_config("only-here").name, "toy");
+    EXPECT_EQ(shipped_model_names(), std::vector<std::string>{"only-here"});
+    EXPECT_THROW(find_model_config("tiny"), InputError);  // the build tree's models are not read
+  }
+  EXPECT_EQ(find_model_config("tiny").name, "tiny");
+  EXPECT_THROW(find_model_config("only-here"), InputError);
+  std::filesystem::remove_all(moved);
 }
 
 TEST(ModelConfig, UnknownModelListsTheShippedOnes) {
