@@ -9,6 +9,7 @@
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "hwmodels/calibrate/core_contention.hpp"
 
 namespace asteria::hw::calibrate {
 namespace {
@@ -41,15 +42,150 @@ struct Term {
   }
 };
 
+constexpr double kPriorWeight = 1e-6;
+// A measured base value weighs as this share of the group's intervals (at least one).
+constexpr double kMeasuredPriorShare = 0.01;
+
 struct Group {
   std::string name;
   std::vector<Term> terms;
-  std::vector<LinearObservation> observations;
+  std::vector<LinearObservation> observations;  // values: the seconds each interval would take alone
+  std::vector<double> recorded;                 // per observation: the seconds it took
+  std::vector<double> others_busy;              // per observation: the share of other cores busy (0..1)
 };
 
-void add_observation(Group& g, std::vector<double> features, double seconds) {
+void add_observation(Group& g, std::vector<double> features, double seconds, double others_busy = 0.0) {
   if (seconds <= 0.0) return;  // a clock that did not tick says nothing about a rate
   g.observations.push_back({std::move(features), seconds, 1.0});
+  g.recorded.push_back(seconds);
+  g.others_busy.push_back(others_busy);
+}
+
+// What each interval would have taken with the other cores idle, under a contention slowdown.
+void take_out_contention(Group& g, double slowdown) {
+  for (std::size_t i = 0; i < g.observations.size(); ++i)
+    g.observations[i].value = g.recorded[i] / (1.0 + slowdown * g.others_busy[i]);
+}
+
+struct GroupFits {
+  LinearFit alone;       // what the trace alone determines
+  LinearFit with_prior;  // with the base profile as a prior: the values applied
+};
+
+// What the trace alone determines (identification, residuals), then the fit with the base
+// profile as a prior: one pseudo-observation per coefficient pulling it towards the base's
+// value. Identified coefficients move to the data; a combination the trace cannot split (a
+// power-step GEMM and a QR of the same n both grow as n³) is split as the base splits it,
+// instead of arbitrarily. A base value that was measured (microbenchmarks) weighs as 1% of
+// the group's intervals at 100% error (at least one interval): the intervals outweigh it where
+// they determine the coefficient, and it holds where they barely do. Without that share, a
+// step's compute (the same mix of GEMM and elementwise pieces every step, one equation however
+// many steps) let a handful of short launches trade the elementwise rate against GEMM
+// efficiency by a factor of four between two recordings of one run. Other base values weigh
+// a millionth of an interval: they decide only where the trace cannot.
+// Each interval's squared relative error weighs by its length over the mean length: intervals
+// of microseconds and of seconds both count (relative error), and the long ones that make up
+// most of a step (a step's forward and backward) count for more than a launch of 10 µs.
+GroupFits fit_group(Group& g, const HardwareProfile& base) {
+  double mean = 0.0;
+  for (const LinearObservation& o : g.observations) mean += o.value;
+  mean /= static_cast<double>(g.observations.size());
+  for (LinearObservation& o : g.observations) o.weight = 1.0 / (o.value * mean);
+  GroupFits fits{fit_non_negative(g.observations, g.terms.size()), {}};
+  HardwareProfile base_fields = base;  // the terms' quantities are read through mutable accessors
+  std::vector<LinearObservation> with_prior = g.observations;
+  for (std::size_t k = 0; k < g.terms.size(); ++k) {
+    const Quantity& known = g.terms[k].quantity(base_fields);
+    const double prior = g.terms[k].convert(known.value, base);
+    if (!(prior > 0.0) || !std::isfinite(prior)) continue;
+    std::vector<double> direction(g.terms.size(), 0.0);
+    direction[k] = 1.0;
+    const double measured = std::max(1.0, kMeasuredPriorShare * static_cast<double>(g.observations.size()));
+    const double weight = known.provenance == Provenance::measured ? measured : kPriorWeight;
+    with_prior.push_back({std::move(direction), prior, weight / (prior * prior)});
+  }
+  fits.with_prior = fit_non_negative(with_prior, g.terms.size());
+  return fits;
+}
+
+// Intervals that saw at least this share of the other cores busy tell the slowdown; at least
+// kContentionObservations of them are needed to fit it.
+constexpr double kContended = 0.1;
+constexpr std::size_t kContentionObservations = 3;
+
+struct ContentionFit {
+  double slowdown = 0.0;
+  std::size_t observations = 0;
+  bool identified = false;
+  double relative_error = std::nan("");
+};
+
+// cpu.contention_slowdown s, fitted with the groups' coefficients: an interval that saw a share
+// o of the other cores busy took (1 + s·o) times what the coefficients predict alone, which is
+// bilinear in s and the coefficients, so the two are fitted in turn (the coefficients to the
+// intervals with the contention taken out, then s by weighted least squares on relative error
+// given them) until s settles. Whether the trace determines s is read off the linearised joint
+// problem at the solution: the columns f·(1 + s·o) of every group's coefficients beside the
+// column (predicted alone)·o of s. Where every interval on the cores saw the others equally busy
+// (a device that computes throughout), s's column lies in the others' span: not identified.
+ContentionFit fit_contention(const std::vector<Group*>& groups, const HardwareProfile& base) {
+  ContentionFit out;
+  for (const Group* g : groups)
+    for (double o : g->others_busy) out.observations += o >= kContended ? 1 : 0;
+  double s = base.cpu.contention_slowdown.value;
+  out.slowdown = s;
+  if (out.observations < kContentionObservations) return out;
+  std::vector<std::vector<double>> alone(groups.size());  // per group and observation
+  for (int round = 0; round < 50; ++round) {
+    double numerator = 0.0, denominator = 0.0;
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      Group* g = groups[gi];
+      alone[gi].assign(g->observations.size(), 0.0);
+      if (g->observations.empty()) continue;
+      take_out_contention(*g, s);
+      const GroupFits fits = fit_group(*g, base);
+      for (std::size_t i = 0; i < g->observations.size(); ++i) {
+        for (std::size_t k = 0; k < g->terms.size(); ++k)
+          alone[gi][i] += fits.with_prior.coefficients[k].value * g->observations[i].features[k];
+        if (g->others_busy[i] <= 0.0) continue;
+        const double d = g->recorded[i], x = alone[gi][i] * g->others_busy[i], w = 1.0 / (d * d);
+        numerator += w * (d - alone[gi][i]) * x;
+        denominator += w * x * x;
+      }
+    }
+    if (!(denominator > 0.0)) return out;
+    const double next = std::clamp(numerator / denominator, 0.0, 10.0);
+    const bool settled = std::abs(next - s) < 1e-6;
+    s = next;
+    if (settled) break;
+  }
+  out.slowdown = s;
+  // The linearised joint problem at s.
+  std::size_t columns = 1, offset = 0;
+  for (const Group* g : groups) columns += g->terms.size();
+  std::vector<LinearObservation> joint;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    const Group* g = groups[gi];
+    for (std::size_t i = 0; i < g->observations.size(); ++i) {
+      std::vector<double> f(columns, 0.0);
+      const double scale = 1.0 + s * g->others_busy[i];
+      for (std::size_t k = 0; k < g->terms.size(); ++k) f[offset + k] = g->observations[i].features[k] * scale;
+      f.back() = alone[gi][i] * g->others_busy[i];
+      const double d = g->recorded[i];
+      joint.push_back({std::move(f), d, 1.0 / (d * d)});
+    }
+    offset += g->terms.size();
+  }
+  const LinearFit linear = fit_non_negative(joint, columns);
+  const CoefficientFit& fit = linear.coefficients.back();
+  out.identified = s > 0.0 && fit.identified && !fit.at_bound;
+  if (fit.value > 0.0) out.relative_error = fit.standard_error / fit.value;
+  return out;
+}
+
+// Whether the fit says anything: identified, with a standard error under half of it.
+bool identified(const ContentionFit& fit) {
+  return fit.observations >= kContentionObservations && fit.identified && fit.relative_error < 0.5;
 }
 
 // Device stream: 4 efficiency classes, memory, launch latency, eigh c, qr c.
@@ -101,9 +237,6 @@ void add_host_piece(const Cost& c, std::vector<double>& f) {
   }
 }
 
-constexpr double kPriorWeight = 1e-6;
-// A measured base value weighs as this share of the group's intervals (at least one).
-constexpr double kMeasuredPriorShare = 0.01;
 
 Term seconds(std::string field, std::function<Quantity&(HardwareProfile&)> quantity) {
   return {std::move(field), std::move(quantity), false};
@@ -114,7 +247,7 @@ Term rate(std::string field, std::function<Quantity&(HardwareProfile&)> quantity
 }
 
 Group device_group() {
-  Group g{"device", {}, {}};
+  Group g{"device", {}, {}, {}, {}};
   for (std::size_t k = 0; k < GemmEfficiency::kClasses; ++k)
     g.terms.push_back(rate("gpu.gemm_efficiency." + std::string(GemmEfficiency::kNames[k]),
                            [k](HardwareProfile& p) -> Quantity& { return p.gpu.gemm_efficiency.by_class(k); }));
@@ -129,7 +262,7 @@ Group device_group() {
 }
 
 Group host_group() {
-  Group g{"host worker", {}, {}};
+  Group g{"host worker", {}, {}, {}, {}};
   Term gemm = rate("cpu.gemm_flops_per_core", [](HardwareProfile& p) -> Quantity& { return p.cpu.gemm_flops_per_core; });
   gemm.rate_scale = [](const HardwareProfile& p) { return p.cpu.threads_per_worker.value; };
   g.terms.push_back(std::move(gemm));
@@ -144,14 +277,14 @@ Group host_group() {
 }
 
 Group link_group(std::string name, std::string prefix, LinkSpec HardwareProfile::*link) {
-  Group g{std::move(name), {}, {}};
+  Group g{std::move(name), {}, {}, {}, {}};
   g.terms.push_back(seconds(prefix + ".latency", [link](HardwareProfile& p) -> Quantity& { return (p.*link).latency; }));
   g.terms.push_back(rate(prefix + ".bandwidth", [link](HardwareProfile& p) -> Quantity& { return (p.*link).bandwidth; }));
   return g;
 }
 
 Group nvme_group(std::string name, bool write) {
-  Group g{std::move(name), {}, {}};
+  Group g{std::move(name), {}, {}, {}, {}};
   g.terms.push_back(seconds("nvme.latency", [](HardwareProfile& p) -> Quantity& { return p.nvme.latency; }));
   if (write)
     g.terms.push_back(rate("nvme.write_bandwidth", [](HardwareProfile& p) -> Quantity& { return p.nvme.write_bandwidth; }));
@@ -173,7 +306,7 @@ constexpr double kBacklogGap = 1e-6;
 constexpr std::size_t kGapWake = 0, kGapIssue = 1;
 
 Group stream_gap_group() {
-  Group g{"stream gap", {}, {}};
+  Group g{"stream gap", {}, {}, {}, {}};
   g.terms.push_back(seconds("gpu.wake_latency", [](HardwareProfile& p) -> Quantity& { return p.gpu.wake_latency; }));
   g.terms.push_back(seconds("cpu.issue_latency", [](HardwareProfile& p) -> Quantity& { return p.cpu.issue_latency; }));
   return g;
@@ -258,30 +391,41 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
 
   // Device compute per step (a model may run every layer inside one record); fused launches per
   // (step, launch, resource): their rows share the launch's interval, each row with its op's pieces.
-  std::map<std::int64_t, std::pair<std::vector<double>, double>> compute;
-  std::map<std::tuple<std::int64_t, std::int32_t, std::string>, std::pair<std::vector<double>, double>> launches;
+  // Per step or launch: features, recorded seconds, and the seconds weighted by the share of
+  // other cores busy (contention, core_contention.hpp).
+  struct Interval {
+    std::vector<double> features;
+    double seconds = 0.0;
+    double busy_seconds = 0.0;
+  };
+  std::map<std::int64_t, Interval> compute;
+  std::map<std::tuple<std::int64_t, std::int32_t, std::string>, Interval> launches;
   Group gaps = stream_gap_group();
   add_issue_gaps(trace, unit, gaps);
+  const CoreOccupancy cores(trace, base, unit);
   for (const traces::TraceRecord& r : trace.records) {
     if (r.unit != unit || !r.ok) continue;
     const bool on_device = contains(r.resource, " stream");
     const double seconds = r.end_s - r.start_s;
     const bool on_worker = contains(r.resource, " worker ");
+    const auto others_busy = [&] { return cores.on_cores(r.resource) ? cores.others_busy(r.resource, r.start_s, r.end_s) : 0.0; };
     if (on_device && (r.kind == "forward" || r.kind == "backward")) {
-      auto& [features, total] = compute.try_emplace(r.step, std::vector<double>(kDeviceTerms, 0.0), 0.0).first->second;
-      for (const Cost& c : r.cost.pieces()) add_device_piece(base, c, features);
-      total += seconds;
+      Interval& step = compute.try_emplace(r.step, Interval{std::vector<double>(kDeviceTerms, 0.0)}).first->second;
+      for (const Cost& c : r.cost.pieces()) add_device_piece(base, c, step.features);
+      step.seconds += seconds;
+      step.busy_seconds += seconds * others_busy();
     } else if ((on_device || on_worker) && r.launch >= 0) {
-      auto [it, fresh] = launches.try_emplace({r.step, r.launch, r.resource},
-                                              std::vector<double>(on_device ? kDeviceTerms : kHostTerms, 0.0), seconds);
+      auto [it, fresh] = launches.try_emplace(
+          {r.step, r.launch, r.resource}, Interval{std::vector<double>(on_device ? kDeviceTerms : kHostTerms, 0.0), seconds});
+      if (fresh) it->second.busy_seconds = seconds * others_busy();  // the launch's rows share its interval
       for (const Cost& c : r.cost.pieces()) {
-        if (on_device) add_device_piece(base, c, it->second.first);
-        else add_host_piece(c, it->second.first);
+        if (on_device) add_device_piece(base, c, it->second.features);
+        else add_host_piece(c, it->second.features);
       }
     } else if (on_worker && r.kind == "refresh_job") {
       std::vector<double> f(kHostTerms, 0.0);
       for (const Cost& c : r.cost.pieces()) add_host_piece(c, f);
-      add_observation(host, std::move(f), seconds);
+      add_observation(host, std::move(f), seconds, others_busy());
     } else if (r.kind == "transfer" || r.kind == "io") {
       const double bytes = r.cost.bytes();
       Group* g = nullptr;
@@ -292,10 +436,11 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       if (g != nullptr && bytes > 0.0) add_observation(*g, {1.0, bytes}, seconds);
     }
   }
-  for (auto& [step, entry] : compute) add_observation(device, std::move(entry.first), entry.second);
+  const auto share = [](const Interval& i) { return i.seconds > 0.0 ? i.busy_seconds / i.seconds : 0.0; };
+  for (auto& [step, entry] : compute) add_observation(device, std::move(entry.features), entry.seconds, share(entry));
   for (auto& [key, entry] : launches) {
     Group& g = std::get<2>(key).find(" stream") != std::string::npos ? device : host;
-    add_observation(g, std::move(entry.first), entry.second);
+    add_observation(g, std::move(entry.features), entry.seconds, share(entry));
   }
 
   TraceCalibration out;
@@ -304,41 +449,16 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
   std::vector<Group*> groups = {&device, &host, &gaps};
   for (Group& g : links) groups.push_back(&g);
   std::size_t fitted_observations = 0;
-  HardwareProfile base_fields = base;  // the terms' quantities are read through mutable accessors
+  const ContentionFit contention = fit_contention({&device, &host}, base);
+  // The other coefficients are fitted to what the intervals would have taken alone.
+  const double slowdown = identified(contention) ? contention.slowdown : base.cpu.contention_slowdown.value;
+  for (Group* g : {&device, &host}) take_out_contention(*g, slowdown);
   for (Group* g : groups) {
     if (g->observations.empty()) continue;
     fitted_observations += g->observations.size();
-    // What the trace alone determines (identification, residuals), then the fit with the base
-    // profile as a prior: one pseudo-observation per coefficient pulling it towards the base's
-    // value. Identified coefficients move to the data; a combination the trace cannot split (a
-    // power-step GEMM and a QR of the same n both grow as n³) is split as the base splits it,
-    // instead of arbitrarily. A base value that was measured (microbenchmarks) weighs as 1% of
-    // the group's intervals at 100% error (at least one interval): the intervals outweigh it where
-    // they determine the coefficient, and it holds where they barely do. Without that share, a
-    // step's compute (the same mix of GEMM and elementwise pieces every step, one equation however
-    // many steps) let a handful of short launches trade the elementwise rate against GEMM
-    // efficiency by a factor of four between two recordings of one run. Other base values weigh
-    // a millionth of an interval: they decide only where the trace cannot.
-    // Each interval's squared relative error weighs by its length over the mean length: intervals
-    // of microseconds and of seconds both count (relative error), and the long ones that make up
-    // most of a step (a step's forward and backward) count for more than a launch of 10 µs.
-    double mean = 0.0;
-    for (const LinearObservation& o : g->observations) mean += o.value;
-    mean /= static_cast<double>(g->observations.size());
-    for (LinearObservation& o : g->observations) o.weight = 1.0 / (o.value * mean);
-    const LinearFit alone = fit_non_negative(g->observations, g->terms.size());
-    std::vector<LinearObservation> with_prior = g->observations;
-    for (std::size_t k = 0; k < g->terms.size(); ++k) {
-      const Quantity& known = g->terms[k].quantity(base_fields);
-      const double prior = g->terms[k].convert(known.value, base);
-      if (!(prior > 0.0) || !std::isfinite(prior)) continue;
-      std::vector<double> direction(g->terms.size(), 0.0);
-      direction[k] = 1.0;
-      const double measured = std::max(1.0, kMeasuredPriorShare * static_cast<double>(g->observations.size()));
-      const double weight = known.provenance == Provenance::measured ? measured : kPriorWeight;
-      with_prior.push_back({std::move(direction), prior, weight / (prior * prior)});
-    }
-    const LinearFit fit = fit_non_negative(with_prior, g->terms.size());
+    const GroupFits fits = fit_group(*g, base);
+    const LinearFit& alone = fits.alone;
+    const LinearFit& fit = fits.with_prior;
     out.groups.push_back({g->name, alone.observations, alone.rms_relative_residual, alone.max_relative_residual});
     for (std::size_t k = 0; k < g->terms.size(); ++k) {
       const CoefficientFit& c = fit.coefficients[k];
@@ -373,6 +493,29 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
       }
       out.coefficients.push_back(std::move(f));
     }
+  }
+  {
+    FittedCoefficient f;
+    f.field = "cpu.contention_slowdown";
+    f.group = "core contention";
+    f.value = contention.slowdown;
+    f.relative_error = contention.relative_error;
+    f.identified = identified(contention);
+    if (contention.observations < kContentionObservations) {
+      f.note = "fewer than " + std::to_string(kContentionObservations) +
+               " intervals beside busy cores in the trace: kept the base value";
+    } else if (!f.identified) {
+      f.note = "not identified (fitted " + significant(contention.slowdown, 3) +
+               "; the intervals beside busy cores do not separate it from the rates): kept the base value";
+    } else {
+      f.applied = true;
+      std::string why = "fitted from the trace " + source + " (" + std::to_string(contention.observations) +
+                        " intervals on the cores with at least " + significant(100.0 * kContended, 2) +
+                        "% of the other cores busy, with the device and host worker coefficients";
+      if (std::isfinite(f.relative_error)) why += ", standard error " + significant(100.0 * f.relative_error, 3) + "%";
+      out.profile.cpu.contention_slowdown = Quantity{f.value, Provenance::measured, why + ")"};
+    }
+    out.coefficients.push_back(std::move(f));
   }
   follow_nearest_gemm_class(out, base, source);
   if (fitted_observations == 0)

@@ -229,6 +229,88 @@ TEST(TraceFit, IssueLatencyComesFromTheStreamsShortGaps) {
   EXPECT_LT(fit.profile.gpu.wake_latency.value, 1e-10);
 }
 
+// A CPU device of two cores whose steps' compute took 1 + s as long on the steps where a host
+// worker was busy throughout (`contended(step)`), as the simulator charges it.
+traces::NativeTrace contended_trace(const HardwareProfile& truth, double s, bool (*contended)(std::int64_t)) {
+  const CostModel model(truth);
+  traces::NativeTrace t;
+  for (std::int64_t step = 1; step <= 8; ++step) {
+    const Cost gemm{WorkKind::gemm, 4e11 * static_cast<double>(step), 1e6, 512, true};
+    const Cost norm{WorkKind::elementwise, 1e5, 2e8 * static_cast<double>(step * step), 512};
+    const double alone = model.device_charge(gemm).seconds_alone(model.device_memory_bandwidth()) +
+                         model.device_charge(norm).seconds_alone(model.device_memory_bandwidth());
+    const double start = 10.0 * static_cast<double>(step);
+    const double seconds = alone * (contended(step) ? 1.0 + s : 1.0);
+    t.records.push_back(record("backward", "cpu0 stream", step, 0.0, gemm));
+    t.records.push_back(record("backward", "cpu0 stream", step, 0.0, norm));
+    t.records[t.records.size() - 2].start_s = t.records[t.records.size() - 2].end_s = start;
+    t.records.back().start_s = start;  // as a model that runs every layer in its last record
+    t.records.back().end_s = start + seconds;
+    if (contended(step)) {  // a worker busy throughout (a snapshot copy; not itself a fitted interval)
+      traces::TraceRecord busy = record("snapshot", "cpu0 worker 0", step, 0.0, {});
+      busy.start_s = start - 1e-3;
+      busy.end_s = start + seconds + 1e-3;
+      t.records.push_back(busy);
+    }
+  }
+  return t;
+}
+
+HardwareProfile two_core_cpu_device() {
+  HardwareProfile p = unmeasured_base();
+  p.device = DeviceKind::cpu;
+  p.cpu.cores.value = 2;
+  p.gpu.device_threads.value = 1;
+  p.cpu.threads_per_worker.value = 1;
+  return p;
+}
+
+TEST(TraceFit, ContentionComesFromStepsBesideABusyWorker) {
+  const HardwareProfile base = two_core_cpu_device();
+  HardwareProfile truth = base;
+  truth.gpu.gemm_efficiency.below_1024.value = 0.3;
+  truth.gpu.elementwise_seconds_per_flop.value = 2e-9;
+  const TraceCalibration fit = calibrate_from_trace(
+      contended_trace(truth, 0.3, [](std::int64_t step) { return step % 2 == 0; }), "contended", base);
+  const FittedCoefficient& c = coefficient(fit, "cpu.contention_slowdown");
+  EXPECT_TRUE(c.applied) << c.note;
+  EXPECT_NEAR(fit.profile.cpu.contention_slowdown.value, 0.3, 1e-3);
+  EXPECT_EQ(fit.profile.cpu.contention_slowdown.provenance, Provenance::measured);
+  // The rates are fitted to what the steps took alone (launch latency and the elementwise rate,
+  // constant per step, split as the base splits them: a few % on the GEMM efficiency).
+  EXPECT_NEAR(fit.profile.gpu.gemm_efficiency.below_1024.value, 0.3, 0.02);
+}
+
+// Every step beside a busy worker: the slowdown and the rates trade off, so the fit keeps the
+// base's slowdown and fits the rates to the steps with it taken out.
+TEST(TraceFit, ContentionThatNeverVariesIsNotIdentified) {
+  HardwareProfile base = two_core_cpu_device();
+  base.cpu.contention_slowdown.value = 0.1;
+  HardwareProfile truth = base;
+  truth.gpu.gemm_efficiency.below_1024.value = 0.3;
+  const TraceCalibration fit =
+      calibrate_from_trace(contended_trace(truth, 0.1, [](std::int64_t) { return true; }), "always", base);
+  const FittedCoefficient& c = coefficient(fit, "cpu.contention_slowdown");
+  EXPECT_FALSE(c.applied);
+  EXPECT_NE(c.note.find("not identified"), std::string::npos) << c.note;
+  EXPECT_EQ(fit.profile.cpu.contention_slowdown, base.cpu.contention_slowdown);
+  EXPECT_NEAR(fit.profile.gpu.gemm_efficiency.below_1024.value, 0.3, 0.02);
+}
+
+// A GPU's stream is not on the cores: a busy worker beside it says nothing of contention.
+TEST(TraceFit, AGpuStreamDoesNotContendForCores) {
+  HardwareProfile base = two_core_cpu_device();
+  base.device = DeviceKind::gpu;
+  const traces::NativeTrace trace = contended_trace(base, 0.3, [](std::int64_t step) { return step % 2 == 0; });
+  traces::NativeTrace on_gpu = trace;
+  for (traces::TraceRecord& r : on_gpu.records)
+    if (r.resource == "cpu0 stream") r.resource = "gpu0 stream";
+  const TraceCalibration fit = calibrate_from_trace(on_gpu, "gpu", base);
+  const FittedCoefficient& c = coefficient(fit, "cpu.contention_slowdown");
+  EXPECT_FALSE(c.applied);
+  EXPECT_NE(c.note.find("fewer than"), std::string::npos) << c.note;
+}
+
 TEST(TraceFit, ATraceWithNothingTimedIsAnError) {
   traces::NativeTrace t;
   t.records.push_back(record("step", "cpu0 main", 1, 0.5, {}));
