@@ -3,7 +3,9 @@
 //   host  gpu<u>   one core; runs the device stream (a CPU device, profile device: cpu, runs it on
 //                  cpu<u> instead, sharing the cores with the host workers; gpu<u> then only ends
 //                  the h2d/d2h links, its memory copies)
-//   host  cpu<u>   cpu.cores cores; runs the unit's main actor, refresh workers, copy actors
+//   host  cpu<u>   cpu.cores cores; runs the unit's main actor, refresh workers, copy actors;
+//                  one pstate per count of other busy cores (cpu.contention_slowdown,
+//                  core_load.hpp)
 //   disk  nvme<u>  on cpu<u>; read/write bandwidths of the profile (reads and writes share the
 //                  larger of the two, SimGrid's default for a disk)
 //   link  h2d<u>   cpu<u> -> gpu<u>, one way; d2h<u> the other way (their bandwidths differ)

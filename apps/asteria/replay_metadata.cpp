@@ -59,6 +59,7 @@ std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, in
       "--lookahead", std::to_string(spec.lookahead),
       "--staleness", std::to_string(spec.staleness),
       "--publish", std::string(runtime::to_string(spec.publish)),
+      "--refresh-on", std::string(runtime::to_string(spec.refresh_on)),
       "--host-workers", std::to_string(host_workers),
       "--steps", std::to_string(spec.steps),
       "--warmup-steps", std::to_string(warmup_steps),

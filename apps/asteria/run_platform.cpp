@@ -84,8 +84,14 @@ RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform
       accelerator != nullptr ? "device tier in " + std::string(accelerator->name()) +
                                    " memory (optimizer math there; host-placed blocks on the host workers)"
                              : std::string("device tier in host RAM");
+  // Where refreshes run, and who solves their factorizations there.
+  const linalg::SymmetricSolver* device_solver = platform_->math(platform::Tier::device).solver();
+  const std::string refreshes =
+      spec.refresh_on == runtime::RefreshSite::device
+          ? "refreshes on the device stream (" + (device_solver != nullptr ? device_solver->name() : std::string("host LAPACK")) + ")"
+          : "refreshes on the host workers (host LAPACK)";
   description_ = "real backend (wall clock): " + device_work + ", " + std::to_string(host_workers_) +
-                 " host worker thread(s), " + device_tier + ", " + nvme;
+                 " host worker thread(s), " + refreshes + ", " + device_tier + ", " + nvme;
 }
 
 RunPlatform::~RunPlatform() { platform_.reset(); }  // before the NVMe store it uses

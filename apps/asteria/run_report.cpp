@@ -118,6 +118,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["lookahead"] = s.lookahead;
   j["staleness"] = s.staleness;
   j["publish"] = runtime::to_string(s.publish);
+  j["refresh_on"] = runtime::to_string(s.refresh_on);
   j["units"] = o.units;
   j["nodes"] = o.nodes;
   j["host_workers"] = o.host_workers;
@@ -194,7 +195,9 @@ void print_report(const RunReport& o, std::ostream& out) {
   out << to_string(s.verb) << (o.name.empty() ? "" : " " + o.name) << ": " << o.model;
   if (o.parameters > 0) out << " (" << o.parameters << " parameters)";
   out << ", " << optim::to_string(s.optimizer) << ", placement " << runtime::to_string(s.placement) << ", S = "
-      << s.staleness << " (" << runtime::to_string(s.publish) << "), f = " << s.hp.precondition_frequency
+      << s.staleness << " (" << runtime::to_string(s.publish) << "), refreshes on the "
+      << (s.refresh_on == runtime::RefreshSite::device ? "device stream" : "host workers")
+      << ", f = " << s.hp.precondition_frequency
       << ", max_precond_dim " << s.hp.max_precond_dim << ", numerics " << platform::to_string(s.numerics) << ", time "
       << platform::to_string(s.time) << '\n';
   out << "on " << o.platform << '\n';

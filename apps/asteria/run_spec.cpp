@@ -87,6 +87,10 @@ po::options_description run_spec_options(RunVerb verb) {
        "steps a refresh may be published after the synchronous schedule (0: synchronous)")
       ("publish", po::value<std::string>()->default_value("deterministic")->value_name("POLICY"),
        "deterministic (results depend on S only) | opportunistic (newest finished refresh within S)")
+      ("refresh-on", po::value<std::string>()->default_value("host")->value_name("WHERE"),
+       "host (refreshes on the host workers, published under the staleness bound) | device (on the "
+       "device stream in order with the step, on the device's solver: cuSOLVER on a GPU; the synchronous "
+       "baseline, with --staleness 0)")
       ("refresh-sharing", po::value<std::string>()->default_value("owners")->value_name("HOW"),
        "data-parallel ranks: owners (each block's refreshes run on one rank, chosen by cost, and the "
        "results travel hierarchically) | replicated (every rank runs every refresh)")
@@ -158,6 +162,7 @@ runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, run
   o.planned_blocks = spec.planned_blocks;
   o.store.lookahead = spec.lookahead;
   o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
+  o.service.refresh_site = spec.refresh_on;
   o.device_seconds = std::move(device_seconds);
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
@@ -297,6 +302,7 @@ RunSpec read_run_spec(RunVerb verb, const po::variables_map& v) {
   s.lookahead = v["lookahead"].as<int>();
   s.staleness = v["staleness"].as<int>();
   s.publish = runtime::parse_publish_policy(v["publish"].as<std::string>(), "--publish");
+  s.refresh_on = runtime::parse_refresh_site(v["refresh-on"].as<std::string>(), "--refresh-on");
   if (const std::string how = v["refresh-sharing"].as<std::string>(); how == "owners" || how == "replicated")
     s.share_refreshes = how == "owners";
   else
@@ -354,6 +360,9 @@ void validate(const RunSpec& s) {
   if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
   if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");
   if (s.staleness < 0) throw InputError(source, "--staleness", "expected an integer >= 0");
+  if (s.refresh_on == runtime::RefreshSite::device && s.staleness != 0)
+    throw InputError(source, "--staleness", "0 with --refresh-on device (the synchronous baseline), found " +
+                                                std::to_string(s.staleness));
   if (s.sync_period < 1) throw InputError(source, "--sync-period", "expected an integer >= 1");
   if (s.straggler.rank != -1 && (s.straggler.rank < 0 || !(s.straggler.factor >= 1.0) ||
                                  !std::isfinite(s.straggler.factor) || s.straggler.factor > 1000.0))

@@ -73,6 +73,9 @@ struct RunSpec {
   plan::ModelStateTiers model_tiers{};
   bool recompute_activations = false;  // activation checkpointing (implied by checkpoints off the device)
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;
+  // Where refreshes run: the host workers (Asteria) or the device stream at S = 0 (the native
+  // synchronous optimizer, the baseline).
+  runtime::RefreshSite refresh_on = runtime::RefreshSite::host;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
   int steps = 30;        // measured steps
   std::optional<int> warmup_steps;  // default: the verb's (sim, synth: until the first refresh is published)

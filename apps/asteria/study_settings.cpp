@@ -28,6 +28,7 @@ enum class Kind {
   schedule,         // horizontal | vertical
   fraction,         // a number in [0, 1)
   tier,             // device | host | nvme
+  refresh_site,     // host | device
 };
 
 struct SettingInfo {
@@ -65,6 +66,7 @@ constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
     {Setting::checkpoints_on, "checkpoints_on", "--checkpoints-on", Kind::tier, "ckpt-"},
     {Setting::placement_file, "placement_file", "--placement-file", Kind::name_or_path, "plan-"},
     {Setting::host_workers, "host_workers", "--host-workers", Kind::count, "workers"},
+    {Setting::refresh_on, "refresh_on", "--refresh-on", Kind::refresh_site, "refresh-on-"},
 }};
 
 // The table is indexed by Setting: every entry must sit at its own enumerator's place.
@@ -206,6 +208,9 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
     case Kind::schedule:
       if (text == "horizontal" || text == "vertical") return text;
       throw InputError(context.source, field, "expected horizontal or vertical, found '" + text + "'" + where);
+    case Kind::refresh_site:
+      if (text == "host" || text == "device") return text;
+      throw InputError(context.source, field, "expected host or device, found '" + text + "'" + where);
     case Kind::tier:
       if (text == "device" || text == "host" || text == "nvme") return text;
       throw InputError(context.source, field, "expected device, host or nvme, found '" + text + "'" + where);
@@ -228,6 +233,7 @@ std::string slug_part(Setting setting, const std::string& value) {
   // only their alternatives are spelled out.
   if (kind == Kind::publish && value == "deterministic") return {};
   if (kind == Kind::refresh_sharing && value == "owners") return {};
+  if (kind == Kind::refresh_site && value == "host") return {};
   // A flag shows as its tag when set ("sharded"), and not at all when not.
   if (kind == Kind::flag) return value == "true" ? std::string(info(setting).slug_tag) : std::string();
   std::string part = value;

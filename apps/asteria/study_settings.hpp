@@ -29,7 +29,7 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
 
 // The piece of a run's slug that shows `value` ("s3", "freq10", "opportunistic", a path's stem),
 // with every character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator;
-// empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners,
+// empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners, refresh_on: host,
 // shard_state: false). shard_state: true is "sharded"; a straggler 3:2.5 is "slow3x2.5".
 std::string slug_part(Setting setting, const std::string& value);
 

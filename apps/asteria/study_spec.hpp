@@ -40,8 +40,9 @@ enum class Setting : std::size_t {
   checkpoints_on,
   placement_file,
   host_workers,
+  refresh_on,
 };
-inline constexpr std::size_t kSettingCount = 26;
+inline constexpr std::size_t kSettingCount = 27;
 
 // The first five are required for every run (from its sub-grid or the defaults).
 inline constexpr std::size_t kCoreSettingCount = 5;

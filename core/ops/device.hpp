@@ -26,6 +26,7 @@
 
 #include "core/linalg/blas.hpp"
 #include "core/linalg/matrix.hpp"
+#include "core/linalg/symmetric_solver.hpp"
 #include "core/ops/operation.hpp"
 #include "core/ops/rules.hpp"
 #include "core/ops/tensor_ref.hpp"
@@ -222,6 +223,10 @@ class Device {
 
   // Operations run by the core-side fallback because the backend declined them.
   std::int64_t fallback_count() const noexcept { return fallbacks_; }
+
+  // The refresh factorizations this device runs itself (a refresh placed on the device solves
+  // there); null: none, the host's LAPACK solves them on the thread that runs the refresh.
+  virtual const linalg::SymmetricSolver* solver() const noexcept { return nullptr; }
 
  protected:
   Device() = default;

@@ -31,6 +31,7 @@
 
 #include "core/common/status.hpp"
 #include "core/linalg/matrix.hpp"
+#include "core/linalg/symmetric_solver.hpp"
 #include "core/ops/device.hpp"
 #include "core/optim/block_state.hpp"
 #include "core/platform/cost.hpp"
@@ -73,6 +74,9 @@ class RefreshJob {
   virtual bool has_values() const { return true; }
 
   Step stats_step() const noexcept { return stats_step_; }
+  // Where run() and run_part() solve their factorizations (linalg/symmetric_solver.hpp): the
+  // host's until told otherwise (a refresh on a device runs the device's). Null: the host's.
+  void solve_with(const linalg::SymmetricSolver* solver) noexcept { solver_ = solver != nullptr ? solver : &host_solver_; }
   // The block counter the snapshot was taken at (a basis version, a statistics count): with
   // stats_step(), what BlockOptimizer::resumed() needs to rebuild the job around its result.
   virtual std::int64_t snapshot_stamp() const noexcept { return 0; }
@@ -80,9 +84,12 @@ class RefreshJob {
  protected:
   // For jobs refilled by BlockOptimizer::snapshot_reusing.
   void restamp(Step stats_step) noexcept { stats_step_ = stats_step; }
+  const linalg::SymmetricSolver& solver() const noexcept { return *solver_; }
 
  private:
   Step stats_step_;
+  linalg::SymmetricSolver host_solver_;
+  const linalg::SymmetricSolver* solver_ = &host_solver_;
 };
 
 template <Real T>

@@ -109,7 +109,7 @@ Status EigenbasisRefreshJob<T>::run_one(Factor& f, const char* which) {
   if (full()) f.basis.resize(n, n);  // unread here; sized now so a warm refill of this job allocates nothing
   f.order.resize(static_cast<std::size_t>(n));
   std::iota(f.order.begin(), f.order.end(), index{0});
-  Status status = full() ? linalg::initial_eigenbasis<T>(f.stats.view(), f.new_basis.view())
+  Status status = full() ? this->solver().initial_eigenbasis(f.stats.view(), f.new_basis.view())
                          : linalg::refresh_eigenbasis<T>(f.stats.view(), f.basis.view(), ordering_, method_,
                                                          f.new_basis.view(), std::span<index>(f.order), std::span<T>());
   if (!status.ok()) return {status.code(), std::string(which) + " basis: " + status.reason()};

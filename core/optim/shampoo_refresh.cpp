@@ -134,7 +134,7 @@ Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
   factor.root.resize(a.rows(), a.cols());
   factor.newton_ran = settings_.method == RootMethod::coupled_newton;
   Status status = settings_.method == RootMethod::eigen
-                      ? linalg::inverse_root_eigen<T>(a, settings_.exponent, settings_.epsilon, factor.root)
+                      ? this->solver().inverse_root_eigen(a, settings_.exponent, settings_.epsilon, factor.root)
                       : linalg::inverse_root_newton<T>(a, static_cast<int>(std::lround(settings_.exponent)),
                                                        settings_.epsilon, settings_.newton, factor.root,
                                                        factor.newton);

@@ -422,10 +422,13 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
         if (on_device) add_device_piece(base, c, it->second.features);
         else add_host_piece(c, it->second.features);
       }
-    } else if (on_worker && r.kind == "refresh_job") {
-      std::vector<double> f(kHostTerms, 0.0);
-      for (const Cost& c : r.cost.pieces()) add_host_piece(c, f);
-      add_observation(host, std::move(f), seconds, others_busy());
+    } else if ((on_worker || on_device) && r.kind == "refresh_job") {  // on the device: the synchronous baseline
+      std::vector<double> f(on_device ? kDeviceTerms : kHostTerms, 0.0);
+      for (const Cost& c : r.cost.pieces()) {
+        if (on_device) add_device_piece(base, c, f);
+        else add_host_piece(c, f);
+      }
+      add_observation(on_device ? device : host, std::move(f), seconds, others_busy());
     } else if (r.kind == "transfer" || r.kind == "io") {
       const double bytes = r.cost.bytes();
       Group* g = nullptr;

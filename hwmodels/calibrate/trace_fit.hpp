@@ -9,14 +9,17 @@
 //   device       per step: its forward and backward records    1/gemm_efficiency per size class
 //                (a model may compute them all in one record);  (features: flops / peak at the
 //                per launch on the device stream: its interval  piece's precision), 1/memory
-//                                                               bandwidth, launch latency,
-//                                                               eigh and QR c, elementwise s/flop
+//                (and each refresh job run there: --refresh-on  bandwidth, launch latency,
+//                device)                                        eigh and QR c, elementwise s/flop
 //   host worker  each refresh job and host update launch        1/(gemm_flops_per_core · threads),
 //                                                               1/memory bandwidth, eigh and QR c,
 //                                                               task latency
 //   stream gap   each short gap of the device stream between    gpu.wake_latency (the idle
 //                two items: the ops issued in between           stream waking), cpu.issue_latency
 //                                                               per plan op issued
+//   contention   the intervals on the unit's cores (host        cpu.contention_slowdown, with the
+//                workers; a CPU device's stream) and the share  device and host worker terms
+//                of the other cores busy during each            (core_contention.hpp)
 //   links        each copy host->device, device->host           latency, 1/bandwidth
 //   NVMe         each write (->nvme) and read (nvme->)          latency, 1/bandwidth
 //

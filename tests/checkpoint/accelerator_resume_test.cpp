@@ -89,7 +89,9 @@ TEST_P(AcceleratorResume, AResumedRunContinuesBitForBit) {
     StepDriver<T> driver(platform, model, c.kind, hp, options_for(c));
     driver.restore(checkpoint::CheckpointReader::open_latest(dir.path() / "ckpt"));
     for (int t = k; t < n; ++t) driver.run_step();
-    if (c.tiered) EXPECT_GT(platform.real_memory().totals(platform::Tier::device, platform::Tier::host).moves, 0u);
+    if (c.tiered) {
+      EXPECT_GT(platform.real_memory().totals(platform::Tier::device, platform::Tier::host).moves, 0u);
+    }
     resumed = outcome_of(driver, model);
   }
   ASSERT_EQ(straight.weights.size(), resumed.weights.size());
@@ -103,12 +105,12 @@ INSTANTIATE_TEST_SUITE_P(Cases, AcceleratorResume,
                          ::testing::Values(Case{OptimizerKind::adamw, 0, false}, Case{OptimizerKind::shampoo, 0, false},
                                            Case{OptimizerKind::soap, 5, false}, Case{OptimizerKind::kl_shampoo, 5, true},
                                            Case{OptimizerKind::soap, 0, true}, Case{OptimizerKind::shampoo, 5, true}),
-                         [](const auto& info) {
-                           return std::string(optim::to_string(info.param.kind)) == "kl-shampoo"
-                                      ? "kl_shampoo_S" + std::to_string(info.param.staleness) +
-                                            (info.param.tiered ? "_tiered" : "_device")
-                                      : std::string(optim::to_string(info.param.kind)) + "_S" +
-                                            std::to_string(info.param.staleness) + (info.param.tiered ? "_tiered" : "_device");
+                         [](const auto& param_info) {
+                           const Case& c = param_info.param;
+                           const std::string name = std::string(optim::to_string(c.kind)) == "kl-shampoo"
+                                                        ? "kl_shampoo"
+                                                        : std::string(optim::to_string(c.kind));
+                           return name + "_S" + std::to_string(c.staleness) + (c.tiered ? "_tiered" : "_device");
                          });
 
 }  // namespace

@@ -1,11 +1,14 @@
-// The GPU inverse root agrees with the CPU eigen method. Needs a CUDA device: without one the
+// The GPU inverse root and eigenbasis (cuSOLVER) agree with the host's LAPACK. Needs a CUDA device: without one the
 // tests skip and say so; the device query itself is checked everywhere.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "core/linalg/blas.hpp"
 #include "core/linalg/inverse_root.hpp"
+#include "core/real/cuda/cuda_device.hpp"
+#include "core/real/cuda/cuda_solver.hpp"
 #include "core/real/cuda/device.hpp"
 #include "core/real/cuda/gpu_inverse_root.hpp"
 
@@ -61,6 +64,51 @@ TEST_P(GpuInverseRoot, NonFiniteInputIsRejected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GpuInverseRoot, ::testing::Values(1, 17, 256, 1024));
+
+}  // namespace
+}  // namespace asteria::real::cuda
+
+namespace asteria::real::cuda {
+namespace {
+
+class CudaSolverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (query_devices().count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << query_devices().reason;
+  }
+};
+
+// SOAP's initial eigenbasis solved by cuSOLVER agrees with the host's column by column (up to
+// each column's sign, which an eigensolver does not fix), in descending eigenvalue order.
+TEST_F(CudaSolverTest, InitialEigenbasisMatchesTheHostUpToSigns) {
+  const CudaSolver solver(current_device());
+  for (const linalg::index n : {1, 17, 128, 300}) {
+    const linalg::Matrix<float> a = random_spd(n, 11 + static_cast<unsigned>(n));
+    linalg::Matrix<float> gpu(n, n), cpu(n, n);
+    ASSERT_TRUE(solver.initial_eigenbasis(a.view(), gpu.view()).ok());
+    ASSERT_TRUE(linalg::SymmetricSolver().initial_eigenbasis(a.view(), cpu.view()).ok());
+    for (linalg::index j = 0; j < n; ++j) {
+      double dot = 0.0;
+      for (linalg::index i = 0; i < n; ++i) dot += static_cast<double>(gpu(i, j)) * cpu(i, j);
+      EXPECT_NEAR(std::abs(dot), 1.0, 1e-3) << "n=" << n << " column " << j;
+    }
+  }
+  EXPECT_EQ(solver.device_solves(), 4);
+  EXPECT_EQ(solver.host_fallbacks(), 0);
+}
+
+// The device's solver is what a refresh placed on the device solves with; double precision
+// stays on the host (the base class).
+TEST_F(CudaSolverTest, TheCudaDeviceOffersItsSolver) {
+  CudaDevice device(current_device());
+  const linalg::SymmetricSolver* solver = device.solver();
+  ASSERT_NE(solver, nullptr);
+  EXPECT_NE(solver->name().find("cuSOLVER"), std::string::npos) << solver->name();
+  const linalg::Matrix<float> a = random_spd(64, 5);
+  linalg::Matrix<double> ad(64, 64), root(64, 64);
+  for (linalg::index k = 0; k < a.size(); ++k) ad.values()[static_cast<std::size_t>(k)] = a.values()[static_cast<std::size_t>(k)];
+  EXPECT_TRUE(solver->inverse_root_eigen(ad.view(), 4.0, 1e-6, root.view()).ok());
+}
 
 }  // namespace
 }  // namespace asteria::real::cuda

@@ -100,7 +100,7 @@ TEST_P(RefreshParts, TheShapeModelsPartsAreTheRealJobsParts) {
 INSTANTIATE_TEST_SUITE_P(Kinds, RefreshParts,
                          ::testing::Values(Kind{OptimizerKind::shampoo, "shampoo"}, Kind{OptimizerKind::soap, "soap"},
                                            Kind{OptimizerKind::kl_shampoo, "kl_shampoo"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace
 }  // namespace asteria::optim

@@ -5,6 +5,7 @@
 
 #include <deque>
 
+#include "core/common/error.hpp"
 #include "core/optim/blocking.hpp"
 #include "core/optim/factory.hpp"
 #include "tests/service/service_harness.hpp"
@@ -304,6 +305,48 @@ TEST(StalenessMetrics, AJobsPartsAreWorksOfTheirOwnCostedFromThePartsAndRunSideB
   // The numbers do not depend on it.
   EXPECT_EQ(split.params, unsplit.params);
   EXPECT_EQ(split.block_values, unsplit.block_values);
+}
+
+// Refreshes on the device (the synchronous baseline): each job is one work on the device stream
+// (none on the host workers), charged the whole job, and the step waits for it there; the
+// numbers are the host-site run's at S = 0, bit for bit (the CPU device solves on the host).
+TEST(StalenessMetrics, RefreshesOnTheDeviceRunAsOneStreamWorkAndChangeNoNumber) {
+  using T = double;
+  Scenario scenario = make_scenario("on device", OptimizerKind::shampoo, 2, 6);
+  scenario.shapes = {{3, 4}};
+  std::vector<std::string> on_stream, on_workers;
+  platform::fake::FakeOptions fake_options;
+  fake_options.device_duration = [&on_stream](const platform::Work& w) {
+    if (w.label.rfind("refresh ", 0) == 0) on_stream.push_back(w.label);
+    return w.label.rfind("refresh ", 0) == 0 ? 3.0 : 0.0;
+  };
+  fake_options.host_duration = [&on_workers](const platform::Work& w) {
+    on_workers.push_back(w.label);
+    return 0.0;
+  };
+  ServiceOptions device = service_options(scenario.hp, 0);
+  device.refresh_site = RefreshSite::device;
+  const Trajectory<T> baseline = run_on_fake<T>(scenario, device, fake_options);
+  EXPECT_TRUE(on_workers.empty());
+  ASSERT_EQ(on_stream.size(), 3u);  // steps 2, 4, 6
+  EXPECT_EQ(on_stream[0], "refresh tensor0 block 0 (rows 0:3, cols 0:4)");  // whole, no parts
+  on_stream.clear();
+  const Trajectory<T> asteria = run_on_fake<T>(scenario, service_options(scenario.hp, 0), fake_options);
+  EXPECT_TRUE(on_stream.empty());
+  EXPECT_EQ(on_workers.size(), 6u);  // two parts per job
+  EXPECT_EQ(baseline.params, asteria.params);
+  EXPECT_EQ(baseline.block_values, asteria.block_values);
+  // A refresh step of the baseline waits for its refresh on the stream.
+  EXPECT_GT(baseline.metrics[1].visible_wait_s, 0.0);
+  // At S > 0 the device site is refused, naming the field.
+  ServiceOptions stale = device;
+  stale.staleness = 1;
+  try {
+    validate(stale, "test");
+    ADD_FAILURE() << "S = 1 on the device was accepted";
+  } catch (const ::asteria::InputError& e) {
+    EXPECT_EQ(e.field(), "staleness");
+  }
 }
 
 TEST(StalenessMetrics, QueueDepthCountsSubmittedUnpublishedJobs) {

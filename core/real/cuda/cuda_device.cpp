@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/real/cuda/cuda_ops_kernels.hpp"
+#include "core/real/cuda/cuda_solver.hpp"
 
 namespace asteria::real::cuda {
 namespace {
@@ -70,7 +71,14 @@ CudaDevice::CudaDevice(int device) : handles_(std::make_unique<Handles>()) {
   check(cudaMalloc(reinterpret_cast<void**>(&h.verdict), sizeof(int)), "cudaMalloc");
   check(cudaMalloc(reinterpret_cast<void**>(&h.norm_partials), sizeof(double) * ops_kernels::kNormPartials),
         "cudaMalloc");
+  try {
+    solver_ = std::make_unique<CudaSolver>(device);
+  } catch (const std::runtime_error&) {
+    solver_ = nullptr;  // refreshes on this device solve on the host
+  }
 }
+
+const linalg::SymmetricSolver* CudaDevice::solver() const noexcept { return solver_.get(); }
 
 CudaDevice::~CudaDevice() {
   Handles& h = *handles_;

@@ -25,6 +25,9 @@ class CudaDevice final : public ops::Device {
   void* stream() const noexcept;
   // An event recorded on the stream.
   std::unique_ptr<ops::Fence> fence() override;
+  // cuSOLVER for the refresh factorizations placed on this device (null if its handles could
+  // not be made: the host solves).
+  const linalg::SymmetricSolver* solver() const noexcept override;
 
  protected:
   void run(const ops::Operation& op) override;
@@ -39,6 +42,7 @@ class CudaDevice final : public ops::Device {
   void make_current() const;
   struct Handles;
   std::unique_ptr<Handles> handles_;
+  std::unique_ptr<linalg::SymmetricSolver> solver_;
   std::string name_;
 };
 

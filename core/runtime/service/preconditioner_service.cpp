@@ -252,7 +252,11 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
 template <linalg::Real T>
 platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, const std::string& label,
                                                     std::vector<std::byte>& image, Step t, const platform::OpTag& tag) {
-  const int parts = options_.split_refresh_parts ? job.parts() : 1;
+  // On the device stream a job's parts would run one after the other anyway: one work.
+  const bool on_device = options_.refresh_site == RefreshSite::device;
+  platform::Executor& executor = on_device ? platform_.device_stream() : platform_.host_workers();
+  job.solve_with(on_device ? platform_.math(platform::Tier::device).solver() : nullptr);
+  const int parts = options_.split_refresh_parts && !on_device ? job.parts() : 1;
   std::byte* saved = image.empty() ? nullptr : image.data();
   const std::size_t result_bytes = job.result_bytes();
   auto work_of = [&](std::string name, std::vector<platform::Cost> cost, std::function<Status()> body) {
@@ -266,7 +270,7 @@ platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, c
     return work;
   };
   if (parts <= 1)
-    return platform_.host_workers().submit(work_of("refresh " + label, job.cost(), [&job, saved, result_bytes] {
+    return executor.submit(work_of("refresh " + label, job.cost(), [&job, saved, result_bytes] {
       Status status = job.run();  // touches only the job's own buffers
       if (status.ok() && saved != nullptr) job.save_result({saved, result_bytes});
       return status;
@@ -281,7 +285,7 @@ platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, c
   shared->left.store(parts);
   std::vector<platform::Pending> done;
   for (int p = 0; p < parts; ++p)
-    done.push_back(platform_.host_workers().submit(work_of(
+    done.push_back(executor.submit(work_of(
         "refresh " + label + " (part " + std::to_string(p + 1) + "/" + std::to_string(parts) + ")", job.part_cost(p),
         [&job, p, shared, saved, result_bytes] {
           const Status status = job.run_part(p);  // the executor turns an exception into a failed status

@@ -22,7 +22,20 @@ enum class PublishPolicy {
   opportunistic,
 };
 
+// Where refresh jobs run.
+enum class RefreshSite {
+  // The host workers, from snapshots, published under the staleness bound: Asteria.
+  host,
+  // The device stream, in order with the step's device work, on the device's solver
+  // (ops::Device::solver(); the host's LAPACK where it has none), at S = 0: the native
+  // synchronous optimizer, the baseline whose refresh steps show as spikes.
+  device,
+};
+
 std::string_view to_string(PublishPolicy policy) noexcept;
+std::string_view to_string(RefreshSite site) noexcept;
+// "host" or "device"; throws InputError naming `source` otherwise.
+RefreshSite parse_refresh_site(std::string_view name, const std::string& source = "--refresh-on");
 // "deterministic" or "opportunistic"; throws InputError naming `source` otherwise.
 PublishPolicy parse_publish_policy(std::string_view name, const std::string& source = "--publish-policy");
 
@@ -37,6 +50,7 @@ struct ServiceOptions {
   // host workers, side by side when workers are free, so one block's refresh ends sooner; off:
   // one work per job. The numbers are the same either way.
   bool split_refresh_parts = true;
+  RefreshSite refresh_site = RefreshSite::host;  // device: staleness 0 only
 };
 
 // The failure policies of `hp` with the given staleness and policy.
