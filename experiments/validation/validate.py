@@ -108,6 +108,41 @@ def step_times(steps_csv):
         return {int(r["step"]): float(r["step_time_s"]) for r in csv.DictReader(f) if r["warmup"] == "0"}
 
 
+def contention_evidence(work, runs, repeats):
+    """Per recording of a refreshing configuration with work on the host workers: the median
+    forward+backward of the steps a refresh overlapped (more than half of its time) over the
+    median of those nothing overlapped. About 1: the worker's core does not slow the device's."""
+    lines = ["| recording | steps overlapped | steps alone | overlapped / alone (medians) |", "|---|---|---|---|"]
+    ratios = []
+    for r in runs:
+        if r["optimizer"] == "adamw" or r["staleness"] == 0 or r["placement"] == "tiered":
+            continue  # at S = 0 the step waits for its refresh: nothing overlaps
+        for k in range(1, repeats + 1):
+            with open(os.path.join(record_dir(work, r, k), "trace.csv")) as f:
+                rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+            spans = [(float(x["start_s"]), float(x["end_s"])) for x in rows if " worker " in x["resource"]]
+            over, alone = [], []
+            for x in rows:
+                if " stream" not in x["resource"] or x["kind"] not in ("forward", "backward"):
+                    continue
+                a, b = float(x["start_s"]), float(x["end_s"])
+                if b - a < 1e-3:
+                    continue  # a marker: the model computes in one record
+                share = sum(max(0.0, min(b, e) - max(a, s)) for s, e in spans) / (b - a)
+                if share > 0.5:
+                    over.append(b - a)
+                elif share == 0.0:
+                    alone.append(b - a)
+            if over and alone:
+                ratio = statistics.median(over) / statistics.median(alone)
+                ratios.append(ratio)
+                lines.append(f"| {name_of(r)} #{k} | {len(over)} | {len(alone)} | {ratio:.3f} |")
+    if ratios:
+        lines += ["", f"Median over {len(ratios)} recordings {statistics.median(ratios):.3f} "
+                      f"(min {min(ratios):.3f}, max {max(ratios):.3f})."]
+    return lines, ratios
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--asteria", default=os.path.join(ROOT, "build", "release", "apps", "asteria", "asteria"))
@@ -259,6 +294,13 @@ def main():
                      f"{m['held_out_p99_within_10pct']} | {pct(m['median_run_to_run_abs_difference'])} |")
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    evidence, ratios = contention_evidence(a.work, runs, a.repeats)
+    with open(os.path.join(a.out, "contention.md"), "w") as f:
+        f.write("Forward+backward beside a refresh on the other core against alone, per recording.\n\n")
+        f.write("\n".join(evidence) + "\n")
+    if ratios:
+        summary["forward_backward_beside_refresh_over_alone"] = {
+            "recordings": len(ratios), "median": statistics.median(ratios), "min": min(ratios), "max": max(ratios)}
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
