@@ -91,6 +91,12 @@ class Fence {
   virtual void wait() = 0;
 };
 
+// Host memory page-locked for a device's copies (Device::pin), released when this goes.
+class PinnedHost {
+ public:
+  virtual ~PinnedHost() = default;
+};
+
 // Operands of a map operation.
 template <class V>
 inline constexpr bool kIsView = false;
@@ -143,6 +149,33 @@ class Device {
     transfer_check(ref(on_device), ref(host), "download");
     if (!host.empty()) copy_to_host(ref(on_device), ref(host));
   }
+  // A copy the host reads later (a refresh's snapshot). Inside an AsyncCopies scope it is only
+  // queued, after the operations called so far: its bytes are in `host` once a fence() taken
+  // after it has been waited for (at once where fence() returns null), and `host` stays alive
+  // and unread until then (pin() it first, or a CUDA device copies synchronously anyway).
+  // Outside a scope it is download(): callers that read at once need no fence.
+  template <Real T>
+  void download_async(linalg::ConstMatrixView<T> on_device, linalg::MatrixView<T> host) {
+    transfer_check(ref(on_device), ref(host), "download_async");
+    if (host.empty()) return;
+    if (async_copies_ > 0) copy_to_host_async(ref(on_device), ref(host));
+    else copy_to_host(ref(on_device), ref(host));
+  }
+  // While one lives, download_async() leaves its copies in flight; its owner waits for a fence
+  // taken after them before reading (the preconditioner service, around a snapshot).
+  class AsyncCopies {
+   public:
+    explicit AsyncCopies(Device& device) : device_(device) { ++device_.async_copies_; }
+    ~AsyncCopies() { --device_.async_copies_; }
+    AsyncCopies(const AsyncCopies&) = delete;
+    AsyncCopies& operator=(const AsyncCopies&) = delete;
+
+   private:
+    Device& device_;
+  };
+  // Page-locks `host` for asynchronous copies until the returned object goes; null where the
+  // device's copies need no such thing (or it could not: copies then wait).
+  virtual std::unique_ptr<PinnedHost> pin(std::span<std::byte> /*host*/) { return nullptr; }
 
   // --- products (linalg::gemm and linalg::syrk's contracts) ---------------------------------
   template <Real T>
@@ -239,6 +272,8 @@ class Device {
   // Strided copies between a host view and a device view of the same shape and dtype.
   virtual void copy_from_host(const TensorRef& host, const TensorRef& on_device) = 0;
   virtual void copy_to_host(const TensorRef& on_device, const TensorRef& host) = 0;
+  // By default the copy is done when the call returns.
+  virtual void copy_to_host_async(const TensorRef& on_device, const TensorRef& host) { copy_to_host(on_device, host); }
   // Returns once every operation called so far has finished.
   virtual void wait() {}
   // Sets a buffer's bytes to zero (flags and scalars start so). By default a copy from the host;
@@ -247,6 +282,7 @@ class Device {
 
  private:
   friend class Buffer;
+  int async_copies_ = 0;  // open AsyncCopies scopes
 
   Buffer buffer(index rows, index cols, DType dtype);
   void execute(const Operation& op);

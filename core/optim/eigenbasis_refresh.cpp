@@ -73,6 +73,8 @@ void EigenbasisRefreshJob<T>::receive(Step stats_step, std::int64_t from_version
   for (std::size_t s = 0; s < 2; ++s) {
     Factor& f = factors_[s];
     f.n = sizes[s];
+    f.stats_pin.release();
+    f.basis_pin.release();
     f.stats = linalg::Matrix<T>();  // a receiver never reads statistics: hold none
     f.basis = linalg::Matrix<T>();
   }
@@ -90,12 +92,9 @@ void EigenbasisRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::
   for (std::size_t s = 0; s < 2; ++s) {
     Factor& f = factors_[s];
     f.n = stats[s].rows();
-    f.stats.resize(stats[s].rows(), stats[s].cols());
-    device.download(stats[s], f.stats.view());
-    if (!full()) {  // a full job never reads it; a stale one is harmless
-      f.basis.resize(bases[s].rows(), bases[s].cols());
-      device.download(bases[s], f.basis.view());
-    }
+    // Read by run() after the service's fence.
+    f.stats_pin.fill(device, stats[s], f.stats);
+    if (!full()) f.basis_pin.fill(device, bases[s], f.basis);  // a full job never reads it; a stale one is harmless
   }
 }
 

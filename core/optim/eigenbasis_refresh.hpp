@@ -22,6 +22,7 @@
 #include "core/linalg/eigenbasis.hpp"
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
+#include "core/optim/pinned_snapshot.hpp"
 
 namespace asteria::optim {
 
@@ -101,6 +102,8 @@ class EigenbasisRefreshJob final : public RefreshJob<T> {
     linalg::Matrix<T> new_basis;  // sized by run(), on the worker
     linalg::Matrix<T> change;     // empty unless requested; sized by run()
     std::vector<index> order;
+    SnapshotPin stats_pin{};  // after stats and basis: released first
+    SnapshotPin basis_pin{};
   };
   const Factor& side(Side s) const noexcept { return factors_[static_cast<std::size_t>(s)]; }
   Status run_one(Factor& f, const char* which);

@@ -94,6 +94,7 @@ void ShampooRefreshJob<T>::receive(Step stats_step, std::int64_t stats_count, in
   receiving_ = true;
   for (auto [factor, n] : {std::pair{&left_, left_n}, std::pair{&right_, right_n}}) {
     factor->n = n;
+    factor->statistics_pin.release();
     factor->statistics = linalg::Matrix<T>();  // a receiver never reads statistics: hold none
     factor->newton = {};
     factor->newton_ran = false;
@@ -112,8 +113,7 @@ void ShampooRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int
   receiving_ = false;
   for (auto [factor, source] : {std::pair{&left_, left}, std::pair{&right_, right}}) {
     factor->n = source.rows();
-    factor->statistics.resize(source.rows(), source.cols());
-    device.download(source, factor->statistics.view());
+    factor->statistics_pin.fill(device, source, factor->statistics);  // read by run() after the service's fence
     factor->newton = {};
     factor->newton_ran = false;
     factor->bias_corrected = false;

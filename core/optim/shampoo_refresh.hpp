@@ -6,6 +6,7 @@
 #include "core/linalg/inverse_root.hpp"
 #include "core/optim/block_optimizer.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/optim/pinned_snapshot.hpp"
 
 namespace asteria::optim {
 
@@ -87,6 +88,7 @@ class ShampooRefreshJob final : public RefreshJob<T> {
     bool newton_ran = false;
     bool bias_corrected = false;
     bool done = false;  // its root is this job's result (computed, or loaded)
+    SnapshotPin statistics_pin{};  // after statistics: released first
   };
   Status compute_root(Factor& factor) const;
   const Factor& factor(int part) const;  // part 0: left, 1: right (std::out_of_range otherwise)

@@ -5,9 +5,16 @@
 // memcpy. Everything the runtime does with a real GPU's memory goes through it the same way, so
 // a path that touches device memory from the host crashes here instead of passing silently.
 // Operations run before the calls return (no fences) unless `lagging_fences` is set: then each
-// fence is reached only a little after it is taken, as a GPU's work ends after its launch.
+// fence is reached only a little after it is taken, as a GPU's work ends after its launch, and an
+// asynchronous copy to the host (download_async in an AsyncCopies scope) lands only when a fence
+// taken after it is waited for, and only into pinned memory (pin()): a reader that does not wait,
+// or a buffer that is not pinned, shows.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <stdexcept>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -47,8 +54,17 @@ class EmulatedAcceleratorMath final : public ops::Device {
   std::unique_ptr<ops::Fence> fence() override {
     if (!lagging_) return nullptr;
     ++fences_;
-    return std::make_unique<LaggingFence>();
+    const std::lock_guard lock(mutex_);
+    return std::make_unique<LaggingFence>(*this, queued_);
   }
+  std::unique_ptr<ops::PinnedHost> pin(std::span<std::byte> host) override {
+    const std::lock_guard lock(mutex_);
+    ++pins_;
+    pinned_[host.data()] = host.size();
+    return std::make_unique<Pin>(*this, host.data());
+  }
+  std::int64_t pins() const noexcept { return pins_.load(); }
+  std::int64_t async_copies_landed() const noexcept { return landed_.load(); }
 
  protected:
   void run(const ops::Operation& op) override {
@@ -66,11 +82,64 @@ class EmulatedAcceleratorMath final : public ops::Device {
   void copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) override {
     ops::copy_host_view(revealed(on_device), host);
   }
+  void copy_to_host_async(const ops::TensorRef& on_device, const ops::TensorRef& host) override {
+    if (!lagging_) return copy_to_host(on_device, host);
+    const std::lock_guard lock(mutex_);
+    const auto* first = static_cast<const std::byte*>(host.data);
+    const std::size_t bytes = host.span_bytes();
+    auto it = pinned_.upper_bound(first);
+    if (it == pinned_.begin() || (--it, first + bytes > it->first + it->second))
+      throw std::logic_error("emulated accelerator: an asynchronous copy into host memory that is not pinned");
+    // The device's bytes as of now (stream order), delivered at a later fence's wait.
+    Pending p{host, std::vector<std::byte>(bytes), ++queued_};
+    ops::TensorRef staged = host;
+    staged.data = p.staged.data();
+    ops::copy_host_view(revealed(on_device), staged);
+    pending_.push_back(std::move(p));
+  }
 
  private:
+  struct Pending {
+    ops::TensorRef host;
+    std::vector<std::byte> staged;  // laid out as `host` (its stride)
+    std::int64_t sequence = 0;
+  };
+  // Delivers the copies queued up to `sequence`.
+  void land(std::int64_t sequence) {
+    const std::lock_guard lock(mutex_);
+    auto done = std::stable_partition(pending_.begin(), pending_.end(),
+                                      [sequence](const Pending& p) { return p.sequence > sequence; });
+    for (auto it = done; it != pending_.end(); ++it) {
+      ops::TensorRef staged = it->host;
+      staged.data = it->staged.data();
+      ops::copy_host_view(staged, it->host);
+      ++landed_;
+    }
+    pending_.erase(done, pending_.end());
+  }
   class LaggingFence final : public ops::Fence {
    public:
-    void wait() override { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
+    LaggingFence(EmulatedAcceleratorMath& math, std::int64_t sequence) : math_(math), sequence_(sequence) {}
+    void wait() override {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      math_.land(sequence_);
+    }
+
+   private:
+    EmulatedAcceleratorMath& math_;
+    std::int64_t sequence_;
+  };
+  class Pin final : public ops::PinnedHost {
+   public:
+    Pin(EmulatedAcceleratorMath& math, std::byte* at) : math_(math), at_(at) {}
+    ~Pin() override {
+      const std::lock_guard lock(math_.mutex_);
+      math_.pinned_.erase(at_);
+    }
+
+   private:
+    EmulatedAcceleratorMath& math_;
+    std::byte* at_;
   };
   static ops::TensorRef revealed(ops::TensorRef t) {
     if (t.data != nullptr && !disguised(t.data))
@@ -79,6 +148,12 @@ class EmulatedAcceleratorMath final : public ops::Device {
     return t;
   }
   bool lagging_;
+  std::mutex mutex_;
+  std::map<const std::byte*, std::size_t> pinned_;
+  std::vector<Pending> pending_;
+  std::int64_t queued_ = 0;
+  std::atomic<std::int64_t> pins_{0};
+  std::atomic<std::int64_t> landed_{0};
   std::atomic<std::int64_t> operations_{0};
   std::atomic<std::int64_t> fences_{0};
   std::atomic<std::int64_t> finiteness_checks_{0};

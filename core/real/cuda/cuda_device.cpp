@@ -105,14 +105,27 @@ void* CudaDevice::allocate(std::size_t bytes) {
 void CudaDevice::release(void* data) noexcept { cudaFreeAsync(data, handles_->stream); }
 
 namespace {
-void copy_2d(const ops::TensorRef& from, const ops::TensorRef& to, cudaMemcpyKind kind, cudaStream_t stream) {
+void copy_2d(const ops::TensorRef& from, const ops::TensorRef& to, cudaMemcpyKind kind, cudaStream_t stream,
+             bool wait = true) {
   const std::size_t element = ops::element_bytes(from.dtype);
   check(cudaMemcpy2DAsync(to.data, static_cast<std::size_t>(to.stride) * element, from.data,
                           static_cast<std::size_t>(from.stride) * element, static_cast<std::size_t>(from.cols) * element,
                           static_cast<std::size_t>(from.rows), kind, stream),
         "cudaMemcpy2DAsync");
-  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  if (wait) check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
+
+// Page-locked host memory, unregistered when it goes.
+class CudaPinnedHost final : public ops::PinnedHost {
+ public:
+  explicit CudaPinnedHost(void* at) : at_(at) {}
+  ~CudaPinnedHost() override { cudaHostUnregister(at_); }
+  CudaPinnedHost(const CudaPinnedHost&) = delete;
+  CudaPinnedHost& operator=(const CudaPinnedHost&) = delete;
+
+ private:
+  void* at_;
+};
 }  // namespace
 
 void CudaDevice::copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) {
@@ -123,6 +136,21 @@ void CudaDevice::copy_from_host(const ops::TensorRef& host, const ops::TensorRef
 void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) {
   make_current();
   copy_2d(on_device, host, cudaMemcpyDeviceToHost, handles_->stream);
+}
+
+void CudaDevice::copy_to_host_async(const ops::TensorRef& on_device, const ops::TensorRef& host) {
+  make_current();
+  copy_2d(on_device, host, cudaMemcpyDeviceToHost, handles_->stream, /*wait=*/false);
+}
+
+std::unique_ptr<ops::PinnedHost> CudaDevice::pin(std::span<std::byte> host) {
+  if (host.empty()) return nullptr;
+  make_current();
+  if (cudaHostRegister(host.data(), host.size(), cudaHostRegisterPortable) != cudaSuccess) {
+    cudaGetLastError();  // clear it: copies into this memory then simply wait
+    return nullptr;
+  }
+  return std::make_unique<CudaPinnedHost>(host.data());
 }
 
 void CudaDevice::wait() { check(cudaStreamSynchronize(handles_->stream), "cudaStreamSynchronize"); }

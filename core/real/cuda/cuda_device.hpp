@@ -28,6 +28,8 @@ class CudaDevice final : public ops::Device {
   // cuSOLVER for the refresh factorizations placed on this device (null if its handles could
   // not be made: the host solves).
   const linalg::SymmetricSolver* solver() const noexcept override;
+  // cudaHostRegister: device-to-host copies into `host` then run asynchronously on the stream.
+  std::unique_ptr<ops::PinnedHost> pin(std::span<std::byte> host) override;
 
  protected:
   void run(const ops::Operation& op) override;
@@ -35,6 +37,8 @@ class CudaDevice final : public ops::Device {
   void release(void* data) noexcept override;
   void copy_from_host(const ops::TensorRef& host, const ops::TensorRef& on_device) override;
   void copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
+  // Queued on the stream, not awaited: the caller waits for a fence taken afterwards.
+  void copy_to_host_async(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
   void wait() override;
   void zero(const ops::TensorRef& cell) override;
 

@@ -206,8 +206,18 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
   // A rank that does not own the block's refresh only receives its result: no statistics copied,
   // only the result's bytes held (a block's owner never changes, so spares stay of one kind).
   const bool receiving = comm_ != nullptr && owner_of_[b.id] != comm_->rank();
-  std::unique_ptr<optim::RefreshJob<T>> job = receiving ? b.optimizer->receiver(t, std::move(b.spare))
-                                                        : b.optimizer->snapshot_reusing(math(b), t, std::move(b.spare));
+  std::unique_ptr<optim::RefreshJob<T>> job;
+  std::shared_ptr<ops::Fence> copied;  // the snapshot's copies from the device (null: landed)
+  if (receiving) {
+    job = b.optimizer->receiver(t, std::move(b.spare));
+  } else {
+    // The copies into the job's (page-locked) buffers stay in flight: the step goes on, and the
+    // job's works wait for them.
+    ops::Device& device = math(b);
+    const ops::Device::AsyncCopies in_flight(device);
+    job = b.optimizer->snapshot_reusing(device, t, std::move(b.spare));
+    copied = device.fence();
+  }
   if (!job) return;
   const std::size_t bytes = job->bytes();
   if (shadow.bytes() != bytes) {
@@ -233,7 +243,7 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
     entry.exchange_step = std::min(latest, (t + k - 1) / k * k);
   }
   if (entry.owner < 0 || entry.owner == comm_->rank()) {
-    (entry.owner < 0 ? entry.done : entry.produced) = run_job(*raw, b.label, entry.image, t, tag);
+    (entry.owner < 0 ? entry.done : entry.produced) = run_job(*raw, b.label, entry.image, t, tag, std::move(copied));
     if (entry.owner >= 0) ++run_here_;
   } else {
     ++received_;
@@ -251,7 +261,8 @@ void PreconditionerService<T>::submit(Block& b, Step t, const platform::OpTag& t
 // job is done when its last part is (the one that also saves the result to share).
 template <linalg::Real T>
 platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, const std::string& label,
-                                                    std::vector<std::byte>& image, Step t, const platform::OpTag& tag) {
+                                                    std::vector<std::byte>& image, Step t, const platform::OpTag& tag,
+                                                    std::shared_ptr<ops::Fence> copied) {
   // On the device stream a job's parts would run one after the other anyway: one work.
   const bool on_device = options_.refresh_site == RefreshSite::device;
   platform::Executor& executor = on_device ? platform_.device_stream() : platform_.host_workers();
@@ -270,7 +281,8 @@ platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, c
     return work;
   };
   if (parts <= 1)
-    return executor.submit(work_of("refresh " + label, job.cost(), [&job, saved, result_bytes] {
+    return executor.submit(work_of("refresh " + label, job.cost(), [&job, saved, result_bytes, copied] {
+      if (copied) copied->wait();  // the snapshot has landed
       Status status = job.run();  // touches only the job's own buffers
       if (status.ok() && saved != nullptr) job.save_result({saved, result_bytes});
       return status;
@@ -287,7 +299,8 @@ platform::Pending PreconditionerService<T>::run_job(optim::RefreshJob<T>& job, c
   for (int p = 0; p < parts; ++p)
     done.push_back(executor.submit(work_of(
         "refresh " + label + " (part " + std::to_string(p + 1) + "/" + std::to_string(parts) + ")", job.part_cost(p),
-        [&job, p, shared, saved, result_bytes] {
+        [&job, p, shared, saved, result_bytes, copied] {
+          if (copied) copied->wait();  // the snapshot has landed
           const Status status = job.run_part(p);  // the executor turns an exception into a failed status
           if (!status.ok()) shared->failed.store(true);
           // The last part to end sees every earlier part's outcome (the decrement orders them).

@@ -264,8 +264,9 @@ class PreconditionerService {
   void install(Block& b, Job& job, Step t);
   void record_failure(Block& b, const Status& status);
   void submit(Block& b, Step t, const platform::OpTag& tag);
+  // `copied`: the fence the job's works wait for before reading its snapshot (null: landed).
   platform::Pending run_job(optim::RefreshJob<T>& job, const std::string& label, std::vector<std::byte>& image, Step t,
-                            const platform::OpTag& tag);
+                            const platform::OpTag& tag, std::shared_ptr<ops::Fence> copied = nullptr);
   TierSetAside::Hold hold_shadow(const Block& b, std::size_t bytes, Step t);
   void keep_as_spare(Block& b, Job& job);
   void drop_spare(Block& b);
