@@ -161,8 +161,19 @@ class Device {
     if (async_copies_ > 0) copy_to_host_async(ref(on_device), ref(host));
     else copy_to_host(ref(on_device), ref(host));
   }
-  // While one lives, download_async() leaves its copies in flight; its owner waits for a fence
-  // taken after them before reading (the preconditioner service, around a snapshot).
+  // An upload ordered like any operation that the host does not wait for inside an AsyncCopies
+  // scope: `host` may be reused once the call returns (a device stages it), and the device's
+  // later operations see the values. Outside a scope it is upload().
+  template <Real T>
+  void upload_async(linalg::ConstMatrixView<T> host, linalg::MatrixView<T> on_device) {
+    transfer_check(ref(host), ref(on_device), "upload_async");
+    if (host.empty()) return;
+    if (async_copies_ > 0) copy_from_host_async(ref(host), ref(on_device));
+    else copy_from_host(ref(host), ref(on_device));
+  }
+  // While one lives, download_async() leaves its copies in flight (its owner waits for a fence
+  // taken after them before reading: the preconditioner service, around a snapshot), and
+  // upload_async() does not wait for the device (around a publication).
   class AsyncCopies {
    public:
     explicit AsyncCopies(Device& device) : device_(device) { ++device_.async_copies_; }
@@ -272,8 +283,11 @@ class Device {
   // Strided copies between a host view and a device view of the same shape and dtype.
   virtual void copy_from_host(const TensorRef& host, const TensorRef& on_device) = 0;
   virtual void copy_to_host(const TensorRef& on_device, const TensorRef& host) = 0;
-  // By default the copy is done when the call returns.
+  // By default the copies are done when the calls return.
   virtual void copy_to_host_async(const TensorRef& on_device, const TensorRef& host) { copy_to_host(on_device, host); }
+  virtual void copy_from_host_async(const TensorRef& host, const TensorRef& on_device) {
+    copy_from_host(host, on_device);
+  }
   // Returns once every operation called so far has finished.
   virtual void wait() {}
   // Sets a buffer's bytes to zero (flags and scalars start so). By default a copy from the host;

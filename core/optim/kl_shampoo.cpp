@@ -169,8 +169,8 @@ void KlShampooBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
   auto* job = dynamic_cast<EigenbasisRefreshJob<T>*>(&finished);
   if (job == nullptr) throw Error("kl-shampoo: publish() was given a refresh job of another optimizer");
   BlockState<T>& s = this->state_;
-  device.upload(job->new_basis(Side::left), s.tensor(left_basis_));
-  device.upload(job->new_basis(Side::right), s.tensor(right_basis_));
+  device.upload_async(job->new_basis(Side::left), s.tensor(left_basis_));
+  device.upload_async(job->new_basis(Side::right), s.tensor(right_basis_));
   if (job->full()) reset_eigenvalues(device);
   ++s.counter(basis_version_);
   s.counter(basis_stats_step_) = job->stats_step();

@@ -104,8 +104,8 @@ void ShampooBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
   auto* job = dynamic_cast<ShampooRefreshJob<T>*>(&finished);
   if (job == nullptr) throw std::invalid_argument("ShampooBlock::publish: not a Shampoo refresh job");
   if (!job->finished()) throw std::logic_error("ShampooBlock::publish: the refresh job has not succeeded");
-  device.upload(job->left_root(), this->state_.tensor(left_root_));
-  device.upload(job->right_root(), this->state_.tensor(right_root_));
+  device.upload_async(job->left_root(), this->state_.tensor(left_root_));
+  device.upload_async(job->right_root(), this->state_.tensor(right_root_));
   this->state_.counter(root_stats_steps_) = job->stats_count();
 }
 

@@ -134,8 +134,8 @@ void SoapBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
     // The job started from the installed basis: its change of basis and sort order apply.
     ops::Buffer left_change = device.matrix<T>(rows, rows);
     ops::Buffer right_change = device.matrix<T>(cols, cols);
-    device.upload(job->change_of_basis(Side::left), left_change.view<T>());
-    device.upload(job->change_of_basis(Side::right), right_change.view<T>());
+    device.upload_async(job->change_of_basis(Side::left), left_change.view<T>());
+    device.upload_async(job->change_of_basis(Side::right), right_change.view<T>());
     rotate_momentum(device, left_change.view<T>(), right_change.view<T>());
     if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
       rotate_second_moment(device, left_change.view<T>(), right_change.view<T>());
@@ -146,8 +146,8 @@ void SoapBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
     // `permute` v keeps its axes (see the header).
     ops::Buffer left_basis = device.matrix<T>(rows, rows);
     ops::Buffer right_basis = device.matrix<T>(cols, cols);
-    device.upload(job->new_basis(Side::left), left_basis.view<T>());
-    device.upload(job->new_basis(Side::right), right_basis.view<T>());
+    device.upload_async(job->new_basis(Side::left), left_basis.view<T>());
+    device.upload_async(job->new_basis(Side::right), right_basis.view<T>());
     ops::Buffer left_change = device.matrix<T>(rows, rows);
     ops::Buffer right_change = device.matrix<T>(cols, cols);
     device.gemm<T>(T(1), left_basis.view<T>(), Op::transpose, ConstMatrixView<T>(s.tensor(left_basis_)), Op::none,
@@ -158,8 +158,8 @@ void SoapBlock<T>::publish(ops::Device& device, RefreshJob<T>& finished) {
     if (hp_.soap_second_moment == SecondMomentOnRefresh::rotate)
       rotate_second_moment(device, left_change.view<T>(), right_change.view<T>());
   }
-  device.upload(job->new_basis(Side::left), s.tensor(left_basis_));
-  device.upload(job->new_basis(Side::right), s.tensor(right_basis_));
+  device.upload_async(job->new_basis(Side::left), s.tensor(left_basis_));
+  device.upload_async(job->new_basis(Side::right), s.tensor(right_basis_));
   ++s.counter(basis_version_);
   s.counter(basis_stats_step_) = job->stats_step();
 }

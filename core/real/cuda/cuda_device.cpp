@@ -3,7 +3,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -41,6 +43,15 @@ cublasOperation_t op_of(linalg::Op op) { return op == linalg::Op::none ? CUBLAS_
 
 }  // namespace
 
+// Page-locked host buffers that asynchronous uploads are staged through: a buffer is free again
+// once the copy recorded after it has run (its event), so the caller's host memory is reusable as
+// soon as the call returns and the host never waits for the stream.
+struct StagingBuffer {
+  std::byte* pinned = nullptr;
+  std::size_t bytes = 0;
+  cudaEvent_t copied = nullptr;
+};
+
 struct CudaDevice::Handles {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -48,7 +59,21 @@ struct CudaDevice::Handles {
   // Per-operation device scratch, sized once: the checked rules' verdict, the norm's partials.
   int* verdict = nullptr;
   double* norm_partials = nullptr;
+  std::vector<StagingBuffer> staging;  // oldest first
+  std::size_t staging_bytes = 0;
 };
+
+namespace {
+// Beyond this much staged memory an upload waits for the oldest staged copy to finish and takes
+// its buffer (or frees it for a larger one).
+constexpr std::size_t kStagingCap = std::size_t{256} << 20;
+
+void free_staging(StagingBuffer& b) {
+  if (b.copied != nullptr) cudaEventDestroy(b.copied);
+  if (b.pinned != nullptr) cudaFreeHost(b.pinned);
+  b = {};
+}
+}  // namespace
 
 CudaDevice::CudaDevice(int device) : handles_(std::make_unique<Handles>()) {
   Handles& h = *handles_;
@@ -83,6 +108,7 @@ const linalg::SymmetricSolver* CudaDevice::solver() const noexcept { return solv
 CudaDevice::~CudaDevice() {
   Handles& h = *handles_;
   cudaStreamSynchronize(h.stream);
+  for (StagingBuffer& b : h.staging) free_staging(b);
   cudaFree(h.verdict);
   cudaFree(h.norm_partials);
   cublasDestroy(h.blas);
@@ -136,6 +162,49 @@ void CudaDevice::copy_from_host(const ops::TensorRef& host, const ops::TensorRef
 void CudaDevice::copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) {
   make_current();
   copy_2d(on_device, host, cudaMemcpyDeviceToHost, handles_->stream);
+}
+
+void CudaDevice::copy_from_host_async(const ops::TensorRef& host, const ops::TensorRef& on_device) {
+  make_current();
+  Handles& h = *handles_;
+  const std::size_t element = ops::element_bytes(host.dtype);
+  const std::size_t row_bytes = static_cast<std::size_t>(host.cols) * element;
+  const std::size_t bytes = row_bytes * static_cast<std::size_t>(host.rows);
+  // A free buffer large enough; else a new one while under the cap; else the oldest, waited for.
+  auto free_one = std::find_if(h.staging.begin(), h.staging.end(), [&](const StagingBuffer& b) {
+    return b.bytes >= bytes && cudaEventQuery(b.copied) == cudaSuccess;
+  });
+  if (free_one == h.staging.end()) {
+    while (!h.staging.empty() && h.staging_bytes + bytes > kStagingCap) {
+      check(cudaEventSynchronize(h.staging.front().copied), "cudaEventSynchronize");
+      h.staging_bytes -= h.staging.front().bytes;
+      free_staging(h.staging.front());
+      h.staging.erase(h.staging.begin());
+    }
+    StagingBuffer b;
+    b.bytes = bytes;
+    check(cudaHostAlloc(reinterpret_cast<void**>(&b.pinned), bytes, cudaHostAllocDefault), "cudaHostAlloc");
+    if (const cudaError_t err = cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming); err != cudaSuccess) {
+      free_staging(b);
+      check(err, "cudaEventCreate");
+    }
+    h.staging_bytes += bytes;
+    h.staging.push_back(b);
+    free_one = h.staging.end() - 1;
+  }
+  StagingBuffer staged = *free_one;
+  h.staging.erase(free_one);  // to the back: the newest
+  const auto* from = static_cast<const std::byte*>(host.data);
+  for (ops::index r = 0; r < host.rows; ++r)
+    std::memcpy(staged.pinned + static_cast<std::size_t>(r) * row_bytes,
+                from + static_cast<std::size_t>(r * host.stride) * element, row_bytes);
+  const cudaError_t copied = cudaMemcpy2DAsync(on_device.data, static_cast<std::size_t>(on_device.stride) * element,
+                                               staged.pinned, row_bytes, row_bytes, static_cast<std::size_t>(host.rows),
+                                               cudaMemcpyHostToDevice, h.stream);
+  const cudaError_t recorded = copied == cudaSuccess ? cudaEventRecord(staged.copied, h.stream) : copied;
+  h.staging.push_back(staged);
+  check(copied, "cudaMemcpy2DAsync");
+  check(recorded, "cudaEventRecord");
 }
 
 void CudaDevice::copy_to_host_async(const ops::TensorRef& on_device, const ops::TensorRef& host) {

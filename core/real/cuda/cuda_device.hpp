@@ -39,6 +39,9 @@ class CudaDevice final : public ops::Device {
   void copy_to_host(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
   // Queued on the stream, not awaited: the caller waits for a fence taken afterwards.
   void copy_to_host_async(const ops::TensorRef& on_device, const ops::TensorRef& host) override;
+  // Staged through page-locked buffers of the device's own (up to 256 MiB, reused once their
+  // copy has run): the host's memory is free when the call returns, the host never waits.
+  void copy_from_host_async(const ops::TensorRef& host, const ops::TensorRef& on_device) override;
   void wait() override;
   void zero(const ops::TensorRef& cell) override;
 

@@ -453,7 +453,13 @@ void PreconditionerService<T>::install(Block& b, Job& job, Step t) {
   // A result computed by its owner elsewhere arrived in the image: the job publishes it as its own.
   if (block_numerics_ && job.owner >= 0 && job.owner != comm_->rank() && !job.image.empty())
     job.job->load_result({job.image.data(), job.job->result_bytes()});
-  if (block_numerics_) b.optimizer->publish(math(b), *job.job);
+  if (block_numerics_) {
+    // The results go up without the host waiting for the device (a device stages them): the
+    // block's next work on the same device sees them.
+    ops::Device& device = math(b);
+    const ops::Device::AsyncCopies staged(device);
+    b.optimizer->publish(device, *job.job);
+  }
   b.version.stats_step = job.job->stats_step();
   b.version.published_step = t;
   ++b.version.publications;
