@@ -102,12 +102,6 @@ def percentile(values, q):
     return v[lo] + (v[min(lo + 1, len(v) - 1)] - v[lo]) * (x - lo)
 
 
-def step_times(steps_csv):
-    """Measured step times by step number, warm-up steps left out."""
-    with open(steps_csv) as f:
-        return {int(r["step"]): float(r["step_time_s"]) for r in csv.DictReader(f) if r["warmup"] == "0"}
-
-
 def contention_evidence(work, runs, repeats):
     """Per recording of a refreshing configuration with work on the host workers: the median
     forward+backward of the steps a refresh overlapped (more than half of its time) over the

@@ -10,16 +10,12 @@
 #include "core/linalg/matrix.hpp"
 #include "core/real/cuda/cuda_device.hpp"
 #include "core/real/cuda/device.hpp"
+#include "tests/cuda/cuda_device_test.hpp"
 
 namespace asteria::real::cuda {
 namespace {
 
-class CudaDeviceCopies : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (query_devices().count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << query_devices().reason;
-  }
-};
+class CudaDeviceCopies : public test::NeedsCudaDevice<> {};
 
 // Many uploads of a strided host view in one scope (more than the staging cap in total, so
 // buffers are reused and waited for), the host buffer overwritten after each call: every device

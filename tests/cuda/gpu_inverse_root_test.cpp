@@ -11,6 +11,7 @@
 #include "core/real/cuda/cuda_solver.hpp"
 #include "core/real/cuda/device.hpp"
 #include "core/real/cuda/gpu_inverse_root.hpp"
+#include "tests/cuda/cuda_device_test.hpp"
 
 namespace asteria::real::cuda {
 namespace {
@@ -34,12 +35,7 @@ TEST(CudaDevice, QueryNeverFails) {
   else EXPECT_FALSE(info.name.empty());
 }
 
-class GpuInverseRoot : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    if (query_devices().count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << query_devices().reason;
-  }
-};
+class GpuInverseRoot : public test::NeedsCudaDevice<::testing::TestWithParam<int>> {};
 
 TEST_P(GpuInverseRoot, MatchesCpuEigenMethod) {
   const linalg::index n = GetParam();
@@ -71,12 +67,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, GpuInverseRoot, ::testing::Values(1, 17, 256, 10
 namespace asteria::real::cuda {
 namespace {
 
-class CudaSolverTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (query_devices().count == 0) GTEST_SKIP() << "no CUDA device on this machine: " << query_devices().reason;
-  }
-};
+class CudaSolverTest : public test::NeedsCudaDevice<> {};
 
 // SOAP's initial eigenbasis solved by cuSOLVER agrees with the host's column by column (up to
 // each column's sign, which an eigensolver does not fix), in descending eigenvalue order.

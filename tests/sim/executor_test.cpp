@@ -330,18 +330,25 @@ TEST(SimExecutors, EveryPieceOfARefreshIsChargedByItsOwnRule) {
 namespace asteria::sim {
 namespace {
 
+// A CPU device of `cores` cores on the tiny profile: its stream on one thread, free launches,
+// one host worker.
+SimulationOptions cpu_device_options(int cores) {
+  SimulationOptions options = tiny_options(Numerics::shapes);
+  options.profile.device = hw::DeviceKind::cpu;
+  options.profile.cpu.cores.value = cores;
+  options.profile.gpu.device_threads.value = 1;
+  options.profile.gpu.launch_latency.value = 0.0;
+  options.profile.host_memory.unified = true;
+  options.host_workers_per_unit = 1;
+  return options;
+}
+
 // A CPU device: its stream runs on the host's cores, and its host<->device "copies" are memory
 // copies that take a core too. One core: a 2 ms kernel and a 2 ms copy that start together end
 // together at 4 ms. (Tiny profile: fp32 1e12 FLOP/s at efficiency 0.5; h2d 1e9 B/s, 1 µs.)
 TEST(SimExecutors, ACpuDeviceSharesItsCoresWithCopies) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(Numerics::shapes);
-    options.profile.device = hw::DeviceKind::cpu;
-    options.profile.cpu.cores.value = 1;
-    options.profile.gpu.device_threads.value = 1;
-    options.profile.gpu.launch_latency.value = 0.0;
-    options.profile.host_memory.unified = true;
-    options.host_workers_per_unit = 1;
+    SimulationOptions options = cpu_device_options(1);
     Simulation sim(options);
     sim.run([](int, Platform& p) {
       const double t0 = p.clock().now();
@@ -450,14 +457,8 @@ namespace {
 // so the eigh ends at 3 ms, and the kernel's last 2 ms run alone, ending at 5 ms (4 ms alone).
 TEST(SimExecutors, BusyCoresSlowOneAnotherOnACpuDevice) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(Numerics::shapes);
-    options.profile.device = hw::DeviceKind::cpu;
-    options.profile.cpu.cores.value = 2;
+    SimulationOptions options = cpu_device_options(2);
     options.profile.cpu.contention_slowdown.value = 0.5;
-    options.profile.gpu.device_threads.value = 1;
-    options.profile.gpu.launch_latency.value = 0.0;
-    options.profile.host_memory.unified = true;
-    options.host_workers_per_unit = 1;
     Simulation sim(options);
     sim.run([](int, Platform& p) {
       double t0 = p.clock().now();
@@ -479,13 +480,7 @@ TEST(SimExecutors, BusyCoresSlowOneAnotherOnACpuDevice) {
 // alone: the kernel takes its 4 ms beside the refresh.
 TEST(SimExecutors, CoresDoNotSlowOneAnotherWithoutContention) {
   run_in_child([] {
-    SimulationOptions options = tiny_options(Numerics::shapes);
-    options.profile.device = hw::DeviceKind::cpu;
-    options.profile.cpu.cores.value = 2;
-    options.profile.gpu.device_threads.value = 1;
-    options.profile.gpu.launch_latency.value = 0.0;
-    options.profile.host_memory.unified = true;
-    options.host_workers_per_unit = 1;
+    SimulationOptions options = cpu_device_options(2);
     Simulation sim(options);
     sim.run([](int, Platform& p) {
       const double t0 = p.clock().now();
