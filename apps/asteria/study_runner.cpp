@@ -5,6 +5,7 @@
 #include <fstream>
 #include <ostream>
 
+#include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/study_process.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -20,15 +21,59 @@ std::string progress_detail(const RunResult& result, const std::filesystem::path
          significant(result[Metric::visible_optimizer_s].value_or(0.0), 4) + " s";
 }
 
+// A run's directory: what a run writes there, and its log.
+bool is_run_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "log.txt" && entry.is_regular_file(ec)) continue;
+    const auto output = std::find_if(std::begin(kRunOutputs), std::end(kRunOutputs),
+                                     [&](const RunOutput& o) { return o.name == name; });
+    if (output == std::end(kRunOutputs)) return false;
+    const bool ours = output->directory_is_ours == nullptr
+                          ? entry.is_regular_file(ec) && !entry.is_symlink(ec)
+                          : entry.is_directory(ec) && output->directory_is_ours(entry.path());
+    if (!ours) return false;
+  }
+  return !ec;
+}
+
+// runs/: one run directory per configuration, nothing else.
+bool is_runs_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(dir, ec))
+    if (!entry.is_directory(ec) || entry.is_symlink(ec) || !is_run_directory(entry.path())) return false;
+  return !ec;
+}
+
+// plots/: the plot scripts' PNG files.
+bool is_plots_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(dir, ec))
+    if (!entry.is_regular_file(ec) || entry.path().extension() != ".png") return false;
+  return !ec;
+}
+
+constexpr RunOutput kStudyOutputs[] = {{"study.yaml"}, {"table.csv"}, {"table.md"},
+                                       {"runs", &is_runs_directory}, {"plots", &is_plots_directory},
+                                       {"plots.log"}};
+
 void prepare_run_dir(const std::filesystem::path& dir) {
   std::error_code ec;
-  // A summary left by an earlier study must never pass for this run's.
-  std::filesystem::remove_all(dir, ec);
+  // prepare_study_output() cleared runs/: a directory here now is a configuration named twice.
+  if (std::filesystem::exists(dir, ec))
+    throw InputError(dir.string(), "directory", "a run directory of this study alone, found one already there");
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir.string(), "directory", "could not be created: " + ec.message());
 }
 
 }  // namespace
+
+void prepare_study_output(const std::filesystem::path& dir, bool overwrite) {
+  // A summary left by an earlier study must never pass for this one's, and a user's files are
+  // never removed: the one output policy, with the study's outputs.
+  prepare_output(dir, overwrite, "study", kStudyOutputs);
+}
 
 std::vector<std::string> run_command(const StudyPoint& point, const RunnerOptions& options) {
   std::vector<std::string> command{options.asteria};

@@ -24,7 +24,13 @@ std::vector<std::string> run_command(const StudyPoint& point, const RunnerOption
 // One command line as a shell would read it (arguments quoted where needed).
 std::string shell_line(const std::vector<std::string>& command);
 
-// Runs every point (at most `jobs` at once; each run directory is emptied first, its output
+// The study's results directory, before any run: created, or refused when it holds an earlier
+// study's results (study.yaml, table.csv, table.md, runs/, plots/, plots.log) unless
+// `overwrite`, which removes exactly those, and only when each is what a study writes. Throws
+// InputError naming the directory and --out.
+void prepare_study_output(const std::filesystem::path& dir, bool overwrite);
+
+// Runs every point (at most `jobs` at once; each run directory is created first, its output
 // captured to runs/<slug>/log.txt), writes one progress line per finished run on `progress`,
 // then writes table.csv and table.md atomically. Results are in the study's order.
 std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress);

@@ -2,6 +2,7 @@
 #include <ostream>
 #include <string>
 
+#include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/calibrate_from_trace.hpp"
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/option_values.hpp"
@@ -46,6 +47,7 @@ po::options_description calibrate_options() {
   po::options_description o("Options");
   o.add_options()
       ("out", po::value<std::string>()->required()->value_name("FILE"), "the profile to write (YAML)")
+      ("overwrite", "replace an existing --out file (refused otherwise)")
       ("base", po::value<std::string>()->default_value(cal::kDefaultBase)->value_name("NAME|PATH"),
        "profile that supplies the fields not measured (a shipped name or a file)")
       ("scratch", po::value<std::string>()->value_name("DIR"),
@@ -91,6 +93,7 @@ int calibrate_main(const Args& args, std::ostream& out, std::ostream& err) {
   const auto values = parse_verb_options({"calibrate", "--out FILE [options]", kAbout, kDetails},
                                          calibrate_options(), args, out, err, exit_code);
   if (!values) return exit_code;
+  prepare_output_file((*values)["out"].as<std::string>(), values->count("overwrite") != 0, "calibrate");
   if (values->count("from-trace") != 0) {
     calibrate_from_trace((*values)["from-trace"].as<std::string>(), (*values)["base"].as<std::string>(),
                          (*values)["out"].as<std::string>(),

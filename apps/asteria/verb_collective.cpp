@@ -47,7 +47,7 @@ constexpr std::string_view kDetails =
     "Files written with --out DIR:\n"
     "  table.csv     bytes,time_us,algbw_GBps,busbw_GBps, one row per size\n";
 
-constexpr std::string_view kOutputs[] = {"table.csv"};
+constexpr RunOutput kOutputs[] = {{"table.csv"}};
 
 po::options_description collective_options() {
   po::options_description o("Options");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "apps/asteria/options.hpp"
+#include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "apps/asteria/plan_problem.hpp"
 #include "apps/asteria/run_report.hpp"
@@ -45,9 +46,9 @@ constexpr std::string_view kDetails =
     "  plan_problem.hpp); waits between dependent ops make the simulated step longer.\n";
 
 // Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
-constexpr std::array<const char*, 10> kNotForPlan = {"placement",   "placement-file", "trace", "trace-steps",
-                                                     "trace-units", "overwrite",      "numerics", "time",
-                                                     "shard-state", "straggler"};
+constexpr std::array<const char*, 9> kNotForPlan = {"placement",   "placement-file", "trace",
+                                                    "trace-steps", "trace-units",    "numerics",
+                                                    "time",        "shard-state",    "straggler"};
 
 po::options_description plan_options() {
   po::options_description o("Options (those of asteria sim that a plan uses)");
@@ -310,6 +311,7 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
   const PlanMethod method = parse_plan_method(v["method"].as<std::string>(), "--method");
   std::optional<std::filesystem::path> out_file;
   if (v.count("out") != 0) out_file = v["out"].as<std::string>();
+  if (out_file) prepare_output_file(*out_file, spec.overwrite, "plan");
 
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
   const SimWorkload workload = workload_from_config(*spec.model, spec.seed, batch);

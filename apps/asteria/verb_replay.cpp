@@ -33,8 +33,8 @@ constexpr std::string_view kDetails =
     "  trace.csv     the predicted run's native trace; steps.csv, summary.json, plan.txt as asteria sim\n"
     "Errors are over the steps the recorded trace holds (its window).\n";
 
-constexpr std::string_view kOutputs[] = {"steps.csv", "summary.json", "plan.txt", "trace.csv",
-                                         "trace.json", "replay.csv", "replay.json"};
+constexpr RunOutput kOutputs[] = {{"steps.csv"}, {"summary.json"}, {"plan.txt"},  {"trace.csv"},
+                                  {"trace.json"}, {"replay.csv"},   {"replay.json"}};
 
 }  // namespace
 

@@ -25,7 +25,7 @@ namespace {
 // (a virtual environment there may lack matplotlib).
 constexpr const char* kPython = "/usr/bin/python3";
 
-constexpr std::string_view kSynopsis = "FILE.yaml [--out DIR] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
+constexpr std::string_view kSynopsis = "FILE.yaml [--out DIR] [--overwrite] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
 
 constexpr std::string_view kAbout =
     "Runs a what-if study: the study file names a grid over hardware, model, optimizer, placement and\n"
@@ -54,6 +54,7 @@ po::options_description study_options() {
   po::options_description o("Options");
   o.add_options()
       ("out", po::value<std::string>()->value_name("DIR"), "results directory (default results/<study name>)")
+      ("overwrite", "replace the results of an earlier study in the results directory (refused otherwise)")
       ("jobs", po::value<int>()->value_name("N"), "runs at once (default: the number of cores)")
       ("asteria", po::value<std::string>()->default_value("/proc/self/exe")->value_name("PATH"),
        "the asteria binary that runs each point")
@@ -134,6 +135,7 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
+  study::prepare_study_output(options.out_dir, v.count("overwrite") != 0);
   err << "study " << spec.name << ": " << spec.points.size() << " runs, " << options.jobs << " at once, into "
       << options.out_dir.string() << std::endl;
   const std::vector<study::RunResult> results = study::run_study(spec, options, err);

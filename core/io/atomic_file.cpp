@@ -79,8 +79,40 @@ class TemporaryFile {
 
 }  // namespace
 
+std::string_view file_type_text(std::filesystem::file_type type) noexcept {
+  switch (type) {
+    case std::filesystem::file_type::regular: return "a regular file";
+    case std::filesystem::file_type::directory: return "a directory";
+    case std::filesystem::file_type::symlink: return "a symbolic link";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::fifo: return "a named pipe";
+    case std::filesystem::file_type::socket: return "a socket";
+    case std::filesystem::file_type::not_found: return "nothing";
+    default: return "a file of unknown type";
+  }
+}
+
+std::filesystem::path writable_target(const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(file, ec);
+  if (!fs::exists(link)) return file;
+  if (fs::is_regular_file(link)) return file;
+  // Renaming over a link would replace the link: write to what it names, a regular file only.
+  const fs::file_status target = fs::status(file, ec);
+  if (fs::is_symlink(link) && (fs::is_regular_file(target) || !fs::exists(target))) {
+    const fs::path resolved = fs::weakly_canonical(file, ec);
+    if (!ec) return resolved;
+  }
+  const fs::file_type type = fs::is_symlink(link) ? target.type() : link.type();
+  throw InputError(file.string(), "write",
+                   "a regular file to replace (or none), found " + std::string(file_type_text(type)) +
+                       (fs::is_symlink(link) ? " behind a symbolic link" : "") + ": it is left as it is");
+}
+
 void write_file_atomically(const std::filesystem::path& file, std::span<const std::span<const std::byte>> pieces) {
-  TemporaryFile temporary(file);
+  TemporaryFile temporary(writable_target(file));
   for (std::span<const std::byte> piece : pieces) temporary.write(piece);
   temporary.commit();
 }

@@ -11,8 +11,13 @@
 namespace asteria::io {
 
 // Writes the concatenation of `pieces` to `file`. Throws InputError naming the file when the
-// directory is missing or not writable, or any write, flush or rename fails.
+// directory is missing or not writable, any write, flush or rename fails, or `file` exists and
+// is not a regular file (a device, a directory, a pipe: never replaced). A symbolic link to a
+// regular file (or to nothing yet) is written through: the file it names is replaced.
 void write_file_atomically(const std::filesystem::path& file, std::span<const std::span<const std::byte>> pieces);
+
+// "a regular file", "a character device", ...: for messages about what was found at a path.
+std::string_view file_type_text(std::filesystem::file_type type) noexcept;
 
 // Convenience for text.
 void write_file_atomically(const std::filesystem::path& file, std::string_view text);

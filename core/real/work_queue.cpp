@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "core/common/error.hpp"
 
 namespace asteria::real {
 
@@ -23,17 +27,30 @@ WorkQueue::WorkQueue(std::string name, int threads, platform::CompletionBoard& b
   if (threads < 1) throw std::invalid_argument("WorkQueue '" + name_ + "': needs at least one thread");
   for (int i = 0; i < threads; ++i) tracks_.push_back(track ? track(i) : name_);
   threads_.reserve(static_cast<std::size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { serve(i); });
+  try {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { serve(i); });
+  } catch (const std::system_error& e) {
+    // The system's thread limit: stop the threads already started (a joinable thread left to
+    // unwind would terminate the process) and say how many could start.
+    const std::size_t started = threads_.size();
+    stop_and_join();
+    throw InputError(name_, "threads",
+                     "at most as many threads as this system lets the process start: " + std::to_string(started) +
+                         " of " + std::to_string(threads) + " started before: " + e.what());
+  }
 }
 
-WorkQueue::~WorkQueue() {
+void WorkQueue::stop_and_join() noexcept {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
 }
+
+WorkQueue::~WorkQueue() { stop_and_join(); }
 
 platform::Pending WorkQueue::submit(platform::Work work) {
   auto [promise, pending] = board_.make();

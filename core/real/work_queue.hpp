@@ -46,6 +46,7 @@ class WorkQueue {
     platform::Seconds submitted = 0.0;
   };
   void serve(int lane);
+  void stop_and_join() noexcept;  // every lane told to stop, then joined
   void execute(Item& item, int lane);
 
   std::string name_;

@@ -163,7 +163,7 @@ def main():
     base = os.path.join(a.work, "cpu-device.yaml")
     if not a.reuse_records:
         run([asteria, "calibrate", "--device", "cpu", "--device-threads", "1", "--out", base,
-             "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
+             "--overwrite", "--scratch", os.path.join(a.work, "scratch")], os.path.join(a.work, "calibrate-base.log"))
 
     runs = grid(a.quick)
     names = [name_of(r) for r in runs]
@@ -184,7 +184,7 @@ def main():
     calibrated = os.path.join(a.work, "calibrated.yaml")
     calibration_run = next(r for r in runs if name_of(r) == a.calibrate_on)
     run([asteria, "calibrate", "--from-trace", os.path.join(record_dir(a.work, calibration_run, 1), "trace.csv"),
-         "--base", base, "--out", calibrated], os.path.join(a.work, "calibrate-trace.log"))
+         "--base", base, "--out", calibrated, "--overwrite"], os.path.join(a.work, "calibrate-trace.log"))
 
     for f in (base, calibrated):
         shutil.copy(f, os.path.join(a.out, os.path.basename(f)))

@@ -8,10 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/io/atomic_file.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -80,6 +83,73 @@ TEST(RunOutput, EarlierResultsAreRefusedUnlessOverwriteClearsExactlyThem) {
   EXPECT_FALSE(std::filesystem::exists(out / "trace.json")) << "a stale file of an earlier run was left behind";
   EXPECT_EQ(read(out / "notes.txt"), "mine");
   EXPECT_TRUE(std::filesystem::exists(out / "steps.csv"));
+}
+
+TEST(RunOutput, OverwriteNeverRemovesAUsersDirectoryUnderAnOutputsName) {
+  const TempDir dir;
+  const std::filesystem::path out = dir.path() / "run";
+  ASSERT_EQ(testing::run_cli(quick_synth(out)).code, 0);
+  std::filesystem::create_directories(out / "trace.json");
+  std::ofstream(out / "trace.json" / "kept.txt") << "mine";
+  Args args = quick_synth(out);
+  args.insert(args.end(), {"--trace", "--overwrite"});
+  const auto r = testing::run_cli(args);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("trace.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a directory that asteria did not write"), std::string::npos) << r.err;
+  EXPECT_EQ(read(out / "trace.json" / "kept.txt"), "mine");
+  EXPECT_TRUE(std::filesystem::exists(out / "summary.json")) << "nothing is removed when the run is refused";
+}
+
+TEST(RunOutput, ASingleOutputFileIsNeverADeviceAndIsReplacedOnlyWhenTold) {
+  const TempDir dir;
+  const std::filesystem::path pipe = dir.path() / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  const std::filesystem::path folder = dir.path() / "folder";
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path file = dir.path() / "plan.yaml";
+  std::ofstream(file) << "precious";
+  for (bool overwrite : {false, true}) {
+    SCOPED_TRACE(overwrite);
+    for (const std::filesystem::path& target : {pipe, folder}) {
+      EXPECT_THROW(prepare_output_file(target, overwrite, "plan"), InputError);
+      EXPECT_THROW(io::write_file_atomically(target, "x"), InputError);
+    }
+  }
+  EXPECT_EQ(std::filesystem::status(pipe).type(), std::filesystem::file_type::fifo);
+  EXPECT_TRUE(std::filesystem::is_directory(folder));
+  try {
+    prepare_output_file(file, false, "plan");
+    ADD_FAILURE() << "an existing file was accepted without --overwrite";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--overwrite"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(prepare_output_file(file, true, "plan"));
+  EXPECT_EQ(read(file), "precious") << "preparing writes nothing";
+  EXPECT_THROW(prepare_output_file(dir.path() / "missing" / "plan.yaml", true, "plan"), InputError);
+
+  // The verbs that write one file refuse before any work, naming the file and the option.
+  for (const Args& args : {Args{"plan", "--hw", "gh200", "--model", "tiny", "--optimizer", "soap", "--out", pipe.string()},
+                           Args{"calibrate", "--quick", "--out", pipe.string()},
+                           Args{"calibrate", "--from-trace", (dir.path() / "none.csv").string(), "--out", file.string()}}) {
+    SCOPED_TRACE(args[0]);
+    const auto r = testing::run_cli(args);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find(": --out: "), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(std::filesystem::status(pipe).type(), std::filesystem::file_type::fifo);
+  EXPECT_EQ(read(file), "precious");
+}
+
+TEST(RunOutput, AFileWrittenThroughALinkReplacesTheFileItNames) {
+  const TempDir dir;
+  const std::filesystem::path target = dir.path() / "real.yaml";
+  std::ofstream(target) << "old";
+  const std::filesystem::path link = dir.path() / "link.yaml";
+  std::filesystem::create_symlink(target, link);
+  io::write_file_atomically(link, "new");
+  EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link stays a link";
+  EXPECT_EQ(read(target), "new");
 }
 
 TEST(RunOutput, TraceFilesGoWithTheRunAndItsSummarySaysHowBig) {

@@ -204,16 +204,42 @@ TEST(StudyVerb, OneJobRunsOneAtATimeAndAllSucceed) {
   StudyFixture f(
       "name: serial\ngrid:\n  - hw: [gb10]\n    model: [m1.yaml]\n    optimizer: [soap]\n    placement: [device]\n"
       "    staleness: [0, 1, 2]\n");
-  // A summary from an earlier study in the same directory must not survive.
+  // A summary from an earlier study in the same directory: refused and left as it is, then
+  // replaced with --overwrite; it must never pass for this study's.
   std::filesystem::create_directories(f.out / "runs/gb10_m1_soap_device_s0");
-  write(f.out / "runs/gb10_m1_soap_device_s0/stale.txt", "old");
-  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--jobs", "1", "--asteria",
-                          f.program.string(), "--no-plots"});
+  write(f.out / "runs/gb10_m1_soap_device_s0/summary.json", "old");
+  write(f.out / "runs/gb10_m1_soap_device_s0/log.txt", "old log");
+  const Args args = {"study", f.study.string(), "--out", f.out.string(), "--jobs", "1", "--asteria",
+                     f.program.string(), "--no-plots"};
+  const auto refused = run_cli(args);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("--overwrite"), std::string::npos) << refused.err;
+  EXPECT_EQ(read_all(f.out / "runs/gb10_m1_soap_device_s0/summary.json"), "old");
+  EXPECT_TRUE(std::filesystem::is_empty(f.sync)) << "a refused study must start no run";
+
+  Args overwrite = args;
+  overwrite.push_back("--overwrite");
+  const auto r = run_cli(overwrite);
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* slug : {"gb10_m1_soap_device_s0", "gb10_m1_soap_device_s1", "gb10_m1_soap_device_s2"})
     EXPECT_EQ(read_all(f.run_dir(slug) + "/alive_at_start.txt"), "1\n") << slug;
-  EXPECT_FALSE(std::filesystem::exists(f.out / "runs/gb10_m1_soap_device_s0/stale.txt"));
+  EXPECT_NE(read_all(f.out / "runs/gb10_m1_soap_device_s0/log.txt"), "old log");
   EXPECT_EQ(lines_of((f.out / "table.csv").string()).size(), 4U);
+}
+
+TEST(StudyVerb, AUsersFileAmongTheRunsIsNeverRemoved) {
+  StudyFixture f(
+      "name: mine\ngrid:\n  - hw: [gb10]\n    model: [m1.yaml]\n    optimizer: [soap]\n    placement: [device]\n"
+      "    staleness: [0]\n");
+  std::filesystem::create_directories(f.out / "runs/gb10_m1_soap_device_s0");
+  write(f.out / "runs/gb10_m1_soap_device_s0/notes.txt", "mine");
+  const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--overwrite", "--asteria",
+                          f.program.string(), "--no-plots"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("runs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did not write"), std::string::npos) << r.err;
+  EXPECT_EQ(read_all(f.out / "runs/gb10_m1_soap_device_s0/notes.txt"), "mine");
+  EXPECT_TRUE(std::filesystem::is_empty(f.sync));
 }
 
 TEST(StudyVerb, DryRunPrintsTheRunsAndRunsNothing) {

@@ -9,6 +9,12 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/common/error.hpp"
 #include "core/real/device_stream_executor.hpp"
@@ -202,6 +208,38 @@ TEST(ThreadPool, DrainsEveryQueuedWorkBeforeJoining) {
       }));
   }
   EXPECT_EQ(ran.load(), 50);
+}
+
+// More workers than the system lets the process start is an error naming the pool, not an abort
+// (a thread left joinable while the constructor unwinds would terminate the process). The limit
+// is made small in a child process: its address space a little above what it uses, so thread
+// stacks run out long before 2000 of them.
+// In a child: the address space limited to a little above what it uses, then 2000 workers.
+// Exits 0 when the pool refused with an error naming it, 1 when all started.
+[[noreturn]] void start_too_many_workers() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  statm >> pages;
+  const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{256} << 20);
+  rlimit limit{};
+  limit.rlim_cur = room;
+  limit.rlim_max = room;
+  if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
+  Fixture f;
+  try {
+    ThreadPoolExecutor pool("host-workers", 2000, f.board, f.clock);
+  } catch (const InputError& e) {
+    std::_Exit(std::string(e.what()).find("host-workers: threads:") == 0 ? 0 : 2);
+  }
+  std::_Exit(1);
+}
+
+// More workers than the system lets the process start is an error naming the pool, not an abort
+// (a thread left joinable while the constructor unwinds would terminate the process); thread
+// stacks run out long before 2000 of them in the child's small address space.
+TEST(ThreadPool, MoreThreadsThanTheSystemAllowsIsAnErrorNotACrash) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(start_too_many_workers(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ThreadPool, NeedsAThreadAndDefaultsToAllCoresButOne) {
