@@ -2,18 +2,24 @@
 
 #include <algorithm>
 
+#include "core/real/thread_start.hpp"
+
 namespace asteria::real {
 
-ForkJoinPool::ForkJoinPool(int width) {
-  for (int i = 1; i < std::max(width, 1); ++i) helpers_.emplace_back([this] { help(); });
+ForkJoinPool::ForkJoinPool(int width, const std::string& name) {
+  start_threads(helpers_, std::max(width, 1) - 1, name, [this](int) { help(); }, [this] { request_stop(); });
 }
 
-ForkJoinPool::~ForkJoinPool() {
+void ForkJoinPool::request_stop() noexcept {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
+}
+
+ForkJoinPool::~ForkJoinPool() {
+  request_stop();
   for (std::thread& t : helpers_) t.join();
 }
 

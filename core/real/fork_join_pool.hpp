@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -18,7 +19,8 @@ namespace asteria::real {
 class ForkJoinPool final : public ops::ParallelRunner {
  public:
   // `width` threads run pieces at once, the caller's included (width − 1 helpers; at least 1).
-  explicit ForkJoinPool(int width);
+  // More than the system lets the process start: InputError(name, "threads", ...).
+  explicit ForkJoinPool(int width, const std::string& name = "math threads");
   ~ForkJoinPool() override;
   ForkJoinPool(const ForkJoinPool&) = delete;
   ForkJoinPool& operator=(const ForkJoinPool&) = delete;
@@ -36,6 +38,7 @@ class ForkJoinPool final : public ops::ParallelRunner {
   };
   static void take_pieces(Loop& loop);
   void help();
+  void request_stop() noexcept;
 
   std::mutex mutex_;
   std::condition_variable wake_;      // helpers: a loop was posted, or the pool stops

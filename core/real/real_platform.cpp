@@ -32,7 +32,7 @@ RealPlatform::RealPlatform(RealPlatformOptions options)
     : options_(options),
       accelerator_(accelerator_for(options_)),
       board_(sync_),
-      math_threads_(math_width(options)),
+      math_threads_(math_width(options), "host-workers"),  // the math of refreshes runs as wide as they
       math_(&math_threads_) {
   platform::ActivitySink* sink = options_.activities;
   const int unit = sink != nullptr ? sink->unit() : 0;

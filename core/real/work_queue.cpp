@@ -4,9 +4,8 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 
-#include "core/common/error.hpp"
+#include "core/real/thread_start.hpp"
 
 namespace asteria::real {
 
@@ -26,26 +25,19 @@ WorkQueue::WorkQueue(std::string name, int threads, platform::CompletionBoard& b
     : name_(std::move(name)), board_(board), clock_(clock), activities_(activities), runner_(std::move(runner)) {
   if (threads < 1) throw std::invalid_argument("WorkQueue '" + name_ + "': needs at least one thread");
   for (int i = 0; i < threads; ++i) tracks_.push_back(track ? track(i) : name_);
-  threads_.reserve(static_cast<std::size_t>(threads));
-  try {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this, i] { serve(i); });
-  } catch (const std::system_error& e) {
-    // The system's thread limit: stop the threads already started (a joinable thread left to
-    // unwind would terminate the process) and say how many could start.
-    const std::size_t started = threads_.size();
-    stop_and_join();
-    throw InputError(name_, "threads",
-                     "at most as many threads as this system lets the process start: " + std::to_string(started) +
-                         " of " + std::to_string(threads) + " started before: " + e.what());
-  }
+  start_threads(threads_, threads, name_, [this](int lane) { serve(lane); }, [this] { request_stop(); });
 }
 
-void WorkQueue::stop_and_join() noexcept {
+void WorkQueue::request_stop() noexcept {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
+}
+
+void WorkQueue::stop_and_join() noexcept {
+  request_stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }

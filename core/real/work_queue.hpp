@@ -46,7 +46,8 @@ class WorkQueue {
     platform::Seconds submitted = 0.0;
   };
   void serve(int lane);
-  void stop_and_join() noexcept;  // every lane told to stop, then joined
+  void request_stop() noexcept;   // every lane told to stop once the queue is empty
+  void stop_and_join() noexcept;  // request_stop(), then every lane joined
   void execute(Item& item, int lane);
 
   std::string name_;

@@ -210,13 +210,9 @@ TEST(ThreadPool, DrainsEveryQueuedWorkBeforeJoining) {
   EXPECT_EQ(ran.load(), 50);
 }
 
-// More workers than the system lets the process start is an error naming the pool, not an abort
-// (a thread left joinable while the constructor unwinds would terminate the process). The limit
-// is made small in a child process: its address space a little above what it uses, so thread
+// In a child process: the address space limited to a little above what it uses, so thread
 // stacks run out long before 2000 of them.
-// In a child: the address space limited to a little above what it uses, then 2000 workers.
-// Exits 0 when the pool refused with an error naming it, 1 when all started.
-[[noreturn]] void start_too_many_workers() {
+void limit_address_space() {
   std::ifstream statm("/proc/self/statm");
   std::size_t pages = 0;
   statm >> pages;
@@ -225,21 +221,37 @@ TEST(ThreadPool, DrainsEveryQueuedWorkBeforeJoining) {
   limit.rlim_cur = room;
   limit.rlim_max = room;
   if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
-  Fixture f;
+}
+
+// Exit 0: refused with an error naming the host workers; 1: every thread started; 2: another error.
+[[noreturn]] void exit_with(const std::function<void()>& start) {
   try {
-    ThreadPoolExecutor pool("host-workers", 2000, f.board, f.clock);
+    start();
   } catch (const InputError& e) {
     std::_Exit(std::string(e.what()).find("host-workers: threads:") == 0 ? 0 : 2);
   }
   std::_Exit(1);
 }
 
+[[noreturn]] void start_too_many_workers() {
+  limit_address_space();
+  Fixture f;
+  exit_with([&] { ThreadPoolExecutor pool("host-workers", 2000, f.board, f.clock); });
+}
+
+[[noreturn]] void start_too_many_math_threads() {
+  limit_address_space();
+  RealPlatformOptions options;
+  options.host_threads = 2000;
+  exit_with([&] { RealPlatform platform(options); });
+}
+
 // More workers than the system lets the process start is an error naming the pool, not an abort
-// (a thread left joinable while the constructor unwinds would terminate the process); thread
-// stacks run out long before 2000 of them in the child's small address space.
+// (a thread left joinable while a constructor unwinds would terminate the process).
 TEST(ThreadPool, MoreThreadsThanTheSystemAllowsIsAnErrorNotACrash) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(start_too_many_workers(), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(start_too_many_math_threads(), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(ThreadPool, NeedsAThreadAndDefaultsToAllCoresButOne) {
