@@ -17,6 +17,7 @@
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
+#include "apps/asteria/rank_agreement.hpp"
 #include "apps/asteria/train_checkpoint.hpp"
 #include "apps/asteria/train_models.hpp"
 #include "core/common/error.hpp"
@@ -233,6 +234,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   int first = 1;
   if (settings.resume_from) {
     first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, progress_out)) + 1;
+    // Ranks resumed from checkpoints of different steps would run different step counts.
+    require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
     if (first > total)
       throw InputError("command line", "--steps",
                        "more than " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +

@@ -9,6 +9,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
+#include "apps/asteria/rank_agreement.hpp"
 #include "apps/asteria/train.hpp"
 #include "core/common/error.hpp"
 #include "apps/asteria/train_resume.hpp"
@@ -152,6 +153,15 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
     po::notify(resumed);
     parsed = settings_from(resumed);
     validate(parsed->spec);
+  }
+  {
+    // Ranks that differ in any setting but these would wait on each other forever (or train
+    // different runs under one summary): refused on every rank, naming the option.
+    constexpr std::string_view kPerRank[] = {"nvme-dir", "checkpoint-dir", "resume", "no-progress", "help"};
+    po::variables_map effective;
+    po::store(po::command_line_parser(arguments).options(train_options()).positional({}).run(), effective);
+    po::notify(effective);
+    require_same_settings(place, effective_settings(effective, train_options(), kPerRank));
   }
   TrainSettings settings = std::move(*parsed);
   settings.resume_from = std::move(resume_from);

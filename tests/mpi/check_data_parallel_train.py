@@ -11,6 +11,9 @@
   resume N OPTIMIZER S [shard]: 10 steps straight, against 5 steps with a checkpoint every 3
       (refreshes shared or state sharded among the ranks) resumed from step 3 to 10: every
       rank's weights and optimizer state digests are bitwise those of the straight run.
+  disagree 2 OPTIMIZER: ranks started with different --steps, --optimizer or --seed (an MPMD
+      command line), and ranks resumed from checkpoints of different steps, stop at once with one
+      message naming the option and each rank's value, instead of waiting on each other forever.
 
 Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S]
 """
@@ -59,6 +62,46 @@ def resume(asteria, mpirun, work, ranks, optimizer, staleness, shard):
     print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}{', sharded' if shard else ''}: resumed = straight on every rank")
 
 
+def refused(command, what, expected):
+    try:
+        done = subprocess.run(command, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=180)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"FAIL: {what}: still running after 180 s (the ranks wait on each other)")
+    if done.returncode == 0:
+        sys.exit(f"FAIL: {what} exited 0:\n{done.stdout[-4000:]}")
+    for text in expected:
+        if text not in done.stdout:
+            sys.exit(f"FAIL: {what}: no '{text}' in its output:\n{done.stdout[-4000:]}")
+    print(f"OK: {what} refused: {next(l for l in done.stdout.splitlines() if expected[0] in l)}")
+
+
+def disagree(asteria, mpirun, work, optimizer):
+    mpi = [mpirun, "--oversubscribe", "--allow-run-as-root"]
+    flags = COMMON + ["--optimizer", optimizer, "--steps", "2"]
+    for option, other in (("--steps", "3"), ("--optimizer", "adamw" if optimizer != "adamw" else "soap"),
+                          ("--seed", "4")):
+        mine = flags + ["--out", os.path.join(work, "mixed" + option)]
+        theirs = [a for a in mine]
+        at = theirs.index(option) if option in theirs else None
+        if at is None:
+            theirs += [option, other]
+        else:
+            theirs[at + 1] = other
+        refused(mpi + ["-np", "1", asteria] + mine + [":", "-np", "1", asteria] + theirs,
+                f"ranks with different {option}", [option, "the same value on every data-parallel rank", "rank 1 has"])
+    # Checkpoints of different steps: rank 0's from a run checkpointed after step 2, rank 1's after 4.
+    early, late, mixed = (os.path.join(work, d) for d in ("early", "late", "mixed-resume"))
+    base = mpi + ["-np", "2", asteria] + COMMON + ["--optimizer", optimizer, "--checkpoint-every", "2"]
+    run(base + ["--steps", "2", "--out", early], "the run checkpointed at step 2")
+    run(base + ["--steps", "4", "--out", late], "the run checkpointed at step 4")
+    os.makedirs(mixed)
+    shutil.copytree(os.path.join(early, "resume", "rank0"), os.path.join(mixed, "rank0"))
+    shutil.copytree(os.path.join(late, "resume", "rank1"), os.path.join(mixed, "rank1"))
+    refused(mpi + ["-np", "2", asteria, "train", "--resume", mixed, "--steps", "6", "--out", os.path.join(work, "resumed")],
+            "ranks resumed from checkpoints of different steps", ["--resume", "rank 0 has '2', rank 1 has '4'"])
+
+
 def main():
     asteria, mpirun, work, check, ranks, optimizer = sys.argv[1:7]
     ranks = int(ranks)
@@ -66,6 +109,9 @@ def main():
     if os.path.exists(work):
         shutil.rmtree(work)
     os.makedirs(work)
+    if check == "disagree":
+        disagree(asteria, mpirun, work, optimizer)
+        return
     if check == "resume":
         resume(asteria, mpirun, work, ranks, optimizer, staleness, len(sys.argv) > 8 and sys.argv[8] == "shard")
         return
