@@ -16,7 +16,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs the asteria program alone, not the test suite.
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target asteria
 	@$(BUILD)/apps/asteria/asteria demo
 
 test: build

@@ -132,12 +132,12 @@ Result simulate_in_child(int units, const std::string& mode) {
   const Flags& f = flags();
   const sim::ChildOutcome outcome = sim::run_in_child_process([&](sim::ChildReport& report) {
     cli::SimSettings settings;
-    cli::RunSpec& spec = settings.spec;
+    cli::RunConfig& spec = settings.spec;
     spec.hw = "gh200-alps";
     spec.model = f.model;
     spec.optimizer = optim::parse_optimizer_kind(f.optimizer);
     spec.hp = optim::default_hyperparameters(spec.optimizer);
-    spec.hp.max_precond_dim = 2048;  // `asteria sim`'s default (run_spec.cpp), so the runs are its runs
+    spec.hp.max_precond_dim = 2048;  // `asteria sim`'s default (run_config_options.cpp), so the runs are its runs
     spec.placement = runtime::parse_placement_policy(f.placement, "--sim_placement");
     spec.staleness = f.staleness;
     spec.steps = f.steps;

@@ -23,6 +23,7 @@ std::size_t index_of(Tier tier) noexcept { return static_cast<std::size_t>(tier)
 struct SimMemory::Accounts {
   std::array<platform::TierUsage, platform::kTierCount> tiers{};
   std::size_t unified = 0;
+  std::size_t pool_peak = 0;  // the high-water mark of device + host
   platform::ActivitySink* activities = nullptr;  // null once the SimMemory is gone (or not recording)
   std::array<std::string, platform::kTierCount> counter_names;
 
@@ -35,6 +36,8 @@ struct SimMemory::Accounts {
     }
     t.resident += bytes;
     t.peak_resident = std::max(t.peak_resident, t.resident);
+    if (tier != Tier::nvme)
+      pool_peak = std::max(pool_peak, tiers[index_of(Tier::device)].resident + tiers[index_of(Tier::host)].resident);
     sample(tier);
     return true;
   }
@@ -84,6 +87,13 @@ SimMemory::~SimMemory() {
 }
 
 platform::TierUsage SimMemory::usage(Tier tier) const { return accounts_->tiers[index_of(tier)]; }
+
+std::optional<platform::TierUsage> SimMemory::shared_pool() const {
+  if (accounts_->unified == 0) return std::nullopt;
+  const platform::TierUsage& device = accounts_->tiers[index_of(Tier::device)];
+  const platform::TierUsage& host = accounts_->tiers[index_of(Tier::host)];
+  return platform::TierUsage{accounts_->unified, device.resident + host.resident, accounts_->pool_peak};
+}
 
 std::optional<Region> SimMemory::allocate(Tier tier, std::size_t bytes, std::string label) {
   if (!accounts_->try_reserve(tier, bytes)) return std::nullopt;

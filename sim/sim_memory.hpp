@@ -52,6 +52,7 @@ class SimMemory final : public platform::Memory {
   SimMemory& operator=(const SimMemory&) = delete;
 
   platform::TierUsage usage(platform::Tier tier) const override;
+  std::optional<platform::TierUsage> shared_pool() const override;
   std::optional<platform::Region> allocate(platform::Tier tier, std::size_t bytes, std::string label) override;
   // Throws std::logic_error for a region this memory does not hold.
   void release(platform::Region& region) override;

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "core/common/utf8.hpp"
+#include "core/plan/op.hpp"
 #include "core/platform/cost_text.hpp"
 #include "core/io/atomic_file.hpp"
 
@@ -113,6 +115,39 @@ void require_utf8(std::string_view text, const LineReader& in, std::string_view 
                      "UTF-8 text, found an invalid byte sequence at byte " + std::to_string(*at + 1));
 }
 
+// The kinds a recorder writes: the plan's op kinds, and the records beside ops.
+bool is_record_kind(std::string_view kind) {
+  for (int k = 0; k < plan::kOpKindCount; ++k)
+    if (plan::to_string(static_cast<plan::OpKind>(k)) == kind) return true;
+  for (std::string_view other : {"counter", "launch", "refresh_job", "transfer", "io", "step", "other"})
+    if (other == kind) return true;
+  return false;
+}
+
+std::string record_kinds_text() {
+  std::string text;
+  for (int k = 0; k < plan::kOpKindCount; ++k) text += std::string(plan::to_string(static_cast<plan::OpKind>(k))) + ", ";
+  return text + "counter, launch, refresh_job, transfer, io, step, other";
+}
+
+// What no recorder writes: a time before the run's start or an end before its start, negative
+// amounts, unknown kinds, negative units or steps. A calibration or replay would fit or compare
+// them as if measured.
+void check_record(const TraceRecord& r, const LineReader& in) {
+  const std::string where = "line " + std::to_string(in.line()) + ": ";
+  if (r.unit < 0) throw InputError(in.source(), where + "unit", "an integer >= 0, found " + std::to_string(r.unit));
+  if (r.step < 0) throw InputError(in.source(), where + "step", "an integer >= 0, found " + std::to_string(r.step));
+  if (!is_record_kind(r.kind))
+    throw InputError(in.source(), where + "kind", "one of " + record_kinds_text() + ", found \"" + r.kind + "\"");
+  if (!(r.start_s >= 0.0))
+    throw InputError(in.source(), where + "start_s", "seconds >= 0 since the run's start, found " + exact_number(r.start_s));
+  if (!(r.end_s >= r.start_s))
+    throw InputError(in.source(), where + "end_s",
+                     "seconds >= start_s (" + exact_number(r.start_s) + "), found " + exact_number(r.end_s));
+  if (!(r.bytes >= 0.0)) throw InputError(in.source(), where + "bytes", "a count >= 0, found " + exact_number(r.bytes));
+  if (!(r.flops >= 0.0)) throw InputError(in.source(), where + "flops", "a count >= 0, found " + exact_number(r.flops));
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& native_trace_columns() {
@@ -193,6 +228,8 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
   const auto& columns = native_trace_columns();
   if (header.size() != columns.size() || !std::equal(header.begin(), header.end(), columns.begin()))
     throw InputError(source, "line " + std::to_string(in.line()), "the header row of format version " + std::to_string(kNativeTraceVersion));
+  // A row seen twice would be counted twice by a fit or a replay: the line each row was first on.
+  std::unordered_map<std::string, std::size_t> rows;
   while (!in.done()) {
     const std::vector<std::string> f = in.next_row();
     if (f.size() == 1 && f[0].empty()) continue;  // a blank line
@@ -228,6 +265,12 @@ NativeTrace parse_native_trace(std::string_view text, const std::string& source)
     require_utf8(r.kind, in, "kind");
     require_utf8(r.resource, in, "resource");
     require_utf8(r.label, in, "label");
+    check_record(r, in);
+    std::string row;
+    for (const std::string& field : f) row += field + '\x1f';
+    if (const auto [at, fresh] = rows.try_emplace(std::move(row), in.line()); !fresh)
+      throw InputError(source, "line " + std::to_string(in.line()),
+                       "each record once, found a copy of line " + std::to_string(at->second));
     trace.records.push_back(std::move(r));
   }
   return trace;

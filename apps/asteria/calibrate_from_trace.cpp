@@ -13,10 +13,13 @@
 namespace asteria::cli {
 
 void calibrate_from_trace(const std::filesystem::path& trace_path, const std::string& base_name,
-                          const std::filesystem::path& out_path, const std::string& name, std::ostream& out) {
+                          const std::filesystem::path& out_path, const std::string& name, bool force,
+                          std::ostream& out) {
   const traces::NativeTrace trace = traces::read_native_trace(trace_path);
   const hw::HardwareProfile base = hw::load_profile(hw::find_profile(base_name));
-  hw::calibrate::TraceCalibration fit = hw::calibrate::calibrate_from_trace(trace, trace_path.string(), base);
+  hw::calibrate::TraceFitOptions options;
+  options.force = force;
+  hw::calibrate::TraceCalibration fit = hw::calibrate::calibrate_from_trace(trace, trace_path.string(), base, options);
   fit.profile.name = name.empty() ? out_path.stem().string() : name;
   fit.profile.description = "Fitted to the trace " + trace_path.string() + " on top of " + base.name + ". " +
                             base.description;
@@ -37,6 +40,13 @@ void calibrate_from_trace(const std::filesystem::path& trace_path, const std::st
                                      : "-",
                                  c.applied ? (c.note.empty() ? "yes" : "yes: " + c.note) : "no: " + c.note});
   out << table_text(coefficients);
+  std::size_t kept = 0;
+  for (const auto& c : fit.coefficients)
+    kept += c.identified && !c.applied && c.relative_error > hw::calibrate::kMaxRelativeError ? 1 : 0;
+  if (kept > 0)
+    out << kept << " fitted coefficient" << (kept == 1 ? "" : "s") << " with a standard error over "
+        << significant(100.0 * hw::calibrate::kMaxRelativeError, 2)
+        << "% of the value kept the base value: record more steps, or give --force to apply them\n";
 }
 
 }  // namespace asteria::cli

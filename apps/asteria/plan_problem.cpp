@@ -91,7 +91,7 @@ plan::StepPlan plan_with_sites(const PlanModel& m, const std::vector<plan::Resou
 
 }  // namespace
 
-PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profile, const SimWorkload& workload) {
+PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload) {
   PlanModel m;
   m.hw = profile.name;
   m.model = workload.name;

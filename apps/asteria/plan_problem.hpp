@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/plan/schedule.hpp"
 #include "core/planner/placement_problem.hpp"
@@ -94,7 +94,7 @@ struct PlanModel {
 // `spec`: hw, model, optimizer, hyperparameters, staleness, schedule options, host workers (0:
 // sim::default_host_workers). Throws InputError for bad settings, or when the model's own memory
 // exceeds a tier (naming the tier and the --*-on options).
-PlanModel build_plan_model(const RunSpec& spec, const hw::HardwareProfile& profile, const SimWorkload& workload);
+PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload);
 
 struct StepPrediction {
   planner::Prediction blocks;  // the blocks' update alone (planner::predict)

@@ -7,6 +7,7 @@
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "core/platform/cost_text.hpp"
+#include "core/run/run_arguments.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -18,8 +19,6 @@ std::string layer_key(std::size_t l) {
   std::snprintf(key, sizeof key, "layer.%05zu", l);  // zero-padded: metadata is kept in key order
   return key;
 }
-
-const char* flag(bool value) { return value ? "true" : "false"; }
 
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
@@ -51,57 +50,14 @@ const std::string& required(const traces::NativeTrace& trace, const std::string&
 
 }  // namespace
 
-std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, int warmup_steps) {
-  const optim::Hyperparameters& hp = spec.hp;
-  std::vector<std::string> a = {
-      "--optimizer", std::string(optim::to_string(spec.optimizer)),
-      "--placement", std::string(runtime::to_string(spec.placement)),
-      "--lookahead", std::to_string(spec.lookahead),
-      "--staleness", std::to_string(spec.staleness),
-      "--publish", std::string(runtime::to_string(spec.publish)),
-      "--refresh-on", std::string(runtime::to_string(spec.refresh_on)),
-      "--host-workers", std::to_string(host_workers),
-      "--steps", std::to_string(spec.steps),
-      "--warmup-steps", std::to_string(warmup_steps),
-      "--seed", std::to_string(spec.seed),
-      "--device-budget", std::to_string(spec.device_budget),
-      "--host-budget", std::to_string(spec.host_budget),
-      "--nvme-budget", std::to_string(spec.nvme_budget),
-      "--lr", exact_number(hp.lr),
-      "--beta1", exact_number(hp.beta1),
-      "--beta2", exact_number(hp.beta2),
-      "--eps", exact_number(hp.eps),
-      "--weight-decay", exact_number(hp.weight_decay),
-      "--precondition-frequency", std::to_string(hp.precondition_frequency),
-      "--max-precond-dim", std::to_string(hp.max_precond_dim),
-      "--shampoo-beta", exact_number(hp.shampoo_beta),
-      "--start-preconditioning-step", std::to_string(hp.start_preconditioning_step),
-      "--exponent-override", exact_number(hp.exponent_override),
-      "--root-method", hp.root_method == optim::RootMethod::eigen ? "eigen" : "coupled-newton",
-      "--grafting", flag(hp.grafting),
-      "--graft-beta2", exact_number(hp.graft_beta2),
-      "--graft-eps", exact_number(hp.graft_eps),
-      "--soap-second-moment", hp.soap_second_moment == optim::SecondMomentOnRefresh::permute ? "permute" : "rotate",
-      "--soap-adam-before-first-basis", flag(hp.soap_adam_before_first_basis),
-      "--newton-schulz-steps", std::to_string(hp.newton_schulz_steps),
-      "--nesterov", flag(hp.nesterov),
-      "--aux-adamw-lr", exact_number(hp.aux_adamw_lr),
-      "--non-finite-policy", hp.non_finite == optim::NonFinitePolicy::skip ? "skip" : "error",
-      "--max-consecutive-non-finite", std::to_string(hp.max_consecutive_non_finite),
-      "--max-consecutive-refresh-failures", std::to_string(hp.max_consecutive_refresh_failures),
-      "--schedule", std::string(plan::to_string(spec.schedule)),
-      "--micro-batches", std::to_string(spec.micro_batches),
-      "--defer-fraction", exact_number(spec.defer_fraction),
-      "--weights-on", std::string(platform::to_string(spec.model_tiers.weights)),
-      "--gradients-on", std::string(platform::to_string(spec.model_tiers.gradients)),
-      "--checkpoints-on", std::string(platform::to_string(spec.model_tiers.checkpoints)),
-  };
-  if (spec.recompute_activations) a.emplace_back("--recompute-activations");
-  if (spec.placement_file) a.insert(a.end(), {"--placement-file", spec.placement_file->string()});
-  return a;
+std::vector<std::string> run_arguments(const RunConfig& spec, int host_workers, int warmup_steps) {
+  RunConfig resolved = spec;
+  resolved.host_workers = host_workers;
+  resolved.warmup_steps = warmup_steps;
+  return run::recorded_arguments(resolved);
 }
 
-std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
+std::map<std::string, std::string> replay_metadata(const RunConfig& spec, std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
                                                    bool state_budgets, runtime::ModelPass model_pass) {
   std::map<std::string, std::string> m;
@@ -136,6 +92,11 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
   run.verb = required(trace, "verb", source);
   run.model = required(trace, "model", source);
   run.arguments = split(required(trace, "run_arguments", source), ' ');
+  // Traces of one rank before data-parallel runs recorded their ranks have no units: one.
+  if (const auto units = trace.metadata.find("units"); units != trace.metadata.end()) {
+    run.units = parse_integer<int>(units->second, source, "metadata units");
+    if (run.units < 1) throw InputError(source, "metadata units", "an integer >= 1, found " + units->second);
+  }
   run.model_device_bytes = parse_integer<std::size_t>(required(trace, "model_device_bytes", source), source,
                                                       "metadata model_device_bytes");
   const std::string& budgets = required(trace, "state_budgets", source);

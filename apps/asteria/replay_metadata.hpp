@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/plan/step_plan.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/runtime/driver/training_model.hpp"
 #include "traces/native_trace.hpp"
 
@@ -19,19 +19,20 @@ namespace asteria::cli {
 // `host_workers` and `warmup_steps` as the run resolved them. `state_budgets`: the spec's tier
 // budgets bounded the optimizer state (real and fake backends); false when a profile did (sim).
 // `model_pass`: how the model computed a step (where a replay charges the step's compute).
-std::map<std::string, std::string> replay_metadata(const RunSpec& spec, std::span<const runtime::LayerSpec> layers,
+std::map<std::string, std::string> replay_metadata(const RunConfig& spec, std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
                                                    bool state_budgets,
                                                    runtime::ModelPass model_pass);
 
-// The run spec's options as command-line arguments ("--optimizer", "soap", "--lr", "0.003", ...):
-// every option whose value the run's timing or plan depends on.
-std::vector<std::string> run_arguments(const RunSpec& spec, int host_workers, int warmup_steps);
+// The run's recorded settings as command-line arguments ("--optimizer", "soap", "--lr", "0.003",
+// ...; core/run/run_arguments.hpp), with the workers and warm-up the run resolved.
+std::vector<std::string> run_arguments(const RunConfig& spec, int host_workers, int warmup_steps);
 
 struct RecordedRun {
   std::string verb;                      // "train", "synth", "sim"
   std::string model;                     // the model's name
   std::vector<std::string> arguments;    // run_arguments() of the recorded run
+  int units = 1;                         // data-parallel ranks of the recorded run (metadata units)
   std::vector<runtime::LayerSpec> layers;
   std::size_t model_device_bytes = 0;
   bool state_budgets = false;

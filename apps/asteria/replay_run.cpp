@@ -7,7 +7,7 @@
 
 #include "apps/asteria/replay.hpp"
 #include "apps/asteria/replay_metadata.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
@@ -37,11 +37,11 @@ std::vector<std::string> merged_arguments(const std::vector<std::string>& record
   return out;
 }
 
-RunSpec replayed_spec(const RecordedRun& run, const ReplaySettings& settings, const std::string& source) {
+RunConfig replayed_spec(const RecordedRun& run, const ReplaySettings& settings, const std::string& source) {
   po::variables_map values;
   try {
     po::store(po::command_line_parser(merged_arguments(run.arguments, settings.what_if))
-                  .options(run_spec_options(RunVerb::train))
+                  .options(run_config_options(RunVerb::train))
                   .positional({})
                   .run(),
               values);
@@ -49,8 +49,8 @@ RunSpec replayed_spec(const RecordedRun& run, const ReplaySettings& settings, co
   } catch (const po::error& e) {
     throw InputError(source, "metadata run_arguments (with the what-if options)", std::string("options that parse: ") + e.what());
   }
-  RunSpec spec = read_run_spec(RunVerb::train, values);
-  const RunSpec sim = default_run_spec(RunVerb::sim);
+  RunConfig spec = read_run_config(RunVerb::train, values);
+  const RunConfig sim = default_run_config(RunVerb::sim);
   spec.verb = RunVerb::sim;
   spec.numerics = platform::Numerics::shapes;
   spec.time = platform::TimeSource::simulated;
@@ -67,7 +67,7 @@ RunSpec replayed_spec(const RecordedRun& run, const ReplaySettings& settings, co
   return spec;
 }
 
-SimWorkload recorded_workload(const RecordedRun& run, const RunSpec& spec, const std::string& source) {
+SimWorkload recorded_workload(const RecordedRun& run, const RunConfig& spec, const std::string& source) {
   SimWorkload w;
   w.name = run.model;
   w.weights.config.name = run.model;
@@ -177,6 +177,9 @@ ReplayResult run_replay(const ReplaySettings& settings, std::ostream& progress) 
   const RecordedRun run = recorded_run(recorded, source);
   SimSettings sim;
   sim.spec = replayed_spec(run, settings, source);
+  // A data-parallel rank's trace replays with every rank: its collectives and shared refreshes
+  // are part of its step (the trace keeps unit 0).
+  if (run.units > 1) sim.units = run.units;
   const auto first = recorded.metadata.find("window_first_step");
   const auto last = recorded.metadata.find("window_last_step");
   if (first != recorded.metadata.end() && last != recorded.metadata.end())

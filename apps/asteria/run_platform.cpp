@@ -25,7 +25,7 @@ struct RunPlatform::Nvme {
 #endif
 };
 
-RunPlatform::RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
+RunPlatform::RunPlatform(const RunConfig& spec, const DeviceTime& device, platform::ActivitySink* activities,
                          platform::Comm* comm, platform::Comm* side_comm, bool use_gpu) {
   const auto& seconds = device.seconds;
   if (spec.time == platform::TimeSource::simulated) {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/platform/platform.hpp"
 
 namespace asteria::cli {
@@ -25,7 +25,7 @@ class RunPlatform {
   // `comm` (not owned, outlives the platform): the data-parallel ranks of a real run (null: one).
   // `use_gpu`: on the real backend, the device tier is a GPU's memory and the optimizer's math on
   // state resting there runs on that GPU, when one answers (a model trained on it).
-  RunPlatform(const RunSpec& spec, const DeviceTime& device, platform::ActivitySink* activities,
+  RunPlatform(const RunConfig& spec, const DeviceTime& device, platform::ActivitySink* activities,
               platform::Comm* comm = nullptr, platform::Comm* side_comm = nullptr, bool use_gpu = false);
   ~RunPlatform();
   RunPlatform(const RunPlatform&) = delete;

@@ -1,8 +1,11 @@
 #include "apps/asteria/run_report.hpp"
 
+#include <algorithm>
+
 #include <ostream>
 
 #include "core/common/number_text.hpp"
+#include "core/run/run_arguments.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/linalg/blas_library.hpp"
 #include "core/ops/cpu_kernels.hpp"
@@ -98,7 +101,7 @@ nlohmann::ordered_json host_math_json() {
 }
 
 nlohmann::ordered_json summary_json(const RunReport& o) {
-  const RunSpec& s = o.spec;
+  const RunConfig& s = o.spec;
   const runtime::RunSummary& m = o.summary;
   nlohmann::ordered_json j;
   j["verb"] = to_string(s.verb);
@@ -119,6 +122,14 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["staleness"] = s.staleness;
   j["publish"] = runtime::to_string(s.publish);
   j["refresh_on"] = runtime::to_string(s.refresh_on);
+  if (s.planned_for_hw) j["planned_for_hw"] = *s.planned_for_hw;
+  // Every setting of the run as its option takes it (core/run/run_schema.hpp), flat as the rest:
+  // setting_refresh_sharing = "replicated".
+  for (const auto& [name, text] : run::setting_values(s)) {
+    std::string key = "setting_" + name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    j[key] = text;
+  }
   j["units"] = o.units;
   j["nodes"] = o.nodes;
   j["host_workers"] = o.host_workers;
@@ -132,7 +143,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   j["fits"] = o.fits;
   nlohmann::ordered_json shortfall = nlohmann::ordered_json::array();
   for (const runtime::TierShortfall& t : o.shortfall)
-    shortfall.push_back({{"tier", platform::to_string(t.tier)},
+    shortfall.push_back({{"tier", t.shared_pool ? std::string("device+host") : std::string(platform::to_string(t.tier))},
                          {"needed_bytes", t.needed},
                          {"free_bytes", t.available},
                          {"capacity_bytes", t.capacity},
@@ -191,7 +202,7 @@ void write_report(const RunReport& report, const std::filesystem::path& dir) {
 }
 
 void print_report(const RunReport& o, std::ostream& out) {
-  const RunSpec& s = o.spec;
+  const RunConfig& s = o.spec;
   out << to_string(s.verb) << (o.name.empty() ? "" : " " + o.name) << ": " << o.model;
   if (o.parameters > 0) out << " (" << o.parameters << " parameters)";
   out << ", " << optim::to_string(s.optimizer) << ", placement " << runtime::to_string(s.placement) << ", S = "
@@ -208,7 +219,7 @@ void print_report(const RunReport& o, std::ostream& out) {
   if (!o.fits) {
     out << "does not fit: " << o.fit_message << '\n';
     for (const runtime::TierShortfall& t : o.shortfall)
-      out << "  " << platform::to_string(t.tier) << ": needs " << bytes_text(static_cast<double>(t.needed)) << ", "
+      out << "  " << t.where() << ": needs " << bytes_text(static_cast<double>(t.needed)) << ", "
           << bytes_text(static_cast<double>(t.available)) << " free of " << bytes_text(static_cast<double>(t.capacity))
           << " (short by " << bytes_text(static_cast<double>(t.missing())) << ")\n";
     return;

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/driver/run_summary.hpp"
 #include "core/runtime/store/store_errors.hpp"
@@ -39,7 +39,7 @@ struct TraceInfo {
 };
 
 struct RunReport {
-  RunSpec spec;
+  RunConfig spec;
   std::string name;      // the configuration's name in a comparison ("soap async S=5"); may be empty
   std::string hw;        // the profile's name, when the run used one
   std::string model;     // the model's name (or "synthetic stack")

@@ -12,7 +12,7 @@
 
 #include "core/plan/step_plan.hpp"
 #include "apps/asteria/run_report.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "traces/trace_recorder.hpp"
 
 namespace asteria::cli {
@@ -21,7 +21,7 @@ class TraceSession {
  public:
   // Records nothing unless spec.trace.enabled. `units`: how many ranks will record; the window
   // starts at `first_measured_step` and ends at most at `last_step`.
-  TraceSession(const RunSpec& spec, int units, std::int64_t first_measured_step, std::int64_t last_step);
+  TraceSession(const RunConfig& spec, int units, std::int64_t first_measured_step, std::int64_t last_step);
   bool enabled() const noexcept { return recorder_ != nullptr; }
   // The sink of unit u (null when not recording).
   platform::ActivitySink* sink(int unit);
@@ -32,7 +32,7 @@ class TraceSession {
   TraceInfo write(const std::filesystem::path& dir, std::map<std::string, std::string> metadata) const;
 
  private:
-  RunSpec spec_;
+  RunConfig spec_;
   int units_;
   std::int64_t first_;
   std::int64_t last_;

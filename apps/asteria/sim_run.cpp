@@ -49,7 +49,7 @@ std::vector<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& budge
 // data-free) against the machine's memory, before the workload is built: a config of 10^8
 // layers or a d_model of 4194304 would otherwise take minutes to exhaust it.
 void check_sim_memory(const SimSettings& settings, const hw::HardwareProfile& profile) {
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
   workload::ModelConfig config = workload::find_model_config(*spec.model);
   if (settings.batch && *settings.batch >= 1) config.micro_batch = *settings.batch;
   const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
@@ -125,7 +125,7 @@ RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
 
 RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
                    std::ostream& progress_out) {
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
   validate(spec);
   const auto wall_start = WallClock::now();
   RunReport out;

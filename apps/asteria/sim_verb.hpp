@@ -9,7 +9,7 @@
 
 #include "core/plan/step_plan.hpp"
 #include "apps/asteria/run_report.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
 #include "core/workload/model_memory.hpp"
 #include "core/workload/workload_model.hpp"
@@ -19,7 +19,7 @@
 namespace asteria::cli {
 
 struct SimSettings {
-  RunSpec spec = default_run_spec(RunVerb::sim);
+  RunConfig spec = default_run_config(RunVerb::sim);
   // GPUs and whole nodes simulated; units fill nodes of profile.units_per_node() in order. Either
   // or both may be given (both must agree); neither: one unit.
   std::optional<int> units;

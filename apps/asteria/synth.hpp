@@ -16,7 +16,7 @@
 
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/run_report.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/platform/platform.hpp"
 #include "core/real/device_model.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
@@ -24,7 +24,7 @@
 namespace asteria::cli {
 
 struct SynthSettings {
-  RunSpec spec = default_run_spec(RunVerb::synth);
+  RunConfig spec = default_run_config(RunVerb::synth);
   std::vector<std::pair<linalg::index, linalg::index>> shapes;  // one weight matrix per layer (no --model)
   std::optional<double> layer_flops;   // forward + backward flops of one layer per step
   std::optional<double> step_seconds;  // modelled forward + backward seconds of a step

@@ -17,7 +17,7 @@ namespace asteria::cli {
 
 RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostream& progress_out) {
   validate(s);
-  const RunSpec& spec = s.spec;
+  const RunConfig& spec = s.spec;
   if (spec.model) {
     // Before the stack is built: its weights, gradients and state (the state within the
     // budgets the store may fill), or data-free the blocks' bookkeeping, fit in memory.

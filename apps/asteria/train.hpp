@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "apps/asteria/run_report.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "apps/asteria/train_ranks.hpp"
 #include "core/checkpoint/checkpoint_reader.hpp"
 #include "core/io/file_system.hpp"
@@ -21,7 +21,7 @@
 namespace asteria::cli {
 
 struct TrainSettings {
-  RunSpec spec = default_run_spec(RunVerb::train);
+  RunConfig spec = default_run_config(RunVerb::train);
   std::optional<std::filesystem::path> data;  // a directory of text files; default: the built-in corpus
   double validation_fraction = 0.05;
   std::size_t max_corpus_bytes = 0;  // 0: all of it

@@ -8,14 +8,23 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.hpp"
+#include "core/run/settings_list.hpp"
 
 namespace asteria::cli {
 namespace {
 
 namespace po = boost::program_options;
 
-bool overridable(const std::string& key) {
-  return std::find(kResumeOverrides.begin(), kResumeOverrides.end(), key) != kResumeOverrides.end();
+bool overridable(const std::string& key) { return resumable(key); }
+
+// "--steps, --out, ...": every option a resumed run may change.
+std::string resumable_list() {
+  std::string text;
+  for (const run::Setting& s : run::all_settings())
+    if (s.resumable) text += (text.empty() ? "--" : ", --") + std::string(s.name);
+  for (std::string_view name : kTrainResumable)
+    if (name != "resume") text += ", --" + std::string(name);
+  return text;
 }
 
 // Each option of `args` with its values and the tokens that gave it, in order.
@@ -34,6 +43,12 @@ std::string joined(const std::vector<std::string>& values) {
 }
 
 }  // namespace
+
+bool resumable(std::string_view name) {
+  if (std::find(kTrainResumable.begin(), kTrainResumable.end(), name) != kTrainResumable.end()) return true;
+  const std::optional<run::Setting> setting = run::find_setting(name);
+  return setting && setting->resumable;
+}
 
 Args arguments_to_save(const Args& args, const po::options_description& options) {
   Args out;
@@ -66,8 +81,7 @@ Args resumed_arguments(const Args& saved, const Args& given, const po::options_d
                        "a resumed run keeps the settings of its checkpoint " + checkpoint + ": " + joined(o.value) +
                            " differs from the checkpoint's " +
                            (it == saved_values.end() ? std::string("default") : joined(it->second)) +
-                           " (only --steps, --out, --overwrite, --checkpoint-every, --checkpoint-dir, --eval-every, "
-                           "--trace and --no-progress may change)");
+                           " (only " + resumable_list() + " may change)");
   }
   return out;
 }

@@ -1,7 +1,8 @@
 #pragma once
 // `asteria train --resume DIR`: the run continues with the settings saved in its checkpoint.
-// The options that only say where and how long it goes on and how it reports may change
-// (kResumeOverrides); every other option given again must have the checkpoint's value, so that
+// The options that only say where and how long it goes on and how it reports may change (the
+// run settings marked resumable in core/run/run_schema.hpp, and train's own kTrainResumable);
+// every other option given again must have the checkpoint's value, so that
 // re-running the same command line with --resume added (as a requeued job does) just works.
 #include <array>
 #include <string>
@@ -13,8 +14,12 @@
 
 namespace asteria::cli {
 
-inline constexpr std::array<std::string_view, 9> kResumeOverrides = {
-    "resume", "steps", "out", "overwrite", "checkpoint-every", "checkpoint-dir", "no-progress", "eval-every", "trace"};
+// train's own options (beyond the run settings) that a resumed run may change.
+inline constexpr std::array<std::string_view, 4> kTrainResumable = {"resume", "checkpoint-every", "checkpoint-dir",
+                                                                    "eval-every"};
+
+// Whether a resumed run may give option `name` a new value.
+bool resumable(std::string_view name);
 
 // The arguments of the resumed run: `saved` (the checkpoint's), less the overridable options
 // that `given` sets again and --overwrite, then those of `given`. Throws InputError naming `checkpoint` and the option when `given` sets

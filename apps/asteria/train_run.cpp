@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -37,7 +38,7 @@ double seconds_between(WallClock::time_point a, WallClock::time_point b) {
 }
 
 void validate(const TrainSettings& s) {
-  validate(s.spec);
+  cli::validate(s.spec);
   const std::string source = "command line";
   if (s.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
   if (s.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
@@ -111,7 +112,7 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm,
                        platform::Comm* side_comm, platform::Comm* step_comm) {
   validate(settings);
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
   const RankPlace place = rank_place(comm);
   const WallClock::time_point start = WallClock::now();
   TrainOutcome outcome;
@@ -236,11 +237,16 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, progress_out)) + 1;
     // Ranks resumed from checkpoints of different steps would run different step counts.
     require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
-    if (first > total)
+    // A checkpoint of the last step is a run killed before it wrote its outputs (or one asked
+    // to write them again): it is finished below without a step. Past the last step is an error.
+    if (first > total + 1)
       throw InputError("command line", "--steps",
-                       "more than " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +
+                       "at least " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +
                            std::to_string(first - 1) + " (" + std::to_string(warmup) +
-                           " warm-up steps, then --steps), so nothing is left to run");
+                           " warm-up steps, then --steps), past the run's last step " + std::to_string(total));
+    if (first == total + 1 && place.leads())
+      progress_out << "train: the checkpoint holds step " << total
+                   << ", the run's last: no step left to run, writing the run's outputs\n";
   }
 
   std::ostringstream quiet;  // ranks other than 0 report nothing while they run
@@ -276,6 +282,12 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     if (settings.checkpoint_every > 0 && t % settings.checkpoint_every == 0)
       save_train_checkpoint(settings, place, driver, train_loader, t);
   }
+  if (first > total) {
+    // Nothing ran in this process: the run's final validation loss from the restored weights,
+    // and no training loss (null in summary.json).
+    outcome.final_validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
+    first_loss = last_loss = std::numeric_limits<double>::quiet_NaN();
+  }
   driver.finish();
   out.summary = runtime::summarize(out.records);
   out.refresh_failures = driver.service().totals().failures;
@@ -307,6 +319,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
         replay_metadata(spec, layers, out.host_workers, warmup, 0, /*state_budgets=*/true, timed.pass());
     metadata["verb"] = "train";
     metadata["model"] = out.model;
+    metadata["units"] = std::to_string(place.ranks);  // a replay simulates every rank
     metadata["device"] = settings.device;
     metadata["blas_threads"] = std::to_string(settings.blas_threads > 0 ? settings.blas_threads : cores);
     out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));

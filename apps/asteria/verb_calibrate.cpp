@@ -5,7 +5,7 @@
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/calibrate_from_trace.hpp"
 #include "apps/asteria/options.hpp"
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #include "hwmodels/calibrate/calibration.hpp"
@@ -63,7 +63,9 @@ po::options_description calibrate_options() {
        "threads (default: all cores)")
       ("from-trace", po::value<std::string>()->value_name("TRACE"),
        "instead of measuring: fit the --base profile's coefficients to a recorded run's native trace "
-       "(trace.csv of asteria train/synth --trace) by least squares");
+       "(trace.csv of asteria train/synth --trace) by least squares")
+      ("force", "with --from-trace: fit a trace of fewer than 3 steps, and apply coefficients whose standard error "
+       "exceeds half their value (otherwise refused, and kept at the base's)");
   return o;
 }
 
@@ -72,7 +74,7 @@ cal::CalibrateOptions options_from(const po::variables_map& v) {
   o.out = v["out"].as<std::string>();
   o.base = v["base"].as<std::string>();
   if (v.count("scratch") != 0) o.scratch = v["scratch"].as<std::string>();
-  if (v.count("io-bytes") != 0) o.io_bytes = parse_size(v["io-bytes"].as<std::string>(), "--io-bytes");
+  if (v.count("io-bytes") != 0) o.io_bytes = run::parse_size(v["io-bytes"].as<std::string>(), "--io-bytes");
   const bool quick = v.count("quick") != 0;
   const bool thorough = v.count("thorough") != 0;
   if (quick && thorough) throw InputError("--quick, --thorough", "effort", "expected at most one of the two");
@@ -97,7 +99,8 @@ int calibrate_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (values->count("from-trace") != 0) {
     calibrate_from_trace((*values)["from-trace"].as<std::string>(), (*values)["base"].as<std::string>(),
                          (*values)["out"].as<std::string>(),
-                         values->count("name") != 0 ? (*values)["name"].as<std::string>() : std::string(), out);
+                         values->count("name") != 0 ? (*values)["name"].as<std::string>() : std::string(),
+                         values->count("force") != 0, out);
     return 0;
   }
   real::require_cpu_blas_kernels("asteria calibrate");  // measures what the runtime will run

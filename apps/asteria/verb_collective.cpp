@@ -11,12 +11,14 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
+#include "apps/asteria/progress.hpp"
 #include "apps/asteria/table.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/collective/run_flows.hpp"
@@ -65,7 +67,8 @@ po::options_description collective_options() {
        "largest size (sizes double from --min-bytes while they do not exceed it)")
       ("root", po::value<int>()->default_value(0)->value_name("R"), "broadcast's source, tree's root (a rank)")
       ("out", po::value<std::string>()->value_name("DIR"), "write table.csv here")
-      ("overwrite", "replace the table of an earlier run in --out (refused otherwise)");
+      ("overwrite", "replace the table of an earlier run in --out (refused otherwise)")
+      ("no-progress", "no progress lines on stderr");
   return o;
 }
 
@@ -100,8 +103,8 @@ Settings read_settings(const po::variables_map& v) {
                          s.profile.name + "), found " + std::to_string(s.gpus_per_node));
   s.collective = parse_collective(v["collective"].as<std::string>());
   s.algorithm = collective::parse_algorithm(v["algorithm"].as<std::string>(), "--algorithm");
-  const std::uint64_t min_bytes = parse_size(v["min-bytes"].as<std::string>(), "--min-bytes");
-  const std::uint64_t max_bytes = parse_size(v["max-bytes"].as<std::string>(), "--max-bytes");
+  const std::uint64_t min_bytes = run::parse_size(v["min-bytes"].as<std::string>(), "--min-bytes");
+  const std::uint64_t max_bytes = run::parse_size(v["max-bytes"].as<std::string>(), "--max-bytes");
   if (min_bytes < 1) throw InputError("--min-bytes", "min bytes", "expected a size of at least 1 byte");
   if (max_bytes < min_bytes)
     throw InputError("--max-bytes", "max bytes",
@@ -113,6 +116,10 @@ Settings read_settings(const po::variables_map& v) {
   }
   s.root = v["root"].as<int>();
   const int ranks = s.nodes * s.gpus_per_node;
+  // One rank has no one to talk to: its collective takes no time and measures nothing.
+  if (ranks < 2)
+    throw InputError("--nodes, --gpus-per-node", "ranks",
+                     "at least 2 ranks (nodes x GPUs per node), found " + std::to_string(ranks));
   if (s.root < 0 || s.root >= ranks)
     throw InputError("--root", "root",
                      "expected a rank from 0 to " + std::to_string(ranks - 1) + ", found " + std::to_string(s.root));
@@ -132,7 +139,7 @@ collective::Members members_of(const Settings& s) {
 
 // Simulated seconds of the collective at each size, in one simulation: the sizes run one after
 // another, each in a fresh actor (an actor keeps its finished flows, run_flows.hpp).
-std::vector<double> simulate(const Settings& s, const collective::Members& members) {
+std::vector<double> simulate(const Settings& s, const collective::Members& members, ItemProgress& progress) {
   std::vector<collective::FlowSchedule> schedules;
   for (const std::uint64_t size : s.sizes)
     schedules.push_back(
@@ -153,6 +160,8 @@ std::vector<double> simulate(const Settings& s, const collective::Members& membe
                                   [&schedule, &topology] { collective::run_flows(schedule, topology); })
           ->join();
       seconds.push_back(simgrid::s4u::Engine::get_clock() - start);
+      progress.done(seconds.size(), std::to_string(s.sizes[seconds.size() - 1]) + " bytes: " +
+                                        significant(seconds.back() * 1e6, 4) + " us simulated");
     }
   });
   return seconds;
@@ -177,7 +186,10 @@ int collective_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (!out_dir.empty()) prepare_output(out_dir, values->count("overwrite") != 0, "collective", kOutputs);
 
   const collective::Members members = members_of(s);
-  const std::vector<double> seconds = simulate(s, members);
+  ItemProgress progress(err, "collective", values->count("no-progress") == 0, s.sizes.size(),
+                        std::to_string(s.sizes.size()) + " sizes over " + std::to_string(members.size()) + " ranks of " +
+                            s.profile.name + " (" + std::to_string(s.nodes) + " nodes), simulating");
+  const std::vector<double> seconds = simulate(s, members, progress);
   const double factor = collective::bus_bandwidth_factor(s.collective, members.size());
   Table table{{"bytes", "time_us", "algbw_GBps", "busbw_GBps"}, {true, true, true, true}, {}};
   for (std::size_t i = 0; i < s.sizes.size(); ++i) {

@@ -5,7 +5,7 @@
 
 #include "apps/asteria/comparison.hpp"
 #include "apps/asteria/options.hpp"
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
@@ -64,7 +64,7 @@ int compare_main(const Args& args, std::ostream& out, std::ostream& err) {
   ComparisonSettings settings;
   settings.steps = (*values)["steps"].as<std::int64_t>();
   settings.target_ratio = (*values)["target-ratio"].as<double>();
-  settings.problem.seed = parse_seed((*values)["seed"].as<std::string>(), "--seed");
+  settings.problem.seed = run::parse_seed((*values)["seed"].as<std::string>(), "--seed");
   settings.optimizers = parse_optimizer_list((*values)["optimizers"].as<std::string>());
   const auto dtype = (*values)["dtype"].as<std::string>();
   if (dtype != "float32" && dtype != "float64")

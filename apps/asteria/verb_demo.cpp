@@ -34,8 +34,9 @@ int demo_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (!values) return exit_code;
   const std::filesystem::path root = (*values)["out"].as<std::string>();
   const auto study_args = [&](const char* name) {
+    // A demo run again replaces its own earlier results (only what a study writes there).
     Args a = {(shipped_path("experiments/studies") / (std::string(name) + ".yaml")).string(), "--out",
-              (root / name).string()};
+              (root / name).string(), "--overwrite"};
     if (values->count("jobs") != 0) {
       a.push_back("--jobs");
       a.push_back(std::to_string((*values)["jobs"].as<int>()));

@@ -14,6 +14,7 @@
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "apps/asteria/plan_problem.hpp"
+#include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "apps/asteria/table.hpp"
@@ -52,7 +53,7 @@ constexpr std::array<const char*, 9> kNotForPlan = {"placement",   "placement-fi
 
 po::options_description plan_options() {
   po::options_description o("Options (those of asteria sim that a plan uses)");
-  const po::options_description run = run_spec_options(RunVerb::sim);
+  const po::options_description run = run_config_options(RunVerb::sim);
   for (const auto& option : run.options())
     if (option->long_name() != "out") o.add(option);
   po::options_description own("Plan");
@@ -136,7 +137,7 @@ std::string baselines_table(const PlanModel& m, const ChosenPlan& chosen, const 
   return table_text(t);
 }
 
-void print_plan(const PlanModel& m, const RunSpec& spec, const ChosenPlan& chosen, const ChooseOptions& options,
+void print_plan(const PlanModel& m, const RunConfig& spec, const ChosenPlan& chosen, const ChooseOptions& options,
                 std::ostream& out) {
   const planner::Capacities& cap = m.problem.capacities;
   double state = 0;
@@ -165,7 +166,7 @@ void print_plan(const PlanModel& m, const RunSpec& spec, const ChosenPlan& chose
   out << "methods side by side:\n" << baselines_table(m, chosen, options);
 }
 
-PlanFile plan_file(const PlanModel& m, const RunSpec& spec, const ChosenPlan& chosen) {
+PlanFile plan_file(const PlanModel& m, const RunConfig& spec, const ChosenPlan& chosen) {
   PlanFile f;
   f.hw = *spec.hw;
   f.model = *spec.model;
@@ -188,7 +189,7 @@ PlanFile plan_file(const PlanModel& m, const RunSpec& spec, const ChosenPlan& ch
 }
 
 // The simulated p50 step of a plan (data-free, one unit); nullopt when it does not fit.
-std::optional<double> simulated_step(const RunSpec& plan_spec, std::optional<int> batch, const PlanFile& file,
+std::optional<double> simulated_step(const RunConfig& plan_spec, std::optional<int> batch, const PlanFile& file,
                                      const hw::HardwareProfile& profile, const SimWorkload& workload,
                                      std::ostream& err) {
   SimSettings settings;
@@ -215,18 +216,26 @@ std::optional<double> simulated_step(const RunSpec& plan_spec, std::optional<int
 // (vertical only); each candidate placed by `method`, simulated, the fastest returned. The
 // placement model cannot see what a deferred fraction overlaps, so the schedule's two numbers
 // are chosen by simulation (an exact search over a small grid).
-RunSpec search_schedule(const RunSpec& spec, std::optional<int> batch, const hw::HardwareProfile& profile,
+RunConfig search_schedule(const RunConfig& spec, std::optional<int> batch, const hw::HardwareProfile& profile,
                         const SimWorkload& workload, const PlanMethod& method, const ChooseOptions& options,
-                        std::ostream& out, std::ostream& err) {
+                        bool show_progress, std::ostream& out, std::ostream& err) {
   const auto sequences = static_cast<int>(workload.weights.config.micro_batch);
   std::vector<double> fractions = {0.0};
   if (spec.schedule == plan::ScheduleOrder::vertical) fractions = {0.0, 0.1, 0.2, 0.3};
   Table t{{"micro-batches", "defer", "predicted s", "simulated s"}, {true, true, true, true}, {}};
-  std::optional<std::pair<double, RunSpec>> best;
-  for (int m = 1; m <= std::min(sequences, 16); ++m) {
-    if (sequences % m != 0) continue;
+  std::optional<std::pair<double, RunConfig>> best;
+  std::vector<int> counts;
+  for (int m = 1; m <= std::min(sequences, 16); ++m)
+    if (sequences % m == 0) counts.push_back(m);
+  const std::size_t total = counts.size() * fractions.size();
+  // Each candidate is a whole simulation: say so, then how they go.
+  ItemProgress progress(err, "plan", show_progress, total,
+                        std::to_string(total) + " schedule candidates, each placed and simulated");
+  std::size_t done = 0;
+  for (int m : counts) {
     for (double alpha : fractions) {
-      RunSpec candidate = spec;
+      const std::string which = std::to_string(m) + " micro-batches, defer " + significant(alpha, 2);
+      RunConfig candidate = spec;
       candidate.micro_batches = m;
       candidate.defer_fraction = alpha;
       std::optional<PlanModel> model;
@@ -234,6 +243,7 @@ RunSpec search_schedule(const RunSpec& spec, std::optional<int> batch, const hw:
         model = build_plan_model(candidate, profile, workload);
       } catch (const InputError& e) {  // this candidate cannot be placed: say why, try the next
         t.add_row({std::to_string(m), significant(alpha, 2), "-", "does not fit: " + e.field()});
+        progress.done(++done, which + ": does not fit");
         continue;
       }
       const ChosenPlan chosen = choose_plan(*model, method, options);
@@ -241,6 +251,7 @@ RunSpec search_schedule(const RunSpec& spec, std::optional<int> batch, const hw:
           simulated_step(candidate, batch, plan_file(*model, candidate, chosen), profile, workload, err);
       t.add_row({std::to_string(m), significant(alpha, 2), seconds_text(chosen.prediction.step_s),
                  simulated ? seconds_text(*simulated) : std::string("does not fit")});
+      progress.done(++done, which + ": " + (simulated ? seconds_text(*simulated) + " s simulated" : "does not fit"));
       if (simulated && (!best || *simulated < best->first)) best = std::pair{*simulated, candidate};
     }
   }
@@ -253,12 +264,12 @@ RunSpec search_schedule(const RunSpec& spec, std::optional<int> batch, const hw:
 }
 
 // Simulates the plan (data-free, one unit) and prints predicted against simulated.
-int check_plan(const RunSpec& plan_spec, std::optional<int> batch, const PlanFile& file, const hw::HardwareProfile& profile,
+int check_plan(const RunConfig& plan_spec, std::optional<int> batch, const PlanFile& file, const hw::HardwareProfile& profile,
                const SimWorkload& workload, std::ostream& out, std::ostream& err) {
   SimSettings settings;
   settings.spec = plan_spec;
   settings.batch = batch;
-  RunSpec& s = settings.spec;
+  RunConfig& s = settings.spec;
   s.placement = runtime::PlacementPolicy::planned;
   s.planned_blocks = file.blocks;
   if (!s.placement_file) s.placement_file = "(asteria plan --check)";
@@ -296,8 +307,9 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
     if (v.count(option) != 0 && !v[option].defaulted())
       throw InputError("command line", std::string("--") + option,
                        "not an option of plan (it chooses the placement and runs one unit data-free)");
-  RunSpec spec = read_run_spec(RunVerb::sim, v);
+  RunConfig spec = read_run_config(RunVerb::sim, v);
   if (v["steps"].defaulted()) spec.steps = 3;
+  const bool show_progress = spec.progress;  // the plan's own lines; its simulations stay quiet
   spec.progress = false;
   validate(spec);
   std::optional<int> batch;
@@ -320,7 +332,7 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
                      "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
-  if (v.count("search-schedule") != 0) spec = search_schedule(spec, batch, profile, workload, method, options, out, err);
+  if (v.count("search-schedule") != 0) spec = search_schedule(spec, batch, profile, workload, method, options, show_progress, out, err);
   const PlanModel model = build_plan_model(spec, profile, workload);
   const ChosenPlan chosen = choose_plan(model, method, options);
   print_plan(model, spec, chosen, options, out);

@@ -53,7 +53,7 @@ int replay_main(const Args& args, std::ostream& out, std::ostream& err) {
   static constexpr std::array kNotWhatIf = {"trace", "hw", "out", "overwrite", "no-progress", "numerics", "time",
                                             "trace-steps", "trace-units", "trace-max-bytes", "nvme-dir", "model"};
   po::options_description what_if("What-if options (replace the recorded values)");
-  const po::options_description run_options = run_spec_options(RunVerb::train);
+  const po::options_description run_options = run_config_options(RunVerb::train);
   for (const auto& option : run_options.options())
     if (std::find(kNotWhatIf.begin(), kNotWhatIf.end(), option->long_name()) == kNotWhatIf.end()) what_if.add(option);
   o.add(what_if);

@@ -41,7 +41,7 @@ constexpr std::string_view kDetails =
     "  trace.json    with --trace: the Chrome trace drawn from it (open in Perfetto)\n";
 
 po::options_description sim_options() {
-  po::options_description o = run_spec_options(RunVerb::sim);
+  po::options_description o = run_config_options(RunVerb::sim);
   po::options_description own("Simulated machine");
   own.add_options()
       ("units", po::value<int>()->value_name("N"),
@@ -72,7 +72,7 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
                                          exit_code);
   if (!values) return exit_code;
   SimSettings settings;
-  settings.spec = read_run_spec(RunVerb::sim, *values);
+  settings.spec = read_run_config(RunVerb::sim, *values);
   if (values->count("units") != 0) settings.units = (*values)["units"].as<int>();
   if (values->count("nodes") != 0) settings.nodes = (*values)["nodes"].as<int>();
   if (values->count("batch") != 0) settings.batch = (*values)["batch"].as<int>();
@@ -80,7 +80,8 @@ int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   settings.coalesce_ring_steps = (*values)["coalesce-ring-steps"].as<bool>();
   settings.serial_collectives = !(*values)["concurrent-collectives"].as<bool>();
   validate(settings.spec);
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
+  warn_if_planned_elsewhere(spec, "sim", err);
   if (spec.out) prepare_output(*spec.out, spec.overwrite, "sim");
   const RunReport report = run_sim(settings, err);
   print_report(report, out);

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "apps/asteria/hyperparameter_options.hpp"
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/synth.hpp"
@@ -44,7 +44,7 @@ constexpr std::string_view kDetails =
     "  trace.csv, trace.json  with --trace (not with --compare)\n";
 
 po::options_description synth_options() {
-  po::options_description o = run_spec_options(RunVerb::synth);
+  po::options_description o = run_config_options(RunVerb::synth);
   po::options_description own("Synthetic stack and device model");
   own.add_options()
       ("layers", po::value<int>()->default_value(8)->value_name("N"), "layers of the stack")
@@ -74,13 +74,13 @@ bool given(const po::variables_map& v, const char* name) { return v.count(name) 
 
 SynthSettings settings_from(const po::variables_map& v) {
   SynthSettings s;
-  s.spec = read_run_spec(RunVerb::synth, v);
+  s.spec = read_run_config(RunVerb::synth, v);
   if (s.spec.model && v.count("shape") != 0)
     throw InputError("command line", "--model", "either --model or --shape/--layers/--rows/--cols, not both");
   if (v.count("shape") != 0) {
     if (given(v, "layers") || given(v, "rows") || given(v, "cols"))
       throw InputError("command line", "--shape", "either --shape or --layers/--rows/--cols, not both");
-    s.shapes = parse_shapes(v["shape"].as<std::string>(), "--shape");
+    s.shapes = run::parse_shapes(v["shape"].as<std::string>(), "--shape");
   } else if (!s.spec.model || given(v, "layers") || given(v, "rows") || given(v, "cols")) {
     const int layers = v["layers"].as<int>();
     if (layers < 1) throw InputError("command line", "--layers", "expected an integer >= 1");
@@ -111,7 +111,7 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
                                          exit_code);
   if (!values) return exit_code;
   const SynthSettings settings = settings_from(*values);
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
 
   if (values->count("compare") != 0) {
     const double ratio = (*values)["refresh-ratio"].as<double>();

@@ -7,9 +7,10 @@
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/options.hpp"
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/rank_agreement.hpp"
+#include "core/run/settings_list.hpp"
 #include "apps/asteria/train.hpp"
 #include "core/common/error.hpp"
 #include "apps/asteria/train_resume.hpp"
@@ -56,7 +57,7 @@ constexpr std::string_view kDetails =
     "  trace.csv, trace.json   with --trace: the executed plan (native) and its Chrome trace (Perfetto)\n";
 
 po::options_description train_options() {
-  po::options_description o = run_spec_options(RunVerb::train);
+  po::options_description o = run_config_options(RunVerb::train);
   po::options_description own("Model and corpus");
   own.add_options()
       ("data", po::value<std::string>()->value_name("DIR"), "directory of text files (default: the built-in corpus)")
@@ -83,10 +84,10 @@ po::options_description train_options() {
 
 TrainSettings settings_from(const po::variables_map& v) {
   TrainSettings s;
-  s.spec = read_run_spec(RunVerb::train, v);
+  s.spec = read_run_config(RunVerb::train, v);
   if (v.count("data") != 0) s.data = v["data"].as<std::string>();
   s.validation_fraction = v["validation-fraction"].as<double>();
-  s.max_corpus_bytes = parse_size(v["max-corpus-bytes"].as<std::string>(), "--max-corpus-bytes");
+  s.max_corpus_bytes = run::parse_size(v["max-corpus-bytes"].as<std::string>(), "--max-corpus-bytes");
   s.device = v["device"].as<std::string>();
   s.eval_every = v["eval-every"].as<int>();
   s.eval_sequences = v["eval-sequences"].as<int>();
@@ -157,16 +158,19 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   {
     // Ranks that differ in any setting but these would wait on each other forever (or train
     // different runs under one summary): refused on every rank, naming the option.
-    constexpr std::string_view kPerRank[] = {"nvme-dir", "checkpoint-dir", "resume", "no-progress", "help"};
+    std::vector<std::string_view> per_rank = {"checkpoint-dir", "resume"};  // train's own, a node's paths
+    const std::vector<run::Setting> settings = run::all_settings();
+    for (const run::Setting& s : settings)
+      if (s.per_rank) per_rank.push_back(s.name);
     po::variables_map effective;
     po::store(po::command_line_parser(arguments).options(train_options()).positional({}).run(), effective);
     po::notify(effective);
-    require_same_settings(place, effective_settings(effective, train_options(), kPerRank));
+    require_same_settings(place, effective_settings(effective, train_options(), per_rank));
   }
   TrainSettings settings = std::move(*parsed);
   settings.resume_from = std::move(resume_from);
   settings.saved_arguments = arguments_text(arguments_to_save(arguments, train_options()));
-  const RunSpec& spec = settings.spec;
+  const RunConfig& spec = settings.spec;
   // Checked before the corpus is read and a single step is run: a typo must not cost the run.
   if (spec.out) {
     if (place.leads()) prepare_output(*spec.out, spec.overwrite, "train");

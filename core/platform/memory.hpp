@@ -37,6 +37,10 @@ class Memory {
  public:
   virtual ~Memory() = default;
   virtual TierUsage usage(Tier tier) const = 0;
+  // When the device and host tiers draw from one physical pool (unified memory: GB10, a CPU
+  // device), that pool: its capacity and what both tiers hold now; each tier's own budget may be
+  // all of it, so device + host must also fit here. nullopt: separate memories (the default).
+  virtual std::optional<TierUsage> shared_pool() const { return std::nullopt; }
   // nullopt when the tier's budget cannot hold `bytes` more; never over-commits.
   virtual std::optional<Region> allocate(Tier tier, std::size_t bytes, std::string label) = 0;
   virtual void release(Region& region) = 0;  // region becomes invalid

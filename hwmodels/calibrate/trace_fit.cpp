@@ -5,6 +5,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/common/error.hpp"
@@ -380,7 +381,19 @@ void follow_nearest_gemm_class(TraceCalibration& out, const HardwareProfile& bas
 }  // namespace
 
 TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
-                                      const HardwareProfile& base, int unit) {
+                                      const HardwareProfile& base, const TraceFitOptions& options) {
+  const int unit = options.unit;
+  {
+    // Too few steps say nothing steady about the machine: the first ones warm caches and pools.
+    std::set<std::int64_t> steps;
+    for (const traces::TraceRecord& r : trace.records)
+      if (r.unit == unit && r.step > 0) steps.insert(r.step);
+    if (steps.size() < kMinFitSteps && !options.force)
+      throw InputError(source, "steps",
+                       "at least " + std::to_string(kMinFitSteps) + " recorded steps of unit " + std::to_string(unit) +
+                           " to fit a profile to, found " + std::to_string(steps.size()) +
+                           " (record more --steps, or give --force to fit these anyway)");
+  }
   Group device = device_group();
   Group host = host_group();
   std::vector<Group> links;
@@ -484,6 +497,13 @@ TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const st
         if (f.field.rfind("gpu.gemm_efficiency.", 0) == 0 && f.value > 1.0) {
           f.note = "fitted " + significant(f.value, 3) + " of the peak: clamped to 1";
           f.value = 1.0;
+        }
+        if (f.identified && std::isfinite(f.relative_error) && f.relative_error > kMaxRelativeError && !options.force) {
+          // The trace does not pin it down: one more recording could move it anywhere.
+          f.note = "standard error " + significant(100.0 * f.relative_error, 3) +
+                   "% of the value: kept the base value (--force applies it)";
+          out.coefficients.push_back(std::move(f));
+          continue;
         }
         f.applied = true;
         std::string why = "fitted from the trace " + source + " (" + g->name + ": " +

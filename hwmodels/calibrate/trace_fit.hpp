@@ -57,10 +57,21 @@ struct TraceCalibration {
   std::vector<GroupFit> groups;
 };
 
-// Fits the coefficients to the records of `unit` in `trace` (`source` names it in the fields'
-// provenance and in errors) on top of `base`. Throws InputError when the trace holds nothing to
-// fit (no step, no timed work).
+// A fit needs this many recorded steps, and applies a coefficient the trace identifies only when
+// its standard error is at most this share of it (otherwise the base value stays, said so in
+// the coefficient's note), unless forced.
+inline constexpr std::size_t kMinFitSteps = 3;
+inline constexpr double kMaxRelativeError = 0.5;
+
+struct TraceFitOptions {
+  int unit = 0;        // the unit (rank) whose records are fitted
+  bool force = false;  // fit fewer steps and apply uncertain coefficients anyway
+};
+
+// Fits the coefficients to the records of `options.unit` in `trace` (`source` names it in the
+// fields' provenance and in errors) on top of `base`. Throws InputError when the trace holds
+// nothing to fit (no step, no timed work) or, unless forced, fewer than kMinFitSteps steps.
 TraceCalibration calibrate_from_trace(const traces::NativeTrace& trace, const std::string& source,
-                                      const HardwareProfile& base, int unit = 0);
+                                      const HardwareProfile& base, const TraceFitOptions& options = {});
 
 }  // namespace asteria::hw::calibrate

@@ -61,6 +61,20 @@ TEST(CollectiveVerb, OneGpuPerNodeRingPrintsOneRowPerSize) {
   EXPECT_EQ(run.out.find("8192"), std::string::npos) << run.out;
 }
 
+// A collective over many ranks says what it simulates at once, and how far it is.
+TEST(CollectiveVerb, SaysWhatItSimulatesOnStderr) {
+  const CliOutcome run = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "2", "--min-bytes", "1024",
+                                  "--max-bytes", "4096"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find("collective: 3 sizes over 8 ranks of gh200-alps (2 nodes), simulating"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("collective: 3/3 done (4096 bytes: "), std::string::npos) << run.err;
+  const CliOutcome quiet = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "2", "--min-bytes", "1024",
+                                    "--max-bytes", "4096", "--no-progress"});
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+}
+
 TEST(CollectiveVerb, BadOptionsAreErrorsNamingTheOption) {
   const std::vector<std::pair<Args, std::string>> cases = {
       {{"--gpus-per-node", "5"}, "--gpus-per-node"},
@@ -70,6 +84,8 @@ TEST(CollectiveVerb, BadOptionsAreErrorsNamingTheOption) {
       {{"--min-bytes", "1MiB", "--max-bytes", "1KiB"}, "--max-bytes"},
       {{"--min-bytes", "lots"}, "--min-bytes"},
       {{"--root", "8", "--nodes", "2"}, "--root"},
+      // One rank talks to no one: its collective takes no time and measures nothing.
+      {{"--nodes", "1", "--gpus-per-node", "1"}, "at least 2 ranks"},
   };
   for (const auto& [extra, option] : cases) {
     SCOPED_TRACE(option);

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "apps/asteria/hyperparameter_options.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "tests/common/cli_harness.hpp"
 
 namespace asteria::cli {
 namespace {
 
 po::variables_map parsed(const std::vector<std::string>& args) {
-  po::options_description options = run_spec_options(RunVerb::train);
+  po::options_description options = run_config_options(RunVerb::train);
   po::variables_map values;
   po::store(po::command_line_parser(args).options(options).run(), values);
   po::notify(values);

@@ -12,7 +12,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "apps/asteria/plan_problem.hpp"
-#include "apps/asteria/run_spec.hpp"
+#include "apps/asteria/run_config_options.hpp"
 #include "core/common/error.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "tests/apps/child_cli.hpp"
@@ -66,6 +66,15 @@ TEST(PlanVerb, WritesAPlanThatReadsBackAndSimRunsAsPlanned) {
   ASSERT_EQ(sim.code, 0) << sim.err;
   EXPECT_NE(sim.out.find("placement planned"), std::string::npos) << sim.out;
   EXPECT_NE(sim.out.find("tiny"), std::string::npos) << sim.out;
+  EXPECT_EQ(sim.err.find("warning"), std::string::npos) << sim.err;
+
+  // On another machine it runs as a what-if, and says so.
+  const CliOutcome elsewhere =
+      run_cli({"sim", "--placement-file", file, "--hw", "gb10", "--steps", "2", "--no-progress"});
+  ASSERT_EQ(elsewhere.code, 0) << elsewhere.err;
+  EXPECT_NE(elsewhere.err.find("warning: the plan file " + file + " was made for gh200; running it on gb10"),
+            std::string::npos)
+      << elsewhere.err;
 }
 
 TEST(PlanVerb, CheckSimulatesThePlanAndReportsTheGap) {
@@ -134,7 +143,7 @@ TEST(PlanVerb, BaselineMethodsWriteTheirPlacements) {
 }
 
 TEST(PlanVerb, ThePlanProblemFollowsTheDriversBlocks) {
-  RunSpec spec = default_run_spec(RunVerb::sim);
+  RunConfig spec = default_run_config(RunVerb::sim);
   spec.hp.max_precond_dim = 2048;
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile("gh200"));
   const SimWorkload workload = workload_from_config("tiny", 1);
@@ -157,12 +166,12 @@ TEST(PlanVerb, ThePlanProblemFollowsTheDriversBlocks) {
         << method;
 }
 
-// read_run_spec over sim's options, as `asteria sim ARGS` reads them.
-RunSpec sim_spec(const std::vector<std::string>& args) {
+// read_run_config over sim's options, as `asteria sim ARGS` reads them.
+RunConfig sim_spec(const std::vector<std::string>& args) {
   po::variables_map v;
-  po::store(po::command_line_parser(args).options(run_spec_options(RunVerb::sim)).run(), v);
+  po::store(po::command_line_parser(args).options(run_config_options(RunVerb::sim)).run(), v);
   po::notify(v);
-  return read_run_spec(RunVerb::sim, v);
+  return read_run_config(RunVerb::sim, v);
 }
 
 TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
@@ -180,7 +189,7 @@ TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
   p.blocks = {{"x block 0", Tier::host, false}};
   write_plan_file(file, p);
 
-  const RunSpec s = sim_spec({"--placement-file", file});
+  const RunConfig s = sim_spec({"--placement-file", file});
   EXPECT_EQ(s.placement, runtime::PlacementPolicy::planned);
   ASSERT_EQ(s.planned_blocks.size(), 1u);
   EXPECT_EQ(s.planned_blocks[0].label, "x block 0");
@@ -220,7 +229,7 @@ TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
     }
   }
   // planned without a file, and a file that is not a plan.
-  RunSpec no_file = sim_spec({"--placement", "planned"});
+  RunConfig no_file = sim_spec({"--placement", "planned"});
   EXPECT_THROW(validate(no_file), InputError);
   std::ofstream(dir.file("bad.yaml")) << "format: asteria-plan 1\nmodel: tiny\n";
   try {
@@ -242,10 +251,10 @@ TEST(PlacementFile, APlanRestingStateOnNvmeNeedsAnNvmeDirectoryOnTheRealBackend)
   write_plan_file(file, p);
   po::variables_map v;
   po::store(po::command_line_parser(std::vector<std::string>{"--placement-file", file, "--time", "modelled"})
-                .options(run_spec_options(RunVerb::synth))
+                .options(run_config_options(RunVerb::synth))
                 .run(),
             v);
-  const RunSpec s = read_run_spec(RunVerb::synth, v);
+  const RunConfig s = read_run_config(RunVerb::synth, v);
   try {
     validate(s);
     ADD_FAILURE() << "NVMe blocks without --nvme-dir should be refused";

@@ -118,6 +118,29 @@ TEST(ReplayVerb, ASimulatedRunReplaysToItself) {
             nlohmann::json(std::vector<std::string>{"--placement", "device"}));
 }
 
+// A data-parallel rank's trace replays as the run it was: every rank, with its data-parallel
+// settings (sharded state, replicated refreshes, the sync period), not one rank without them.
+TEST(ReplayVerb, ADataParallelRunReplaysWithItsRanksAndTheirSettings) {
+  const testing::TempDir dir;
+  const std::string recorded = (dir.path() / "recorded").string();
+  const auto rec = run_cli_in_child({"sim", "--hw", "gh200", "--model", "tiny", "--optimizer", "soap", "--staleness", "2",
+                                     "--units", "4", "--shard-state", "--refresh-sharing", "replicated", "--sync-period",
+                                     "2", "--steps", "6", "--precondition-frequency", "3", "--trace", "--out", recorded,
+                                     "--no-progress"});
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  const std::string replay = (dir.path() / "replay").string();
+  const auto r = run_cli_in_child({"replay", recorded + "/trace.csv", "--hw", "gh200", "--out", replay, "--no-progress"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json summary = json_of(std::filesystem::path(replay) / "summary.json");
+  EXPECT_EQ(summary.at("units"), 4) << summary.dump();
+  EXPECT_EQ(summary.at("setting_shard_state"), "true") << summary.dump();
+  EXPECT_EQ(summary.at("setting_refresh_sharing"), "replicated") << summary.dump();
+  EXPECT_EQ(summary.at("setting_sync_period"), "2") << summary.dump();
+  const nlohmann::json e = json_of(std::filesystem::path(replay) / "replay.json");
+  EXPECT_NE(e.at("plan").get<std::string>().find("the same plan"), std::string::npos) << e.at("plan");
+  EXPECT_LT(e.at("median_abs_step_error").get<double>(), 1e-9);
+}
+
 // A real run's trace holds what a replay needs; the replay rebuilds its plan.
 TEST(ReplayVerb, ARealTrainingRunIsReplayedWithItsOwnPlan) {
   const testing::TempDir dir;

@@ -168,6 +168,28 @@ TEST(RunOutput, TraceFilesGoWithTheRunAndItsSummarySaysHowBig) {
   EXPECT_GT(summary.at("trace_records").get<std::size_t>(), 0u);
 }
 
+// The bound holds for the files as written, not for an estimate of them; 0 is no bound to hold.
+TEST(RunOutput, TheTraceBoundHoldsForEachFileAsWritten) {
+  const TempDir dir;
+  const std::filesystem::path out = dir.path() / "run";
+  Args args = {"synth", "--time", "simulated", "--layers", "6", "--rows", "8", "--cols", "8", "--steps", "40",
+               "--warmup-steps", "0", "--no-progress", "--out", out.string(), "--trace", "--trace-steps", "1:40",
+               "--trace-max-bytes", "64KiB"};
+  const auto r = testing::run_cli(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LE(std::filesystem::file_size(out / "trace.csv"), 65536u);
+  EXPECT_LE(std::filesystem::file_size(out / "trace.json"), 65536u);
+  const nlohmann::json summary = nlohmann::json::parse(read(out / "summary.json"));
+  EXPECT_GT(summary.at("trace_dropped_records").get<std::size_t>(), 0u) << summary.dump();
+  for (const char* bound : {"0", "1KB"}) {
+    Args small = quick_synth(dir.path() / bound);
+    small.insert(small.end(), {"--trace", "--trace-max-bytes", bound});
+    const auto refused = testing::run_cli(small);
+    EXPECT_EQ(refused.code, 1);
+    EXPECT_NE(refused.err.find("--trace-max-bytes: expected a size >= 64KiB"), std::string::npos) << refused.err;
+  }
+}
+
 TEST(NumbersInFull, LargeAndSmallValuesKeepTheirMagnitude) {
   EXPECT_EQ(significant(145417.917, 4), "1.454e+05");
   EXPECT_EQ(significant(1.702157, 4), "1.702");
@@ -182,7 +204,7 @@ TEST(NumbersInFull, LargeAndSmallValuesKeepTheirMagnitude) {
 
 TEST(NumbersInFull, TheReportPrintsHugeStepTimesInOrder) {
   RunReport report;
-  report.spec = default_run_spec(RunVerb::sim);
+  report.spec = default_run_config(RunVerb::sim);
   report.model = "m";
   report.summary.steps = 30;
   report.summary.p50_step_s = 145417.917;

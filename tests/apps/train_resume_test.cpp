@@ -94,6 +94,34 @@ TEST(TrainResume, StoppedAndResumedEqualsStraightBitForBit) {
     }
 }
 
+// A run killed after its last checkpoint but before it wrote its outputs is finished by
+// --resume: no step left to run, the outputs written from the restored state (the same weights).
+TEST(TrainResume, ARunKilledAfterItsLastCheckpointIsFinishedByResume) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  const std::filesystem::path out = dir.path() / "run";
+  std::vector<std::string> run = train_args(dir.path() / "corpus", "shampoo", 1, 3);
+  run.insert(run.end(), {"--checkpoint-every", "2", "--out", out.string()});
+  const auto a = testing::run_cli(run);
+  ASSERT_EQ(a.code, 0) << a.err;
+  const nlohmann::json finished = summary_of(out);
+  // The outputs a kill before the end would not have written.
+  for (const char* name : {"summary.json", "steps.csv", "plan.txt", "checkpoint"}) std::filesystem::remove_all(out / name);
+  const auto b = testing::run_cli({"train", "--resume", (out / "resume").string(), "--out", out.string()});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.err.find("the checkpoint holds step 4, the run's last: no step left to run"), std::string::npos) << b.err;
+  const nlohmann::json again = summary_of(out);
+  EXPECT_EQ(again["resumed_from_step"], 4);
+  EXPECT_EQ(again["weights_digest"], finished["weights_digest"]);
+  EXPECT_EQ(again["optimizer_state_digest"], finished["optimizer_state_digest"]);
+  EXPECT_TRUE(std::filesystem::exists(out / "checkpoint"));
+  // Past the run's last step is still an error naming --steps.
+  const auto fewer = testing::run_cli({"train", "--resume", (out / "resume").string(), "--steps", "1", "--out",
+                                       (dir.path() / "fewer").string()});
+  EXPECT_NE(fewer.code, 0);
+  EXPECT_NE(fewer.err.find("--steps: at least 3"), std::string::npos) << fewer.err;
+}
+
 TEST(TrainResume, ChangedSettingsCheckpointsInTheWayAndDeferredUpdatesAreRefused) {
   const TempDir dir;
   write_corpus(dir.path() / "corpus");

@@ -311,6 +311,47 @@ TEST(TraceFit, AGpuStreamDoesNotContendForCores) {
   EXPECT_NE(c.note.find("fewer than"), std::string::npos) << c.note;
 }
 
+// One or two steps say nothing steady: refused unless forced, naming the steps and the way out.
+TEST(TraceFit, ATraceOfTooFewStepsIsRefusedUnlessForced) {
+  const HardwareProfile truth = base_profile();
+  traces::NativeTrace two = synthetic_trace(truth);
+  std::erase_if(two.records, [](const traces::TraceRecord& r) { return r.step > 2; });
+  try {
+    (void)calibrate_from_trace(two, "two.csv", unmeasured_base());
+    ADD_FAILURE() << "a trace of two steps was fitted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("two.csv: steps: at least 3 recorded steps"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  TraceFitOptions force;
+  force.force = true;
+  EXPECT_NO_THROW((void)calibrate_from_trace(two, "two.csv", unmeasured_base(), force));
+}
+
+// A coefficient the trace identifies but leaves uncertain (a noisy copy time) keeps the base
+// value, saying why; forced, it is applied.
+TEST(TraceFit, AnUncertainCoefficientKeepsTheBaseValueUnlessForced) {
+  const HardwareProfile truth = base_profile();
+  traces::NativeTrace t = synthetic_trace(truth);
+  // Copies whose times scatter far more than their sizes explain.
+  double jitter = 0.2;
+  for (traces::TraceRecord& r : t.records)
+    if (r.kind == "transfer") {
+      r.end_s *= jitter;
+      jitter = jitter > 1.0 ? 0.2 : jitter * 5.0;
+    }
+  const TraceCalibration fit = calibrate_from_trace(t, "noisy.csv", unmeasured_base());
+  const FittedCoefficient& latency = coefficient(fit, "host_to_device.latency");
+  ASSERT_TRUE(latency.identified);
+  ASSERT_GT(latency.relative_error, kMaxRelativeError);
+  EXPECT_FALSE(latency.applied);
+  EXPECT_NE(latency.note.find("kept the base value (--force applies it)"), std::string::npos) << latency.note;
+  EXPECT_EQ(fit.profile.host_to_device.latency.value, unmeasured_base().host_to_device.latency.value);
+  TraceFitOptions force;
+  force.force = true;
+  EXPECT_TRUE(coefficient(calibrate_from_trace(t, "noisy.csv", unmeasured_base(), force), "host_to_device.latency").applied);
+}
+
 TEST(TraceFit, ATraceWithNothingTimedIsAnError) {
   traces::NativeTrace t;
   t.records.push_back(record("step", "cpu0 main", 1, 0.5, {}));

@@ -55,6 +55,7 @@ TEST(SimMemory, BudgetsComeFromTheProfile) {
     EXPECT_EQ(m.usage(Tier::device).capacity, 1'000'000u);
     EXPECT_EQ(m.usage(Tier::host).capacity, 2'000'000u);
     EXPECT_EQ(m.usage(Tier::nvme).capacity, 10'000'000u);
+    EXPECT_FALSE(m.shared_pool().has_value()) << "separate memories declare no pool";
   });
 }
 
@@ -65,6 +66,10 @@ TEST(SimMemory, UnifiedMemoryKeepsDevicePlusHostWithinOnePool) {
     Simulation sim(options);
     Memory& m = sim.platform(0).memory();
     Region device = must_allocate(m, Tier::device, 1'500'000, "device share");
+    // The pool, declared: what the state store checks device + host against.
+    ASSERT_TRUE(m.shared_pool().has_value());
+    EXPECT_EQ(m.shared_pool()->capacity, 2'000'000u);
+    EXPECT_EQ(m.shared_pool()->resident, 1'500'000u);
     EXPECT_FALSE(m.allocate(Tier::device, 1, "over the device share").has_value());
     EXPECT_FALSE(m.allocate(Tier::host, 600'000, "over the pool").has_value());
     Region host = must_allocate(m, Tier::host, 500'000, "rest of the pool");

@@ -37,7 +37,7 @@ struct StepTimes {
 StepTimes run_sixteen_units(const Shortcuts& shortcuts) {
   const ChildOutcome outcome = run_in_child_process([&](ChildReport& report) {
     cli::SimSettings settings;
-    cli::RunSpec& spec = settings.spec;
+    cli::RunConfig& spec = settings.spec;
     spec.hw = "gh200-alps";
     spec.model = "tiny";
     spec.optimizer = optim::OptimizerKind::soap;

@@ -108,6 +108,55 @@ TEST(StorePlacement, ShortfallIsListedForEveryTierThatFallsShort) {
   EXPECT_EQ(p.memory().usage(Tier::nvme).peak_resident, 0u);
 }
 
+// Unified memory (GB10): each tier within its own budget is not enough when device and host
+// share one pool. The check before placement says so (the pool, not a tier "short by 0 B" at
+// step 1), and the tiered policy spills what the pool cannot hold to NVMe.
+TEST(StorePlacement, DeviceAndHostOfOneUnifiedPoolAreCheckedTogether) {
+  FakeOptions unified = budgets(2000, 4000, 8192);
+  unified.unified_capacity = 2400;
+  {
+    FakePlatform p(unified);
+    Blocks blocks = make_blocks({250, 250, 250});  // 1000 B each
+    StateStore store(p, store_options(PlacementPolicy::host));
+    const auto ids = add_all(store, blocks);
+    (void)ids;
+    const platform::Region model = *p.memory().allocate(Tier::device, 1000, "the model's weights");
+    try {
+      store.place();
+      FAIL() << "3000 B of host state beside 1000 B on the device fit a pool of 2400 B";
+    } catch (const PlacementError& e) {
+      ASSERT_EQ(e.shortfalls().size(), 1u) << e.what();
+      EXPECT_TRUE(e.shortfalls()[0].shared_pool);
+      EXPECT_EQ(e.shortfalls()[0].missing(), 1600u);
+      EXPECT_NE(std::string(e.what()).find("device + host (one unified memory) needs 3000 B, 1400 B free of 2400 B"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(p.memory().usage(Tier::host).peak_resident, 0u) << "nothing placed before the check";
+  }
+  {
+    FakePlatform p(unified);
+    Blocks blocks = make_blocks({250, 250, 250});
+    StateStore store(p, store_options(PlacementPolicy::tiered));
+    add_all(store, blocks);
+    store.set_use_order({0, 1, 2});
+    EXPECT_NO_THROW(store.place());
+    // The pool keeps room for the device to fetch the largest block into: one block rests in it,
+    // the two the pool cannot hold beside that room rest on NVMe.
+    EXPECT_EQ(p.memory().usage(Tier::nvme).resident, 2000u);
+    EXPECT_EQ(p.memory().usage(Tier::device).resident + p.memory().usage(Tier::host).resident, 1000u);
+    // Two steps of updates: every block is fetched into the pool's room, and the pool holds.
+    for (int step = 0; step < 2; ++step)
+      for (BlockId id = 0; id < 3; ++id) {
+        (void)store.acquire(id);
+        EXPECT_TRUE(blocks[id]->intact()) << "block " << id;
+        blocks[id]->fill(100u * static_cast<unsigned>(step) + id);
+        store.release(id, true);
+        EXPECT_LE(p.memory().shared_pool()->peak_resident, 2400u);
+      }
+  }
+}
+
 TEST(StorePlacement, HostPolicyKeepsStateOnTheHostAndStagesFlaggedBlocksThroughTheDevice) {
   FakePlatform p(budgets(1000, 4096, 4096));
   Blocks blocks = make_blocks({100, 150});

@@ -124,6 +124,41 @@ TEST(NativeTrace, RejectsWhatCannotBeWrittenBack) {
   EXPECT_EQ(parse_native_trace(largest, "ok.csv").records[0].cost.pieces()[0].dimension, 9223372036854774784LL);
 }
 
+// What no recorder writes is refused where it is read, naming the line and the column: a replay
+// or a calibration would otherwise compare or fit it as if measured.
+TEST(NativeTrace, RecordsNoRunCouldHaveWrittenAreRefused) {
+  const std::string good = native_trace_text(sample_trace());
+  auto message = [](const std::string& text) -> std::string {
+    try {
+      parse_native_trace(text, "bad.csv");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted: " << text;
+    return "";
+  };
+  auto with = [](auto change) {
+    NativeTrace t = sample_trace();
+    change(t.records[0]);
+    return native_trace_text(t);
+  };
+  const std::string negative = message(with([](TraceRecord& r) { r.start_s = -0.5; }));
+  EXPECT_NE(negative.find("line 7: start_s: seconds >= 0 since the run's start, found -0.5"), std::string::npos) << negative;
+  const std::string backwards = message(with([](TraceRecord& r) { r.end_s = 0.25; }));
+  EXPECT_NE(backwards.find("end_s: seconds >= start_s"), std::string::npos) << backwards;
+  const std::string unknown = message(with([](TraceRecord& r) { r.kind = "upgrade"; }));
+  EXPECT_NE(unknown.find("kind: one of forward, backward"), std::string::npos) << unknown;
+  const std::string bytes = message(with([](TraceRecord& r) { r.bytes = -1.0; }));
+  EXPECT_NE(bytes.find("bytes: a count >= 0"), std::string::npos) << bytes;
+  const std::string unit = message(with([](TraceRecord& r) { r.unit = -2; }));
+  EXPECT_NE(unit.find("unit: an integer >= 0"), std::string::npos) << unit;
+  // The last row twice.
+  const std::size_t last_row = good.rfind('\n', good.size() - 2) + 1;
+  const std::string twice = good + good.substr(last_row);
+  EXPECT_NE(message(twice).find("each record once, found a copy of line"), std::string::npos) << message(twice);
+  EXPECT_EQ(parse_native_trace(good, "ok.csv"), sample_trace());
+}
+
 // Labels, resources and metadata go on into JSON (the Chrome trace, replay.json), which
 // nlohmann::json writes only as UTF-8: a stray byte is named where it is read.
 TEST(NativeTrace, TextMustBeUtf8) {

@@ -83,17 +83,31 @@ Pending FakeExecutor::submit(Work work) {
 }
 
 FakeMemory::FakeMemory(FakePlatform& platform, const FakeOptions& options)
-    : platform_(platform), bytes_per_second_(options.copy_bytes_per_second), holds_data_(options.holds_data) {
+    : platform_(platform),
+      bytes_per_second_(options.copy_bytes_per_second),
+      holds_data_(options.holds_data),
+      unified_(options.unified_capacity) {
   usage_[static_cast<int>(Tier::device)].capacity = options.device_capacity;
   usage_[static_cast<int>(Tier::host)].capacity = options.host_capacity;
   usage_[static_cast<int>(Tier::nvme)].capacity = options.nvme_capacity;
 }
 
+std::optional<TierUsage> FakeMemory::shared_pool() const {
+  if (unified_ == 0) return std::nullopt;
+  const TierUsage& d = usage_[static_cast<int>(Tier::device)];
+  const TierUsage& h = usage_[static_cast<int>(Tier::host)];
+  return TierUsage{unified_, d.resident + h.resident, pool_peak_};
+}
+
 bool FakeMemory::take(Tier tier, std::size_t bytes) {
   TierUsage& u = usage_[static_cast<int>(tier)];
   if (bytes > u.capacity - u.resident) return false;
+  if (const std::optional<TierUsage> pool = shared_pool(); pool && tier != Tier::nvme && bytes > pool->capacity - pool->resident)
+    return false;
   u.resident += bytes;
   u.peak_resident = std::max(u.peak_resident, u.resident);
+  if (tier != Tier::nvme)
+    pool_peak_ = std::max(pool_peak_, usage_[static_cast<int>(Tier::device)].resident + usage_[static_cast<int>(Tier::host)].resident);
   return true;
 }
 

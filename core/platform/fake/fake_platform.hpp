@@ -23,6 +23,8 @@ struct FakeOptions {
   std::size_t device_capacity = std::size_t{1} << 30;
   std::size_t host_capacity = std::size_t{4} << 30;
   std::size_t nvme_capacity = std::size_t{64} << 30;
+  // Non-zero: device and host draw from one pool of this many bytes (unified memory) as well.
+  std::size_t unified_capacity = 0;
   int host_workers = 4;
   DurationModel device_duration;  // empty: work completes at once
   DurationModel host_duration;
@@ -64,6 +66,7 @@ class FakeMemory final : public Memory {
  public:
   FakeMemory(FakePlatform& platform, const FakeOptions& options);
   TierUsage usage(Tier tier) const override { return usage_[static_cast<int>(tier)]; }
+  std::optional<TierUsage> shared_pool() const override;
   std::optional<Region> allocate(Tier tier, std::size_t bytes, std::string label) override;
   void release(Region& region) override;
   std::byte* host_address(const Region& region) override;
@@ -90,6 +93,8 @@ class FakeMemory final : public Memory {
   double bytes_per_second_;
   bool holds_data_ = true;
   TierUsage usage_[kTierCount];
+  std::size_t unified_ = 0;
+  std::size_t pool_peak_ = 0;  // the high-water mark of device + host
   std::map<std::uint64_t, std::vector<std::byte>> storage_;  // every tier, NVMe included, in RAM
   std::map<std::uint64_t, Tier> reserved_;                   // regions that only count bytes
   std::uint64_t next_id_ = 1;

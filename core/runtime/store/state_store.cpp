@@ -219,7 +219,29 @@ std::size_t StateStore::kept_free(Tier tier) const {
 std::size_t StateStore::free_bytes(Tier tier) const {
   const platform::TierUsage u = memory_.usage(tier);
   const std::size_t taken = u.resident + kept_free(tier);
-  return u.capacity > taken ? u.capacity - taken : 0;
+  const std::size_t own = u.capacity > taken ? u.capacity - taken : 0;
+  if (tier == Tier::nvme) return own;
+  // Unified memory: what either tier takes comes out of the one pool, where both keep room.
+  const std::optional<platform::TierUsage> pool = memory_.shared_pool();
+  if (!pool) return own;
+  std::size_t pool_taken = pool->resident + kept_free(Tier::device) + kept_free(Tier::host);
+  // The host never takes the device's room for the update it fetches blocks into.
+  if (tier == Tier::host) pool_taken += device_room_in_pool();
+  return std::min(own, pool->capacity > pool_taken ? pool->capacity - pool_taken : 0);
+}
+
+std::size_t StateStore::device_room_in_pool() const {
+  // Tiered: the device fetches each block (or set held together) for its update into the pool
+  // that rests the others; the largest must always find room there.
+  if (options_.policy != PlacementPolicy::tiered) return 0;
+  std::size_t largest = 0;
+  for (const Block& b : blocks_) largest = std::max(largest, b.bytes);
+  for (const std::vector<BlockId>& set : held_together_) {
+    std::size_t together = 0;
+    for (const BlockId id : set) together += blocks_[id].bytes;
+    largest = std::max(largest, together);
+  }
+  return largest;
 }
 
 std::size_t StateStore::distance(const Block& b) const {

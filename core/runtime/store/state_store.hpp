@@ -161,6 +161,7 @@ class StateStore {
   static std::size_t index(Tier tier) noexcept { return static_cast<std::size_t>(tier); }
   bool dynamic() const noexcept { return options_.policy == PlacementPolicy::tiered; }
   std::size_t free_bytes(Tier tier) const;  // what the store may take: less the room kept free
+  std::size_t device_room_in_pool() const;  // unified memory, tiered: the device's room to fetch into
   std::size_t kept_free(Tier tier) const;
   std::size_t distance(const Block& b) const;  // uses until the block's next use
   bool ready_for_update(const Block& b) const;

@@ -9,7 +9,7 @@ std::string describe(const std::string& who, const std::string& what_failed,
   const char* separator = ": ";
   for (const TierShortfall& s : shortfalls) {
     text += separator;
-    text += std::string(platform::to_string(s.tier)) + " needs " + std::to_string(s.needed) + " B, " +
+    text += s.where() + " needs " + std::to_string(s.needed) + " B, " +
             std::to_string(s.available) + " B free of " + std::to_string(s.capacity) + " B (short by " +
             std::to_string(s.missing()) + " B)";
     separator = "; ";
@@ -18,6 +18,10 @@ std::string describe(const std::string& who, const std::string& what_failed,
 }
 
 }  // namespace
+
+std::string TierShortfall::where() const {
+  return shared_pool ? "device + host (one unified memory)" : std::string(platform::to_string(tier));
+}
 
 PlacementError::PlacementError(const std::string& what_failed, std::vector<TierShortfall> shortfalls,
                                const std::string& who)

@@ -12,10 +12,14 @@
 namespace asteria::runtime {
 
 struct TierShortfall {
+  // "device", "host", "nvme", or "device + host" for a unified pool.
+  std::string where() const;
   platform::Tier tier = platform::Tier::device;
   std::size_t needed = 0;     // bytes the placement needs on the tier
   std::size_t available = 0;  // bytes free there
   std::size_t capacity = 0;   // the tier's budget
+  // The device and host tiers' one pool (unified memory) falls short, not `tier` alone.
+  bool shared_pool = false;
   std::size_t missing() const noexcept { return needed > available ? needed - available : 0; }
 };
 

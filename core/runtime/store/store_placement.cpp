@@ -2,6 +2,7 @@
 // allocated), the way back to storage the states own, and checkpoint reads and writes in place.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/runtime/store/state_store.hpp"
@@ -29,6 +30,15 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
     free[index(t)] = free_bytes(t);
     needed[index(t)] = kept_free(t);
   }
+  // Unified memory: what device and host may still take together, less what is kept free.
+  const std::optional<platform::TierUsage> pool = memory_.shared_pool();
+  std::size_t pool_free = std::numeric_limits<std::size_t>::max();
+  if (pool) {
+    const std::size_t taken = pool->resident + kept_free(Tier::device) + kept_free(Tier::host);
+    pool_free = pool->capacity > taken ? pool->capacity - taken : 0;
+    const std::size_t room = device_room_in_pool();
+    pool_free = pool_free > room ? pool_free - room : 0;
+  }
   std::size_t total = 0;
   targets.assign(pending.size(), Tier::device);
   for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -50,12 +60,15 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
         staged[index(Tier::device)] = std::max(staged[index(Tier::device)], b.bytes);
         Tier chosen = Tier::nvme;
         for (Tier t : {Tier::device, Tier::host})
-          if (free[index(t)] >= b.bytes) {
+          if (free[index(t)] >= b.bytes && pool_free >= b.bytes) {
             chosen = t;
             break;
           }
         targets[i] = chosen;
-        if (chosen != Tier::nvme) free[index(chosen)] -= b.bytes;
+        if (chosen != Tier::nvme) {
+          free[index(chosen)] -= b.bytes;
+          if (pool) pool_free -= b.bytes;
+        }
         else needed[index(Tier::nvme)] += b.bytes;
         break;
       }
@@ -87,6 +100,22 @@ void StateStore::check_budgets(const std::vector<BlockId>& pending, std::vector<
     if (left != nullptr)
       (*left)[index(t)] = std::min(available > needed[index(t)] ? available - needed[index(t)] : 0,
                                    free[index(t)] > staged[index(t)] ? free[index(t)] - staged[index(t)] : 0);
+  }
+  // Unified memory: device and host each within their budget is not enough; together within
+  // the one pool as well (what the platform's allocations would refuse at step 1).
+  if (pool) {
+    std::size_t available = pool->capacity > pool->resident ? pool->capacity - pool->resident : 0;
+    if (options_.policy == PlacementPolicy::tiered) available += store_resident(Tier::device);
+    const std::size_t together = needed[index(Tier::device)] + needed[index(Tier::host)];
+    if (together > available) {
+      TierShortfall s{Tier::host, together, available, pool->capacity};
+      s.shared_pool = true;
+      shortfalls.push_back(s);
+    }
+    if (left != nullptr) {
+      const std::size_t pool_left = available > together ? available - together : 0;
+      for (Tier t : {Tier::device, Tier::host}) (*left)[index(t)] = std::min((*left)[index(t)], pool_left);
+    }
   }
   if (shortfalls.empty()) return;
   std::string what = "the " + std::string(to_string(options_.policy)) + " policy cannot place " +

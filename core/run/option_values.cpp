@@ -1,4 +1,4 @@
-#include "apps/asteria/option_values.hpp"
+#include "core/run/option_values.hpp"
 
 #include <array>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "core/common/error.hpp"
 
-namespace asteria::cli {
+namespace asteria::run {
 
 namespace {
 
@@ -76,4 +76,4 @@ std::uint64_t parse_seed(std::string_view text, const std::string& option) {
   return value;
 }
 
-}  // namespace asteria::cli
+}  // namespace asteria::run

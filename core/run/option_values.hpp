@@ -9,7 +9,7 @@
 
 #include "core/linalg/matrix.hpp"
 
-namespace asteria::cli {
+namespace asteria::run {
 
 // "512MiB", "1.5GB", "4096", "2e9": bytes. Suffixes B, KB, MB, GB, TB (powers of 1000) and KiB,
 // MiB, GiB, TiB (powers of 1024), case-sensitive. Throws InputError naming `option` otherwise.
@@ -21,4 +21,4 @@ std::uint64_t parse_seed(std::string_view text, const std::string& option);
 // "512x512,1024x256": (rows, cols) per layer. Throws InputError naming `option` otherwise.
 std::vector<std::pair<linalg::index, linalg::index>> parse_shapes(std::string_view text, const std::string& option);
 
-}  // namespace asteria::cli
+}  // namespace asteria::run

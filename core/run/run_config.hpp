@@ -1,16 +1,9 @@
 #pragma once
-// One run spec for the verbs that run the runtime: `synth` (the real backend, or the fake one, on
-// a synthetic stack), `sim` (the SimGrid backend on a simulated machine) and `train` (a real
-// transformer on a text corpus). They share option names and meanings, one validation path,
-// one progress reporter and one set of output files (run_report.hpp): a flag means the same
-// thing in every verb that takes it, and a verb rejects a combination it cannot run with a
-// message that names the option.
-//
-// Shared options: --hw --model --optimizer (+ hyperparameters) --placement --placement-file --lookahead
-// --staleness --publish --schedule --micro-batches --defer-fraction --weights-on --gradients-on
-// --checkpoints-on --recompute-activations --host-workers --steps --warmup-steps --seed --numerics --time --out
-// --overwrite --trace --trace-steps --trace-max-bytes --no-progress, and the tier budgets
-// --device-budget --host-budget --nvme-budget --nvme-dir where the verb's platform takes them.
+// One run configuration for the verbs that run the runtime: `synth` (the real backend, or the
+// fake one, on a synthetic stack), `sim` (the SimGrid backend on a simulated machine) and `train`
+// (a real transformer on a text corpus). Its fields are described once, in run_schema.hpp: the
+// command-line options and their help, their reading and checks, the arguments a trace records
+// for its replay and the rules of resumed and data-parallel runs all follow from that list.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -20,15 +13,14 @@
 #include <utility>
 #include <vector>
 
-#include "apps/asteria/options.hpp"
 #include "core/optim/hyperparameters.hpp"
 #include "core/plan/schedule.hpp"
 #include "core/platform/execution.hpp"
-#include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/service/service_options.hpp"
+#include "core/runtime/store/block_placement.hpp"
 #include "core/runtime/store/store_options.hpp"
 
-namespace asteria::cli {
+namespace asteria::run {
 
 enum class RunVerb { synth, sim, train };
 std::string_view to_string(RunVerb verb) noexcept;
@@ -40,18 +32,26 @@ struct TraceSettings {
   std::size_t max_bytes = std::size_t{100} * 1000 * 1000;       // --trace-max-bytes
 };
 
-struct RunSpec {
+// Straggler injection: this data-parallel rank's host workers (its refreshes) run `factor`
+// times slower. rank -1: none.
+struct Straggler {
+  int rank = -1;
+  double factor = 1.0;
+  bool operator==(const Straggler&) const = default;
+};
+
+struct RunConfig {
   RunVerb verb = RunVerb::sim;
   std::optional<std::string> hw;      // hardware profile name or path (modelled/simulated time)
   std::optional<std::string> model;   // model config name or path
   optim::OptimizerKind optimizer = optim::OptimizerKind::soap;
   optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
   runtime::PlacementPolicy placement = runtime::PlacementPolicy::device;
-  // --placement-file FILE (a plan of asteria plan, apps/asteria/plan_file.hpp): placement is then
-  // planned, and every block rests and is updated where the file says (one entry per block, in
-  // the driver's block order).
+  // --placement-file FILE (a plan of asteria plan): placement is then planned, and every block
+  // rests and is updated where the file says (one entry per block, in the driver's block order).
   std::optional<std::filesystem::path> placement_file;
   std::vector<runtime::BlockPlacement> planned_blocks;
+  std::optional<std::string> planned_for_hw;  // the machine the plan file was made for, if it says
   int lookahead = 2;
   int staleness = 0;
   // Data-parallel ranks: owners run each block's refreshes and share the results (or every rank
@@ -59,12 +59,7 @@ struct RunSpec {
   bool share_refreshes = true;
   int sync_period = 1;
   bool shard_state = false;  // optimizer state sharded among data-parallel ranks (ZeRO-1)
-  // Straggler injection: this data-parallel rank's host workers (its refreshes) run `factor`
-  // times slower. rank -1: none.
-  struct Straggler {
-    int rank = -1;
-    double factor = 1.0;
-  } straggler;
+  Straggler straggler;
   // The step's schedule (core/plan/schedule.hpp): order, micro-batches, the fraction of the
   // update deferred into the next forward, and where the model's own tensors rest.
   plan::ScheduleOrder schedule = plan::ScheduleOrder::horizontal;
@@ -94,30 +89,11 @@ struct RunSpec {
 };
 
 // The verb's defaults (numerics, time, steps, budgets, optimizer) before options are read.
-RunSpec default_run_spec(RunVerb verb);
+RunConfig default_run_config(RunVerb verb);
 
-// The shared options of `verb`, with its defaults shown, plus the hyperparameter options.
-po::options_description run_spec_options(RunVerb verb);
-// Reads the shared options (and hyperparameters) from `values` into a spec; validate() is
-// called by the verbs once their own settings are read too.
-RunSpec read_run_spec(RunVerb verb, const po::variables_map& values);
+// The optimizer's hyperparameters as `verb` runs them unless options say otherwise: the
+// optimizer's defaults, with refreshes every 10 steps outside train (the runtime's setting of
+// interest) and blocks up to 2048 in sim.
+optim::Hyperparameters verb_hyperparameters(RunVerb verb, optim::OptimizerKind optimizer);
 
-// The one validation of a spec: every value in its domain, and the settings valid together
-// (numerics with time, time with the verb, placement with an NVMe directory, ...). Throws
-// InputError naming the option.
-void validate(const RunSpec& spec);
-
-// The warm-up: --warmup-steps if given, otherwise until the first refresh is published (at least
-// `at_least` steps), so that measured steps are steady state. A derived warm-up longer than both
-// 1000 steps and 10 x --steps is an InputError naming --staleness (a huge S would otherwise run
-// for ages before the first measured step).
-int warmup_steps_of(const RunSpec& spec, int at_least = 0);
-
-// The step driver's options the spec implies (numerics, placement, staleness, publication, the
-// failure policies of its hyperparameters) with `warmup_steps` and the device time model.
-runtime::DriverOptions driver_options(const RunSpec& spec, int warmup_steps, runtime::DeviceSeconds device_seconds);
-
-// "FIRST:LAST" (1-based steps, FIRST <= LAST); InputError naming `option` otherwise.
-std::pair<std::int64_t, std::int64_t> parse_step_range(const std::string& text, const std::string& option);
-
-}  // namespace asteria::cli
+}  // namespace asteria::run

@@ -1,0 +1,241 @@
+#include "apps/asteria/run_config_options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ostream>
+#include <stdexcept>
+
+#include "apps/asteria/hyperparameter_options.hpp"
+#include "apps/asteria/setting_options.hpp"
+#include "core/run/run_schema.hpp"
+#include "core/runtime/driver/warmup.hpp"
+#include "apps/asteria/plan_file.hpp"
+#include "core/common/error.hpp"
+#include "core/common/number_text.hpp"
+#include "core/real/blas_kernel_choice.hpp"
+
+namespace asteria::cli {
+
+po::options_description run_config_options(RunVerb verb) {
+  RunConfig defaults = default_run_config(verb);
+  po::options_description o("Run options (shared by synth, sim and train)");
+  OptionsBuilder run(o, verb, /*show_defaults=*/true);
+  run::describe_run(run, defaults);
+  o.add(hyperparameter_options());
+  return o;
+}
+
+runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, runtime::DeviceSeconds device_seconds) {
+  runtime::DriverOptions o;
+  o.numerics = spec.numerics;
+  o.warmup_steps = warmup_steps;
+  o.store.policy = spec.placement;
+  o.planned_blocks = spec.planned_blocks;
+  o.store.lookahead = spec.lookahead;
+  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
+  o.service.refresh_site = spec.refresh_on;
+  o.device_seconds = std::move(device_seconds);
+  o.share_refreshes = spec.share_refreshes;
+  o.sync_period = spec.sync_period;
+  o.shard_state = spec.shard_state;
+  o.schedule.order = spec.schedule;
+  o.schedule.micro_batches = spec.micro_batches;
+  o.schedule.defer_fraction = spec.defer_fraction;
+  o.schedule.tiers = spec.model_tiers;
+  o.schedule.recompute_activations = spec.recompute_activations;
+  // Computing values on the real backend, each hook's device launch computes every optimizer op
+  // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
+  // time goes there, and the trace says so.
+  if (spec.time != platform::TimeSource::simulated && spec.numerics == platform::Numerics::values)
+    o.numerics_site = plan::NumericsSite::hook_launch;
+  return o;
+}
+
+void warn_if_planned_elsewhere(const RunConfig& spec, std::string_view verb, std::ostream& err) {
+  if (!spec.planned_for_hw || !spec.hw || *spec.hw == *spec.planned_for_hw) return;
+  err << "asteria " << verb << ": warning: the plan file " << spec.placement_file->string() << " was made for "
+      << *spec.planned_for_hw << "; running it on " << *spec.hw
+      << " (a what-if: its placement was chosen for the other machine)\n";
+}
+
+int warmup_steps_of(const RunConfig& spec, int at_least) {
+  if (spec.warmup_steps) return *spec.warmup_steps;
+  const optim::Step first = runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness);
+  const optim::Step longest = std::max<optim::Step>(1000, 10 * static_cast<optim::Step>(spec.steps));
+  if (first > longest)
+    throw InputError("command line", "--staleness",
+                     "a warm-up of at most " + std::to_string(longest) +
+                         " steps (the larger of 1000 and 10 x --steps) before the first measured step; at --staleness " +
+                         std::to_string(spec.staleness) + " the first refresh is published at step " +
+                         std::to_string(first) + " (give --warmup-steps to run that anyway)");
+  return std::max(at_least, static_cast<int>(first));
+}
+
+namespace {
+// A plan file's setting applies to the run unless the command line gives the option with another
+// value: a plan predicted for one schedule says nothing about another.
+template <class T>
+void take_from_plan(T& setting, const std::optional<T>& planned, const po::variables_map& v, const char* option,
+                    const std::string& file, const char* field, const std::string& planned_text,
+                    const std::string& given_text) {
+  if (!planned) return;
+  const bool given = v.count(option) != 0 && !v[option].defaulted();
+  if (given && setting != *planned)
+    throw InputError("command line", std::string("--") + option,
+                     "the plan file's value " + planned_text + " (" + file + ": " + field + ") or no --" + option +
+                         ", found " + given_text);
+  setting = *planned;
+}
+
+std::string tier_text(const std::optional<platform::Tier>& t) {
+  return t ? std::string(platform::to_string(*t)) : std::string();
+}
+
+// Model, hardware and optimizer of the plan: taken when not given; a model or optimizer other
+// than the plan's is refused (its blocks would not be the run's). --hw may differ (a what-if on
+// another machine); sim takes the plan's when none is given.
+void apply_plan_identity(RunConfig& s, const po::variables_map& v, const PlanFile& plan) {
+  const std::string file = s.placement_file->string();
+  if (v.count("model") != 0 && *s.model != plan.model)
+    throw InputError("command line", "--model",
+                     "the plan file's model '" + plan.model + "' (" + file + ": model) or no --model, found '" +
+                         *s.model + "'");
+  s.model = plan.model;
+  if (!v["optimizer"].defaulted() && v["optimizer"].as<std::string>() != plan.optimizer)
+    throw InputError("command line", "--optimizer",
+                     "the plan file's optimizer '" + plan.optimizer + "' (" + file +
+                         ": optimizer) or no --optimizer, found '" + v["optimizer"].as<std::string>() + "'");
+  if (s.verb == RunVerb::sim && v.count("hw") == 0 && plan.hw) s.hw = plan.hw;
+}
+
+void apply_plan_schedule(RunConfig& s, const po::variables_map& v, const PlanFile& plan) {
+  const std::string file = s.placement_file->string();
+  if (plan.schedule)
+    take_from_plan(s.schedule, plan.schedule, v, "schedule", file, "schedule",
+                   std::string(plan::to_string(*plan.schedule)), std::string(plan::to_string(s.schedule)));
+  take_from_plan(s.micro_batches, plan.micro_batches, v, "micro-batches", file, "micro_batches",
+                 std::to_string(plan.micro_batches.value_or(0)), std::to_string(s.micro_batches));
+  take_from_plan(s.defer_fraction, plan.defer_fraction, v, "defer-fraction", file, "defer_fraction",
+                 exact_number(plan.defer_fraction.value_or(0.0)), exact_number(s.defer_fraction));
+  take_from_plan(s.model_tiers.weights, plan.weights_on, v, "weights-on", file, "weights_on", tier_text(plan.weights_on),
+                 tier_text(s.model_tiers.weights));
+  take_from_plan(s.model_tiers.gradients, plan.gradients_on, v, "gradients-on", file, "gradients_on",
+                 tier_text(plan.gradients_on), tier_text(s.model_tiers.gradients));
+  take_from_plan(s.model_tiers.checkpoints, plan.checkpoints_on, v, "checkpoints-on", file, "checkpoints_on",
+                 tier_text(plan.checkpoints_on), tier_text(s.model_tiers.checkpoints));
+  if (plan.recompute_activations) {
+    if (!*plan.recompute_activations && v.count("recompute-activations") != 0)
+      throw InputError("command line", "--recompute-activations",
+                       "the plan file's value false (" + file + ": recompute_activations) or no --recompute-activations");
+    s.recompute_activations = *plan.recompute_activations;
+  }
+  s.recompute_activations = s.recompute_activations || s.model_tiers.checkpoints != platform::Tier::device;
+}
+}  // namespace
+
+RunConfig read_run_config(RunVerb verb, const po::variables_map& v) {
+  RunConfig s = default_run_config(verb);
+  OptionsReader reader(v, verb);
+  run::describe_run(reader, s);
+  std::optional<PlanFile> plan;
+  if (s.placement_file) {
+    s.placement_file = std::filesystem::absolute(*s.placement_file);
+    plan = read_plan_file(*s.placement_file);
+    apply_plan_identity(s, v, *plan);
+    if (v["optimizer"].defaulted()) s.optimizer = optim::parse_optimizer_kind(plan->optimizer, "--optimizer");
+  }
+  // The hyperparameters follow the optimizer: its defaults as this verb runs them, then those given.
+  s.hp = run::verb_hyperparameters(verb, s.optimizer);
+  run::describe(reader, s.hp);
+  if (plan) {
+    if (!v["placement"].defaulted() && s.placement != runtime::PlacementPolicy::planned)
+      throw InputError("command line", "--placement",
+                       "planned (or no --placement) with --placement-file, found " +
+                           std::string(runtime::to_string(s.placement)));
+    s.placement = runtime::PlacementPolicy::planned;
+    s.planned_blocks = std::move(plan->blocks);
+    s.planned_for_hw = plan->hw;
+  }
+  s.recompute_activations = s.recompute_activations || s.model_tiers.checkpoints != platform::Tier::device;
+  if (plan) apply_plan_schedule(s, v, *plan);
+  return s;
+}
+
+void validate(const RunConfig& s) {
+  const std::string source = "command line";  // the verb prefixes the message already
+  optim::validate(s.hp, source);
+  if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
+  if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");
+  if (s.staleness < 0) throw InputError(source, "--staleness", "expected an integer >= 0");
+  if (s.refresh_on == runtime::RefreshSite::device && s.staleness != 0)
+    throw InputError(source, "--staleness", "0 with --refresh-on device (the synchronous baseline), found " +
+                                                std::to_string(s.staleness));
+  if (s.sync_period < 1) throw InputError(source, "--sync-period", "expected an integer >= 1");
+  if (s.straggler.rank != -1 && (s.straggler.rank < 0 || !(s.straggler.factor >= 1.0) ||
+                                 !std::isfinite(s.straggler.factor) || s.straggler.factor > 1000.0))
+    throw InputError(source, "--straggler", "a rank >= 0 and a slowdown factor in [1, 1000]");
+  if (s.lookahead < 0) throw InputError(source, "--lookahead", "expected an integer >= 0");
+  if (s.micro_batches < 1) throw InputError(source, "--micro-batches", "expected an integer >= 1");
+  if (!(s.defer_fraction >= 0.0 && s.defer_fraction < 1.0))
+    throw InputError(source, "--defer-fraction", "expected a fraction in [0, 1)");
+  if (s.defer_fraction > 0.0 && s.shard_state)
+    throw InputError(source, "--defer-fraction",
+                     "0 with --shard-state (a deferred update's weights would be gathered during the next forward)");
+  if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
+  if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");
+  if (s.host_budget == 0) throw InputError(source, "--host-budget", "expected a size > 0");
+  switch (s.verb) {
+    case RunVerb::sim:
+      if (s.time != platform::TimeSource::simulated)
+        throw InputError(source, "--time", "simulated (the simulator's clock); use asteria synth for a real clock");
+      if (s.nvme_dir) throw InputError(source, "--nvme-dir", "no NVMe directory: the simulated NVMe tier is a model");
+      break;
+    case RunVerb::train:
+      if (s.time != platform::TimeSource::measured)
+        throw InputError(source, "--time", "measured: train runs a real model (use sim or synth for other time sources)");
+      if (s.numerics != platform::Numerics::values)
+        throw InputError(source, "--numerics", "values: training needs every number");
+      if (s.hw) throw InputError(source, "--hw", "no hardware profile: train measures the machine it runs on");
+      break;
+    case RunVerb::synth: break;
+  }
+  platform::validate(s.numerics, s.time, source);
+  // Runs that compute on this CPU do so with its proper BLAS kernels (or say why not).
+  if (s.numerics != platform::Numerics::shapes) real::require_cpu_blas_kernels(source);
+  const bool real_backend = s.verb == RunVerb::train || (s.verb == RunVerb::synth && s.time != platform::TimeSource::simulated);
+  if (real_backend && s.placement == runtime::PlacementPolicy::nvme && !s.nvme_dir)
+    throw InputError(source, "--placement", "nvme placement on the real backend needs --nvme-dir DIR");
+  if (real_backend && !s.nvme_dir)
+    for (std::size_t i = 0; i < s.planned_blocks.size(); ++i)
+      if (s.planned_blocks[i].home == platform::Tier::nvme)
+        throw InputError(source, "--placement-file",
+                         "--nvme-dir DIR on the real backend as well: the plan rests blocks on NVMe (blocks[" +
+                             std::to_string(i) + "]: '" + s.planned_blocks[i].label + "')");
+  if (s.nvme_dir) {
+    // The NVMe tier creates its directory, never the path to it: a mistyped parent is an error.
+    std::filesystem::path dir = std::filesystem::absolute(*s.nvme_dir).lexically_normal();
+    if (!dir.has_filename()) dir = dir.parent_path();  // "a/b/": the directory b
+    const std::filesystem::path parent = dir.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec))
+      throw InputError(source, "--nvme-dir",
+                       "a directory whose parent exists, found '" + s.nvme_dir->string() + "' (" + parent.string() +
+                           " is not a directory)");
+  }
+  if (!real_backend && s.nvme_dir)
+    throw InputError(source, "--nvme-dir", "only the real backend writes NVMe files (--time measured or modelled)");
+  if (s.placement == runtime::PlacementPolicy::planned && !s.placement_file)
+    throw InputError(source, "--placement", "planned only with --placement-file FILE (a plan of asteria plan)");
+  if (s.placement_file && s.placement != runtime::PlacementPolicy::planned)
+    throw InputError(source, "--placement-file", "placement planned with a plan file, found --placement " +
+                                                    std::string(runtime::to_string(s.placement)));
+  if (s.trace.steps && !s.trace.enabled) throw InputError(source, "--trace-steps", "--trace as well");
+  if (s.trace.units && !s.trace.enabled) throw InputError(source, "--trace-units", "--trace as well");
+  if (s.trace.units && *s.trace.units < 1) throw InputError(source, "--trace-units", "an integer >= 1");
+  if (s.trace.enabled && !s.out) throw InputError(source, "--trace", "--out DIR as well (the trace files go there)");
+  // train's --overwrite also replaces the checkpoints of --checkpoint-dir: its verb checks it.
+  if (s.overwrite && !s.out && s.verb != RunVerb::train) throw InputError(source, "--overwrite", "--out DIR as well");
+}
+
+}  // namespace asteria::cli

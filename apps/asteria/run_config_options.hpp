@@ -1,0 +1,62 @@
+#pragma once
+// The command-line form of the run configuration (core/run/run_config.hpp) for synth, sim and
+// train: the options, their --help and their reading are generated from the one settings list
+// (core/run/run_schema.hpp), so a flag means the same thing in every verb that takes it; a plan
+// file's settings (--placement-file) apply here; validate() checks the settings together and
+// rejects a combination a verb cannot run with a message that names the option.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "apps/asteria/options.hpp"
+#include "core/run/run_config.hpp"
+#include "core/run/setting_codecs.hpp"
+#include "core/optim/hyperparameters.hpp"
+#include "core/plan/schedule.hpp"
+#include "core/platform/execution.hpp"
+#include "core/runtime/driver/driver_options.hpp"
+#include "core/runtime/service/service_options.hpp"
+#include "core/runtime/store/store_options.hpp"
+
+namespace asteria::cli {
+
+using run::RunConfig;
+using run::RunVerb;
+using run::TraceSettings;
+using run::default_run_config;
+using run::to_string;
+
+// The shared options of `verb`, with its defaults shown, plus the hyperparameter options.
+po::options_description run_config_options(RunVerb verb);
+// Reads the shared options (and hyperparameters) from `values` into a spec; validate() is
+// called by the verbs once their own settings are read too.
+RunConfig read_run_config(RunVerb verb, const po::variables_map& values);
+
+// The one validation of a spec: every value in its domain, and the settings valid together
+// (numerics with time, time with the verb, placement with an NVMe directory, ...). Throws
+// InputError naming the option.
+void validate(const RunConfig& spec);
+
+// Warns on `err` when the run's --placement-file was made for another machine than its --hw:
+// allowed (a what-if), never silent.
+void warn_if_planned_elsewhere(const RunConfig& spec, std::string_view verb, std::ostream& err);
+
+// The warm-up: --warmup-steps if given, otherwise until the first refresh is published (at least
+// `at_least` steps), so that measured steps are steady state. A derived warm-up longer than both
+// 1000 steps and 10 x --steps is an InputError naming --staleness (a huge S would otherwise run
+// for ages before the first measured step).
+int warmup_steps_of(const RunConfig& spec, int at_least = 0);
+
+// The step driver's options the spec implies (numerics, placement, staleness, publication, the
+// failure policies of its hyperparameters) with `warmup_steps` and the device time model.
+runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, runtime::DeviceSeconds device_seconds);
+
+using run::codec::parse_step_range;
+
+}  // namespace asteria::cli

@@ -1,0 +1,268 @@
+#pragma once
+// Every setting of a run, described once (as hwmodels/profile_schema.hpp describes a profile):
+// its name, value type and range (the codec), help, the verbs that take it, whether a trace
+// records it, whether a resumed run may change it, whether data-parallel ranks may differ in it.
+// A visitor V provides
+//   template <class T> void value(const Setting&, T& value, const Codec<T>& codec);
+//   void flag(const Setting&, bool& value, bool when_given);  // a switch: given sets when_given
+// The command-line options, their reader, the trace's recorded arguments and the checks of
+// resumed and data-parallel runs are such visitors; a setting added here reaches all of them.
+#include <cstdint>
+#include <limits>
+
+#include "core/common/error.hpp"
+#include "core/run/run_config.hpp"
+#include "core/run/setting.hpp"
+#include "core/run/setting_codecs.hpp"
+
+namespace asteria::run {
+
+// The smallest trace bound: a trace's header (settings, the model's layers) takes kilobytes.
+inline constexpr std::size_t kMinTraceBytes = std::size_t{64} << 10;
+
+namespace optimizers {
+using optim::OptimizerKind;
+constexpr std::uint8_t of(OptimizerKind kind) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind)); }
+constexpr std::uint8_t kEvery = of(OptimizerKind::adamw) | of(OptimizerKind::shampoo) | of(OptimizerKind::soap) |
+                                of(OptimizerKind::kl_shampoo) | of(OptimizerKind::muon);
+constexpr std::uint8_t kMatrixMethods = of(OptimizerKind::shampoo) | of(OptimizerKind::soap) | of(OptimizerKind::kl_shampoo);
+constexpr std::uint8_t kSecondMoment = kMatrixMethods | of(OptimizerKind::adamw);
+constexpr std::uint8_t kShampoo = of(OptimizerKind::shampoo);
+constexpr std::uint8_t kSoap = of(OptimizerKind::soap);
+constexpr std::uint8_t kMuon = of(OptimizerKind::muon);
+}  // namespace optimizers
+
+// The optimizer's hyperparameters. None has a command-line default: one not given keeps the
+// optimizer's own (verb_hyperparameters). Which optimizers read each follows their code
+// (core/optim): Muon's matrices keep no second moment and its vectors run AdamW with fixed betas
+// and eps; AdamW and Muon keep matrices whole and never refresh; shampoo-beta is SOAP's and
+// KL-Shampoo's statistics decay (Shampoo's is beta2).
+template <class V>
+void describe(V& v, optim::Hyperparameters& hp) {
+  using namespace optimizers;
+  const auto number = codec::number();
+  const auto boolean = codec::boolean();
+  auto s = [](std::string_view name, std::string_view help, std::uint8_t readers) {
+    Setting setting{name, "X", help};
+    setting.optimizers = readers;
+    return setting;
+  };
+  v.value(s("lr", "learning rate", kEvery), hp.lr, number);
+  v.value(s("beta1", "first-moment (momentum) decay, in [0, 1)", kEvery), hp.beta1, number);
+  v.value(s("beta2", "second-moment / statistics decay, in [0, 1] (Shampoo: 1 = AdaGrad sums)", kSecondMoment),
+          hp.beta2, number);
+  v.value(s("eps", "epsilon (Adam denominator; Shampoo: added to the factors before the root)", kSecondMoment), hp.eps,
+          number);
+  v.value(s("weight-decay", "decoupled weight decay", kEvery), hp.weight_decay, number);
+  v.value(s("precondition-frequency", "steps between preconditioner refreshes (>= 1)", kMatrixMethods),
+          hp.precondition_frequency, codec::integer(std::numeric_limits<int>::min()));
+  v.value(s("max-precond-dim", "largest block side; larger dimensions are split", kMatrixMethods), hp.max_precond_dim,
+          codec::long_integer(std::numeric_limits<std::int64_t>::min()));
+  v.value(s("shampoo-beta", "SOAP / KL-Shampoo statistics decay (< 0: use beta2)", kSoap | of(OptimizerKind::kl_shampoo)),
+          hp.shampoo_beta, number);
+  v.value(s("start-preconditioning-step",
+            "Shampoo: first step that uses the roots; before it the graft direction alone (-1: precondition-frequency)",
+            kShampoo),
+          hp.start_preconditioning_step, codec::integer(std::numeric_limits<int>::min()));
+  v.value(s("exponent-override", "Shampoo: root order p on every side, X^(-1/p) (0: 2 x tensor order)", kShampoo),
+          hp.exponent_override, number);
+  v.value(s("root-method", "Shampoo inverse root: eigen | coupled-newton", kShampoo), hp.root_method,
+          Codec<optim::RootMethod>{[](const std::string& t, const std::string& o) {
+                                     if (t == "eigen") return optim::RootMethod::eigen;
+                                     if (t == "coupled-newton") return optim::RootMethod::coupled_newton;
+                                     throw InputError("command line", o, "expected eigen or coupled-newton, found '" + t + "'");
+                                   },
+                                   [](const optim::RootMethod& m) {
+                                     return std::optional<std::string>(m == optim::RootMethod::eigen ? "eigen"
+                                                                                                     : "coupled-newton");
+                                   }});
+  v.value(s("grafting", "Shampoo: Adam grafting, true | false", kShampoo), hp.grafting, boolean);
+  v.value(s("graft-beta2", "Shampoo: second-moment decay of the Adam graft", kShampoo), hp.graft_beta2, number);
+  v.value(s("graft-eps", "Shampoo: epsilon of the Adam graft", kShampoo), hp.graft_eps, number);
+  v.value(s("soap-second-moment",
+            "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)", kSoap),
+          hp.soap_second_moment,
+          Codec<optim::SecondMomentOnRefresh>{
+              [](const std::string& t, const std::string& o) {
+                if (t == "permute") return optim::SecondMomentOnRefresh::permute;
+                if (t == "rotate") return optim::SecondMomentOnRefresh::rotate;
+                throw InputError("command line", o, "expected permute or rotate, found '" + t + "'");
+              },
+              [](const optim::SecondMomentOnRefresh& m) {
+                return std::optional<std::string>(m == optim::SecondMomentOnRefresh::permute ? "permute" : "rotate");
+              }});
+  v.value(s("soap-adam-before-first-basis",
+            "SOAP: plain Adam while the first eigenbasis is pending (S > 0), true | false (default: no update)", kSoap),
+          hp.soap_adam_before_first_basis, boolean);
+  v.value(s("newton-schulz-steps", "Muon: Newton-Schulz iterations", kMuon), hp.newton_schulz_steps,
+          codec::integer(std::numeric_limits<int>::min()));
+  v.value(s("nesterov", "Muon: Nesterov momentum, true | false", kMuon), hp.nesterov, boolean);
+  v.value(s("aux-adamw-lr", "Muon: learning rate of the AdamW used for tensors of order <= 1", kMuon), hp.aux_adamw_lr,
+          number);
+  v.value(s("non-finite-policy", "a block whose gradient holds NaN/Inf: skip (left untouched, counted) | error (stop)",
+            kEvery),
+          hp.non_finite,
+          Codec<optim::NonFinitePolicy>{
+              [](const std::string& t, const std::string& o) {
+                if (t == "skip") return optim::NonFinitePolicy::skip;
+                if (t == "error") return optim::NonFinitePolicy::error;
+                throw InputError("command line", o, "expected skip or error, found '" + t + "'");
+              },
+              [](const optim::NonFinitePolicy& p) {
+                return std::optional<std::string>(p == optim::NonFinitePolicy::skip ? "skip" : "error");
+              }});
+  v.value(s("max-consecutive-non-finite", "under skip: more in a row for one block is an error", kEvery),
+          hp.max_consecutive_non_finite, codec::integer(std::numeric_limits<int>::min()));
+  v.value(s("max-consecutive-refresh-failures",
+            "failed preconditioner refreshes tolerated in a row per block (the previous one is kept)", kMatrixMethods),
+          hp.max_consecutive_refresh_failures, codec::integer(std::numeric_limits<int>::min()));
+}
+
+// The run's own settings (the hyperparameters are described above, apart: they follow the
+// optimizer, which must be known first).
+template <class V>
+void describe_run(V& v, RunConfig& c) {
+  constexpr Verbs kAll = kEveryVerb;
+  // Not recorded: where files go and what the console shows change nothing of the run.
+  auto output = [](Setting s) {
+    s.recorded = false;
+    return s;
+  };
+  auto resumable = [](Setting s) {
+    s.resumable = true;
+    return s;
+  };
+  v.value(Setting{"hw", "PROFILE", "hardware profile name or path (modelled and simulated time; train measures "
+                  "the machine it runs on and takes none)", kAll, false},
+          c.hw, codec::text());
+  v.value(Setting{"model", "MODEL", "model config name or path (synth: default the --shape stack)", kAll, false}, c.model,
+          codec::text());
+  v.value(Setting{"optimizer", "NAME", "adamw | shampoo | soap | kl-shampoo | muon"}, c.optimizer,
+          codec::name<optim::OptimizerKind>([](const std::string& t, const std::string& o) { return optim::parse_optimizer_kind(t, o); },
+                                            [](optim::OptimizerKind k) { return optim::to_string(k); }));
+  v.value(Setting{"placement", "POLICY",
+                  "optimizer state placement: device | host | tiered | nvme (planned: with --placement-file)"},
+          c.placement,
+          codec::name<runtime::PlacementPolicy>(
+              [](const std::string& t, const std::string& o) { return runtime::parse_placement_policy(t, o); },
+              [](runtime::PlacementPolicy p) { return runtime::to_string(p); }));
+  v.value(Setting{"placement-file", "FILE",
+                  "place and update every optimizer block as this plan (asteria plan --out FILE) says; its schedule "
+                  "settings (and model, optimizer) apply unless given here"},
+          c.placement_file, codec::path());
+  v.value(Setting{"lookahead", "N", "uses ahead the store prefetches state"}, c.lookahead, codec::integer(0));
+  v.value(Setting{"staleness", "S", "steps a refresh may be published after the synchronous schedule (0: synchronous)"},
+          c.staleness, codec::integer(0));
+  v.value(Setting{"publish", "POLICY",
+                  "deterministic (results depend on S only) | opportunistic (newest finished refresh within S)"},
+          c.publish,
+          codec::name<runtime::PublishPolicy>(
+              [](const std::string& t, const std::string& o) { return runtime::parse_publish_policy(t, o); },
+              [](runtime::PublishPolicy p) { return runtime::to_string(p); }));
+  v.value(Setting{"refresh-on", "WHERE",
+                  "host (refreshes on the host workers, published under the staleness bound) | device (on the device "
+                  "stream in order with the step, on the device's solver: cuSOLVER on a GPU; the synchronous "
+                  "baseline, with --staleness 0)"},
+          c.refresh_on,
+          codec::name<runtime::RefreshSite>(
+              [](const std::string& t, const std::string& o) { return runtime::parse_refresh_site(t, o); },
+              [](runtime::RefreshSite s) { return runtime::to_string(s); }));
+  v.value(Setting{"refresh-sharing", "HOW",
+                  "data-parallel ranks: owners (each block's refreshes run on one rank, chosen by cost, and the results "
+                  "travel hierarchically) | replicated (every rank runs every refresh)"},
+          c.share_refreshes, codec::either("owners", "replicated"));
+  v.value(Setting{"sync-period", "K",
+                  "data-parallel ranks: each refresh result is sent at the first step end on a multiple of K from its "
+                  "snapshot on (as soon as its owner has it), at the latest at the last step end before it is due"},
+          c.sync_period, codec::integer(1));
+  v.value(Setting{"straggler", "RANK:FACTOR",
+                  "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower"},
+          c.straggler, codec::straggler());
+  v.flag(Setting{"shard-state", "",
+                 "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update on one "
+                 "rank; new weights sent to the others at the step's end)"},
+         c.shard_state, true);
+  v.value(Setting{"schedule", "ORDER",
+                  "horizontal (micro-batch after micro-batch) | vertical (all micro-batches of a layer before the next, "
+                  "in snake order: GreedySnake)"},
+          c.schedule,
+          codec::name<plan::ScheduleOrder>(
+              [](const std::string& t, const std::string& o) { return plan::parse_schedule_order(t, "command line", o); },
+              [](plan::ScheduleOrder s) { return plan::to_string(s); }));
+  v.value(Setting{"micro-batches", "M", "micro-batches per step (gradient accumulation; the step's batch is split evenly)"},
+          c.micro_batches, codec::integer(1));
+  v.value(Setting{"defer-fraction", "ALPHA",
+                  "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, in [0, 1)"},
+          c.defer_fraction, codec::fraction_below_one());
+  const auto tier = codec::name<platform::Tier>(
+      [](const std::string& t, const std::string& o) {
+        for (platform::Tier tier : {platform::Tier::device, platform::Tier::host, platform::Tier::nvme})
+          if (t == platform::to_string(tier)) return tier;
+        throw InputError("command line", o, "device, host or nvme, found '" + t + "'");
+      },
+      [](platform::Tier t) { return platform::to_string(t); });
+  v.value(Setting{"weights-on", "TIER",
+                  "where the model's weights rest between uses: device | host | nvme (fetched before each use)"},
+          c.model_tiers.weights, tier);
+  v.value(Setting{"gradients-on", "TIER", "where gradients are accumulated: device | host | nvme"},
+          c.model_tiers.gradients, tier);
+  v.value(Setting{"checkpoints-on", "TIER",
+                  "where activation checkpoints rest: device | host | nvme (off the device implies "
+                  "--recompute-activations)"},
+          c.model_tiers.checkpoints, tier);
+  v.flag(Setting{"recompute-activations", "", "activation checkpointing: each backward recomputes its layer's forward"},
+         c.recompute_activations, true);
+  v.value(Setting{"host-workers", "N", "refresh workers per unit (0: the cores but one, by the profile's threads per worker)"},
+          c.host_workers, codec::integer(0));
+  v.value(resumable(Setting{"steps", "N", "measured steps"}), c.steps, codec::integer(1));
+  v.value(Setting{"warmup-steps", "N",
+                  "steps run first and left out of the summary (train: default 0; sim, synth: default until the first "
+                  "refresh is published, so measured steps are steady state)"},
+          c.warmup_steps, codec::optional_integer(0));
+  v.value(Setting{"seed", "N", "seed of weights, gradients, batches"}, c.seed, codec::seed());
+  v.value(Setting{"numerics", "WHAT",
+                  "values (every op computes) | refresh (only refreshes compute after the warm-up) | shapes (nothing does)",
+                  kAll, false},
+          c.numerics,
+          codec::name<platform::Numerics>(
+              [](const std::string& t, const std::string& o) { return platform::parse_numerics(t, "command line", o); },
+              [](platform::Numerics n) { return platform::to_string(n); }));
+  v.value(Setting{"time", "SOURCE",
+                  "modelled (real clock, emulated device kernels) | measured (real clock, real kernels) | simulated "
+                  "(the discrete-event backend); sim: simulated only, train: measured only",
+                  kAll, false},
+          c.time,
+          codec::name<platform::TimeSource>(
+              [](const std::string& t, const std::string& o) { return platform::parse_time_source(t, "command line", o); },
+              [](platform::TimeSource s) { return platform::to_string(s); }));
+  v.value(resumable(output(Setting{"out", "DIR",
+                                   "write steps.csv, plan.txt, summary.json (and trace.csv, trace.json) here; checked "
+                                   "before the run"})),
+          c.out, codec::path());
+  v.flag(resumable(output(Setting{"overwrite", "", "replace the results of an earlier run in --out (refused otherwise)"})),
+         c.overwrite, true);
+  v.flag(resumable(output(Setting{"trace", "",
+                                  "record the executed plan: trace.csv (native) and trace.json (Chrome/Perfetto) in --out"})),
+         c.trace.enabled, true);
+  v.value(output(Setting{"trace-steps", "FIRST:LAST",
+                         "steps the trace keeps (default: the first measured steps that fit --trace-max-bytes)"}),
+          c.trace.steps, codec::step_range());
+  v.value(output(Setting{"trace-units", "N",
+                         "units (GPUs) the trace keeps: 0..N-1 (default: all, or as many as one step fits in "
+                         "--trace-max-bytes)"}),
+          c.trace.units, codec::optional_integer(1));
+  v.value(output(Setting{"trace-max-bytes", "SIZE",
+                         "bound on each trace file, at least 64KiB; records past it are counted, not kept"}),
+          c.trace.max_bytes, codec::size(kMinTraceBytes));
+  Setting progress = resumable(output(Setting{"no-progress", "", "no progress lines on stderr"}));
+  progress.per_rank = true;
+  v.flag(progress, c.progress, false);
+  v.value(Setting{"device-budget", "SIZE", "device tier budget", kBudgetVerbs}, c.device_budget, codec::size());
+  v.value(Setting{"host-budget", "SIZE", "host tier budget", kBudgetVerbs}, c.host_budget, codec::size());
+  v.value(Setting{"nvme-budget", "SIZE", "NVMe tier budget", kBudgetVerbs}, c.nvme_budget, codec::size(0));
+  Setting nvme_dir = output(Setting{"nvme-dir", "DIR", "NVMe tier files go here (real backend)", kBudgetVerbs});
+  nvme_dir.per_rank = true;  // a node's own disk
+  v.value(nvme_dir, c.nvme_dir, codec::path());
+}
+
+}  // namespace asteria::run

@@ -1,0 +1,18 @@
+#pragma once
+// The settings of run_schema.hpp as a list, for the rules that ask about them by name: which a
+// resumed run may change, which data-parallel ranks may differ in, which a trace records.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/run/setting.hpp"
+
+namespace asteria::run {
+
+// Every setting, the run's then the hyperparameters, in the schema's order.
+std::vector<Setting> all_settings();
+
+// The setting called `name` ("steps"); nullopt when the schema has none.
+std::optional<Setting> find_setting(std::string_view name);
+
+}  // namespace asteria::run

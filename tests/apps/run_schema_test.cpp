@@ -1,0 +1,139 @@
+// The run settings are listed once (core/run/run_schema.hpp) and everything else follows from
+// the list: the options of each verb, their reading, the arguments a trace records for its
+// replay, the resume rule and the data-parallel agreement.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "apps/asteria/run_config_options.hpp"
+#include "apps/asteria/train_resume.hpp"
+#include "core/common/error.hpp"
+#include "core/run/run_arguments.hpp"
+#include "core/run/run_schema.hpp"
+#include "core/run/settings_list.hpp"
+
+namespace asteria::cli {
+namespace {
+
+RunConfig read(RunVerb verb, const std::vector<std::string>& args) {
+  po::variables_map values;
+  po::store(po::command_line_parser(args).options(run_config_options(verb)).run(), values);
+  po::notify(values);
+  return read_run_config(verb, values);
+}
+
+// Every value, through its codec, back to itself.
+struct RoundTrip {
+  std::vector<std::string> failures;
+  template <class T>
+  void value(const run::Setting& s, T& value, const run::Codec<T>& codec) {
+    const std::optional<std::string> text = codec.format(value);
+    if (!text) return;
+    if (!(codec.parse(*text, "--" + std::string(s.name)) == value)) failures.push_back(std::string(s.name) + " " + *text);
+  }
+  void flag(const run::Setting&, bool&, bool) {}
+};
+
+TEST(RunSchema, EverySettingIsNamedOnceWithHelpAndEveryDefaultReadsBack) {
+  std::set<std::string> names;
+  for (const run::Setting& s : run::all_settings()) {
+    EXPECT_TRUE(names.insert(std::string(s.name)).second) << "twice: " << s.name;
+    EXPECT_FALSE(s.help.empty()) << s.name;
+    EXPECT_NE(s.verbs, 0) << s.name;
+  }
+  for (RunVerb verb : {RunVerb::synth, RunVerb::sim, RunVerb::train}) {
+    RunConfig defaults = default_run_config(verb);
+    RoundTrip check;
+    run::describe_run(check, defaults);
+    run::describe(check, defaults.hp);
+    EXPECT_TRUE(check.failures.empty()) << to_string(verb) << ": " << check.failures.front();
+  }
+}
+
+TEST(RunSchema, EveryOptionOfAVerbIsASettingOfTheSchema) {
+  for (RunVerb verb : {RunVerb::synth, RunVerb::sim, RunVerb::train}) {
+    const po::options_description options = run_config_options(verb);
+    for (const auto& option : options.options()) {
+      const std::optional<run::Setting> s = run::find_setting(option->long_name());
+      ASSERT_TRUE(s) << option->long_name();
+      EXPECT_TRUE(s->taken_by(verb)) << option->long_name();
+    }
+  }
+  // sim takes no tier budgets: the profile gives them.
+  const po::options_description sim = run_config_options(RunVerb::sim);
+  EXPECT_EQ(sim.find_nothrow("device-budget", false), nullptr);
+}
+
+// A data-parallel rank's trace must replay as the run it was: its recorded arguments carry every
+// recorded setting, the data-parallel ones included, and read back to the same configuration.
+TEST(RunSchema, RecordedArgumentsReadBackToTheRecordedRun) {
+  const RunConfig recorded = read(RunVerb::train, {"--optimizer", "shampoo", "--staleness", "3", "--publish",
+                                                   "opportunistic", "--refresh-sharing", "replicated", "--sync-period",
+                                                   "4", "--shard-state", "--straggler", "1:2.5", "--lookahead", "5",
+                                                   "--host-workers", "3", "--warmup-steps", "7", "--seed", "99",
+                                                   "--micro-batches", "2", "--schedule", "vertical", "--defer-fraction",
+                                                   "0.25", "--weights-on", "host", "--lr", "0.003", "--grafting",
+                                                   "false", "--root-method", "coupled-newton", "--device-budget", "3GiB",
+                                                   "--refresh-on", "host", "--recompute-activations"});
+  const std::vector<std::string> arguments = run::recorded_arguments(recorded);
+  for (const char* option : {"--refresh-sharing", "--sync-period", "--shard-state", "--straggler"})
+    EXPECT_NE(std::find(arguments.begin(), arguments.end(), option), arguments.end()) << option;
+  const RunConfig replayed = read(RunVerb::train, arguments);
+  EXPECT_EQ(replayed.optimizer, recorded.optimizer);
+  EXPECT_EQ(replayed.staleness, 3);
+  EXPECT_EQ(replayed.publish, recorded.publish);
+  EXPECT_FALSE(replayed.share_refreshes);
+  EXPECT_EQ(replayed.sync_period, 4);
+  EXPECT_TRUE(replayed.shard_state);
+  EXPECT_EQ(replayed.straggler, (run::Straggler{1, 2.5}));
+  EXPECT_EQ(replayed.lookahead, 5);
+  EXPECT_EQ(replayed.host_workers, 3);
+  EXPECT_EQ(replayed.warmup_steps, 7);
+  EXPECT_EQ(replayed.seed, 99u);
+  EXPECT_EQ(replayed.micro_batches, 2);
+  EXPECT_EQ(replayed.schedule, plan::ScheduleOrder::vertical);
+  EXPECT_EQ(replayed.defer_fraction, 0.25);
+  EXPECT_EQ(replayed.model_tiers.weights, platform::Tier::host);
+  EXPECT_TRUE(replayed.recompute_activations);
+  EXPECT_EQ(replayed.hp.lr, 0.003);
+  EXPECT_FALSE(replayed.hp.grafting);
+  EXPECT_EQ(replayed.hp.root_method, optim::RootMethod::coupled_newton);
+  EXPECT_EQ(replayed.device_budget, std::size_t{3} << 30);
+  // Where files go is not part of the run.
+  const RunConfig with_out = read(RunVerb::train, {"--out", "somewhere", "--trace", "--no-progress"});
+  for (const std::string& a : run::recorded_arguments(with_out))
+    EXPECT_TRUE(a != "--out" && a != "--trace" && a != "--no-progress") << a;
+}
+
+TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--staleness", "-1"}, "--staleness: expected an integer >= 0, found '-1'"},
+           {{"--steps", "ten"}, "--steps: expected an integer >= 1, found 'ten'"},
+           {{"--defer-fraction", "1"}, "--defer-fraction: expected a fraction in [0, 1), found '1'"},
+           {{"--refresh-sharing", "some"}, "--refresh-sharing: expected owners or replicated, found 'some'"},
+           {{"--straggler", "x"}, "--straggler: RANK:FACTOR (e.g. 3:2.5), found 'x'"},
+           {{"--grafting", "yes"}, "--grafting: expected true or false, found 'yes'"},
+           {{"--weights-on", "disk"}, "--weights-on: device, host or nvme, found 'disk'"}}) {
+    try {
+      (void)read(RunVerb::train, args);
+      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RunSchema, TheResumeRuleAndTheRanksAgreementFollowTheSchema) {
+  for (const char* name : {"steps", "out", "overwrite", "trace", "no-progress", "checkpoint-every", "eval-every"})
+    EXPECT_TRUE(resumable(name)) << name;
+  for (const char* name : {"optimizer", "staleness", "lr", "seed", "shard-state", "refresh-sharing", "model"})
+    EXPECT_FALSE(resumable(name)) << name;
+  EXPECT_TRUE(run::find_setting("nvme-dir")->per_rank);
+  EXPECT_FALSE(run::find_setting("out")->per_rank);
+  EXPECT_FALSE(run::find_setting("seed")->per_rank);
+}
+
+}  // namespace
+}  // namespace asteria::cli
