@@ -257,6 +257,9 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
       const runtime::StepRecord r = driver->run_step();
       if (unit == 0) progress.step(r, "simulated " + significant(platform.clock().now(), 4) + " s");
     }
+    // As synth and train do: state moves waited for, the service settled (refreshes still in
+    // flight finish and count), every unit alike.
+    driver->finish();
     if (unit == 0) {
       out.records = driver->history();
       failures = driver->service().totals().failures;
