@@ -28,7 +28,7 @@ import sys
 import numpy
 
 from plot_common import (InputProblem, PALETTE, boolean, byte_unit, empty_figure, number, plt,
-                         read_csv, run_script, save_png, seconds_text)
+                         read_csv, run_script, save_png, SecondsTicks)
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator  # after plot_common (Agg)
 
 REQUIRED_COLUMNS = ["config", "fits", "optimizer", "staleness", "p50_step_s", "p99_step_s", "visible_optimizer_s",
@@ -238,7 +238,7 @@ def lines_figure(runs, panels, title, empty_message, unit="seconds"):
                 axes.set_ylim(bottom=0.0)
             axes.yaxis.set_major_locator(MaxNLocator(nbins=5))
             if unit == "seconds":
-                axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: seconds_text(value)))
+                axes.yaxis.set_major_formatter(SecondsTicks())
             axes.set_ylabel(f"{panel_title} ({unit_name})" if unit == "bytes" else f"time ({unit_name})")
             axes.set_title(f"{optimizer}: {panel_title}")
             axes.grid(True, color="#dddddd", linewidth=0.6)
@@ -322,7 +322,7 @@ def comparison_figure(runs, column, reference, title, empty_message):
         axes.set_ylim(bottom=0.0)
         axes.yaxis.set_major_locator(MaxNLocator(nbins=5))
         if unit == "seconds":
-            axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: seconds_text(v)))
+            axes.yaxis.set_major_formatter(SecondsTicks())
             axes.set_ylabel(f"time ({unit_name})")
         else:
             axes.set_ylabel(f"bytes ({unit_name})")

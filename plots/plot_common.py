@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: scripts run in CI and over ssh
 import matplotlib.pyplot as plt  # noqa: E402  (must follow matplotlib.use)
+import matplotlib.ticker  # noqa: E402
 import numpy  # noqa: E402
 
 EXIT_BAD_INPUT = 2
@@ -163,6 +164,24 @@ def seconds_text(value):
         text = f"{value:.{digits}f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{value:.2g}"
+
+
+class SecondsTicks(matplotlib.ticker.Formatter):
+    """Tick labels in seconds with 3 significant figures, or as many decimals as the spacing of the
+    ticks needs to tell them apart (0.6131, 0.6132, ... on a narrow axis, never 0.613 twice)."""
+
+    def __call__(self, value, pos=None):
+        locs = sorted(self.locs) if len(self.locs) > 1 else []
+        steps = [b - a for a, b in zip(locs, locs[1:]) if b > a]
+        if not steps or value == 0:
+            return seconds_text(value)
+        needed = max(0, -int(math.floor(math.log10(min(steps)))))
+        text = seconds_text(value)
+        decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 0
+        if decimals >= needed or "e" in text:
+            return text
+        text = f"{value:.{needed}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def split_config(config):

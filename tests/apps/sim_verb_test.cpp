@@ -110,6 +110,25 @@ TEST(SimVerbNodes, TwoNodesOfAlpsAreEightUnits) {
   EXPECT_GT(summary.at("activities").get<long long>(), one.at("activities").get<long long>());
 }
 
+// Host placement moves every gradient down and every new weight up in each step: steps.csv and
+// summary.json count those transfers with the store's moves (they once reported 0 bytes while the
+// trace showed them crossing the link).
+TEST(SimVerbMoves, HostPlacementCountsTheGradientsAndWeightsItMoves) {
+  const TempDir dir;
+  Args args = tiny_sim(dir.path() / "host", {"--placement", "host", "--optimizer", "adamw"});
+  const auto run = run_cli(args);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json summary = read_json(dir.path() / "host" / "summary.json");
+  const double gradient_bytes = 4.0 * summary.at("parameters").get<double>();  // fp32
+  const double steps = summary.at("steps").get<double>() + summary.at("warmup_steps").get<double>();
+  EXPECT_EQ(summary.at("moved_device_host_bytes").get<double>(), steps * gradient_bytes) << summary.dump();
+  EXPECT_EQ(summary.at("moved_host_device_bytes").get<double>(), steps * gradient_bytes) << summary.dump();
+  // State on the device: nothing crosses.
+  const auto device = run_cli(tiny_sim(dir.path() / "device", {"--placement", "device", "--optimizer", "adamw"}));
+  ASSERT_EQ(device.code, 0) << device.err;
+  EXPECT_EQ(read_json(dir.path() / "device" / "summary.json").at("moved_device_host_bytes"), 0);
+}
+
 TEST(SimVerbNodes, UnitsAloneReportTheNodesTheyFill) {
   const TempDir dir;
   const auto run = run_cli(tiny_sim(dir.path(), {"--units", "5"}));

@@ -254,6 +254,13 @@ def test_distributed_helpers():
     check(distributed_plots.setting_text("shard_state", "true") == "sharded state", "sharded text")
     check(distributed_plots.is_distributed(["config", "fits", "nodes"]), "nodes makes a data-parallel study")
     check(not distributed_plots.is_distributed(TABLE_COLUMNS), "the default study is not data-parallel")
+    # A narrow axis of step times: every tick its own label (once "0.613" five times).
+    ticks = plot_common.SecondsTicks()
+    ticks.set_locs([0.6130, 0.6131, 0.6132, 0.6133])
+    labels = [ticks(v) for v in (0.6130, 0.6131, 0.6132, 0.6133)]
+    check(len(set(labels)) == 4, f"narrow-axis tick labels differ: {labels}")
+    ticks.set_locs([0.5, 1.0, 1.5])
+    check([ticks(v) for v in (0.5, 1.0, 1.5)] == ["0.5", "1", "1.5"], "wide-axis tick labels stay short")
 
 
 def main():

@@ -100,7 +100,7 @@ struct StepRecord {
   std::array<std::size_t, platform::kTierCount> resident_bytes{};  // Memory usage at the step end
   std::array<std::size_t, platform::kTierCount> peak_bytes{};      // high-water mark so far
   std::array<std::size_t, platform::kTierCount> capacity_bytes{};
-  TierPairTotals bytes_moved;  // moves that finished during the step, per (from, to)
+  TierPairTotals bytes_moved;  // the store's moves that finished during the step and the plan's transfers, per (from, to)
   // Bytes of this rank's buffers in the collectives it issued during the step (gradient
   // reduces, weight gathers, refresh results sent or received); 0 for one rank.
   double network_bytes = 0.0;

@@ -299,6 +299,7 @@ void PlanInterpreter<T>::run_transfer(OpId i) {
                                   {step_, i, -1, platform::ActivityRole::transfer});
   finished_[static_cast<std::size_t>(i)].push_back(moved);
   in_flight_.push_back(moved);
+  totals_.transferred.at(op.from, op.to) += static_cast<std::size_t>(op.cost.bytes());
 }
 
 // Starts the all-reduce (average) of the layer's gradient among the data-parallel ranks once the

@@ -62,6 +62,7 @@ struct PlanTotals {
   platform::Seconds optimizer_device = 0.0;  // modelled device time of the optimizer launches
   platform::Seconds state_move_wait = 0.0;   // time acquire ops waited
   double network_bytes = 0.0;                // buffers of the reduce and gather ops
+  TierPairTotals transferred;                // the plan's transfer ops (gradients down, weights up), per (from, to)
 };
 
 template <linalg::Real T>

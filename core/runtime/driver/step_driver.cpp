@@ -357,7 +357,11 @@ StepRecord StepDriver<T>::run_step() {
     r.peak_bytes[tier] = moved.usage[tier].peak_resident;
     r.capacity_bytes[tier] = moved.usage[tier].capacity;
   }
+  // The store's moves of optimizer state and the plan's own transfers of gradients and weights.
   r.bytes_moved = moved.bytes_moved;
+  for (std::size_t from = 0; from < platform::kTierCount; ++from)
+    for (std::size_t to = 0; to < platform::kTierCount; ++to)
+      r.bytes_moved.values[from][to] += totals.transferred.values[from][to];
   r.network_bytes += totals.network_bytes;
   r.shadow_pool_bytes = service_->shadow_room().bytes();
   history_.push_back(r);
