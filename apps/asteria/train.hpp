@@ -21,19 +21,7 @@
 namespace asteria::cli {
 
 struct TrainSettings {
-  RunConfig spec = default_run_config(RunVerb::train);
-  std::optional<std::filesystem::path> data;  // a directory of text files; default: the built-in corpus
-  double validation_fraction = 0.05;
-  std::size_t max_corpus_bytes = 0;  // 0: all of it
-  std::string device = "cpu";        // cpu | cuda
-  int eval_every = 50;       // validation loss every N steps (and after the last); 0: only at the end
-  int eval_sequences = 64;   // validation windows per evaluation (in order from the start)
-  int batch = 0;             // sequences per step; 0: the config's micro_batch
-  int blas_threads = 0;      // OpenBLAS threads of the model's GEMMs; 0: all cores
-  // Checkpoints of the whole training state (core/checkpoint) after every checkpoint_every-th
-  // step (0: none) into checkpoint_dir (each rank's in rank<r>/ of it when data-parallel).
-  int checkpoint_every = 0;
-  std::optional<std::filesystem::path> checkpoint_dir;
+  RunConfig spec = default_run_config(RunVerb::train);  // its train part: corpus, device, batch, checkpoints
   // --resume: the checkpoint this run continues from (this rank's), opened and verified.
   std::shared_ptr<const checkpoint::CheckpointReader> resume_from;
   std::string saved_arguments;  // the command line a checkpoint records (JSON array)

@@ -13,8 +13,8 @@ constexpr const char* kLoaderChunk = "train/loader";
 
 std::filesystem::path checkpoint_directory(const TrainSettings& s, const RankPlace& place) {
   std::filesystem::path dir;
-  if (s.checkpoint_dir) {
-    dir = *s.checkpoint_dir;
+  if (s.spec.train.checkpoint_dir) {
+    dir = *s.spec.train.checkpoint_dir;
   } else if (s.resume_from) {
     // The rank directory's parent when data-parallel: the checkpoint directory given to --resume.
     dir = place.ranks > 1 ? s.resume_from->slot().parent_path().parent_path() : s.resume_from->slot().parent_path();

@@ -21,9 +21,7 @@ bool overridable(const std::string& key) { return resumable(key); }
 std::string resumable_list() {
   std::string text;
   for (const run::Setting& s : run::all_settings())
-    if (s.resumable) text += (text.empty() ? "--" : ", --") + std::string(s.name);
-  for (std::string_view name : kTrainResumable)
-    if (name != "resume") text += ", --" + std::string(name);
+    if (s.resumable && s.name != "resume") text += (text.empty() ? "--" : ", --") + std::string(s.name);
   return text;
 }
 
@@ -45,7 +43,6 @@ std::string joined(const std::vector<std::string>& values) {
 }  // namespace
 
 bool resumable(std::string_view name) {
-  if (std::find(kTrainResumable.begin(), kTrainResumable.end(), name) != kTrainResumable.end()) return true;
   const std::optional<run::Setting> setting = run::find_setting(name);
   return setting && setting->resumable;
 }

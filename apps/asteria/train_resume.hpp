@@ -1,8 +1,8 @@
 #pragma once
 // `asteria train --resume DIR`: the run continues with the settings saved in its checkpoint.
 // The options that only say where and how long it goes on and how it reports may change (the
-// run settings marked resumable in core/run/run_schema.hpp, and train's own kTrainResumable);
-// every other option given again must have the checkpoint's value, so that
+// settings marked resumable in core/run/run_schema.hpp); every other option given again must
+// have the checkpoint's value, so that
 // re-running the same command line with --resume added (as a requeued job does) just works.
 #include <array>
 #include <string>
@@ -13,10 +13,6 @@
 #include "apps/asteria/verbs.hpp"
 
 namespace asteria::cli {
-
-// train's own options (beyond the run settings) that a resumed run may change.
-inline constexpr std::array<std::string_view, 4> kTrainResumable = {"resume", "checkpoint-every", "checkpoint-dir",
-                                                                    "eval-every"};
 
 // Whether a resumed run may give option `name` a new value.
 bool resumable(std::string_view name);

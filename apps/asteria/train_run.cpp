@@ -40,16 +40,16 @@ double seconds_between(WallClock::time_point a, WallClock::time_point b) {
 void validate(const TrainSettings& s) {
   cli::validate(s.spec);
   const std::string source = "command line";
-  if (s.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
-  if (s.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
-  if (s.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
+  if (s.spec.train.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
+  if (s.spec.train.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
+  if (s.spec.train.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
   if (s.spec.host_workers < 1) throw InputError(source, "--host-workers", "expected an integer >= 1");
-  if (s.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
-  if (!(s.validation_fraction > 0.0 && s.validation_fraction < 1.0))
+  if (s.spec.train.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
+  if (!(s.spec.train.validation_fraction > 0.0 && s.spec.train.validation_fraction < 1.0))
     throw InputError(source, "--validation-fraction", "expected a fraction in (0, 1)");
-  if (s.checkpoint_every < 0) throw InputError(source, "--checkpoint-every", "expected an integer >= 0 (0: no checkpoints)");
-  if (s.device != "cpu" && s.device != "cuda")
-    throw InputError(source, "--device", "expected cpu or cuda, found '" + s.device + "'");
+  if (s.spec.train.checkpoint_every < 0) throw InputError(source, "--checkpoint-every", "expected an integer >= 0 (0: no checkpoints)");
+  if (s.spec.train.device != "cpu" && s.spec.train.device != "cuda")
+    throw InputError(source, "--device", "expected cpu or cuda, found '" + s.spec.train.device + "'");
 }
 
 // Times the model's forward and backward, so that the optimizer's visible share of a step is
@@ -121,7 +121,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.spec = spec;
 
   workload::ModelConfig config = workload::find_model_config(*spec.model);
-  if (settings.batch > 0) config.micro_batch = settings.batch;
+  if (settings.spec.train.batch > 0) config.micro_batch = settings.spec.train.batch;
   if (config.vocab != data::kByteVocabulary)
     throw InputError(*spec.model, "vocab",
                      "expected " + std::to_string(data::kByteVocabulary) + " (byte-level tokens), found " +
@@ -139,13 +139,13 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   rank_config.micro_batch = rank_batch;
 
   data::CorpusOptions corpus_options;
-  corpus_options.validation_fraction = settings.validation_fraction;
+  corpus_options.validation_fraction = settings.spec.train.validation_fraction;
   corpus_options.seed = spec.seed;
-  corpus_options.max_bytes = settings.max_corpus_bytes;
+  corpus_options.max_bytes = settings.spec.train.max_corpus_bytes;
   corpus_options.warnings = place.leads() ? &progress_out : nullptr;  // binary files skipped
   std::filesystem::path root;
-  if (settings.data) {
-    root = *settings.data;
+  if (settings.spec.train.data) {
+    root = *settings.spec.train.data;
   } else {
     root = data::default_corpus_dir();
     corpus_options.extensions = data::default_corpus_extensions();
@@ -155,7 +155,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   data::BatchLoader validation_loader(corpus.validation(), batch, length, spec.seed);
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  openblas_set_num_threads(settings.blas_threads > 0 ? settings.blas_threads : cores);
+  openblas_set_num_threads(settings.spec.train.blas_threads > 0 ? settings.spec.train.blas_threads : cores);
 
   // Micro-batches (or the vertical schedule): the model computes each (layer, micro-batch) pass
   // where the schedule puts it; otherwise the whole batch at the step's first backward.
@@ -173,10 +173,10 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     on_my_node = 0;
     for (int r = 0; r < place.ranks; ++r) on_my_node += comm->node_of(r) == comm->node_of(place.rank) ? 1 : 0;
   }
-  check_train_memory(rank_config, /*activations_on_host=*/settings.device != "cuda",
+  check_train_memory(rank_config, /*activations_on_host=*/settings.spec.train.device != "cuda",
                      TrainOptimizer{spec.optimizer, spec.hp}, share_of_node(machine_memory(), on_my_node));
   // The same seed on every rank: replicas start from the same weights.
-  const std::unique_ptr<TrainModel> model = make_train_model(settings.device, rank_config, spec.seed);
+  const std::unique_ptr<TrainModel> model = make_train_model(settings.spec.train.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());
   out.parameters = model->parameter_count();
   const double step_flops = model->step_flops(rank_batch, length);  // this rank's
@@ -187,7 +187,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   TraceSession trace(spec, 1, warmup + 1, total);
   if (step_comm == nullptr) step_comm = comm;
   RunPlatform platform(spec, DeviceTime{}, trace.sink(0), place.ranks > 1 ? step_comm : nullptr,
-                       place.ranks > 1 ? side_comm : nullptr, /*use_gpu=*/settings.device == "cuda");  // measured time
+                       place.ranks > 1 ? side_comm : nullptr, /*use_gpu=*/settings.spec.train.device == "cuda");  // measured time
   // A GPU model with the run's accelerator on its GPU: the optimizer reads the gradients and
   // updates the weights where the model keeps them, unless the ranks' reduces take host memory
   // (MPI) or a sharded block's weights travel through it.
@@ -214,7 +214,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.extra_columns = {"loss", "validation_loss", "tokens_per_s"};
 
   // Checkpoints: refused now rather than after the first N steps when the plan cannot have them.
-  if (settings.checkpoint_every > 0) {
+  if (settings.spec.train.checkpoint_every > 0) {
     driver.check_checkpointable();
     const std::filesystem::path dir = checkpoint_directory(settings, place);
     // A new run must not leave its checkpoints beside an earlier run's: --resume would pick
@@ -267,9 +267,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     if (t == first) first_loss = loss;
     last_loss = loss;
     std::optional<double> validation;
-    if (t == total || (settings.eval_every > 0 && t % settings.eval_every == 0)) {
+    if (t == total || (settings.spec.train.eval_every > 0 && t % settings.spec.train.eval_every == 0)) {
       const double eval_start = clock.now();
-      validation = validation_loss(*model, validation_loader, settings.eval_sequences);
+      validation = validation_loss(*model, validation_loader, settings.spec.train.eval_sequences);
       if (platform::ActivitySink* sink = trace.sink(0); sink != nullptr && sink->recording(t))
         sink->record({platform::issuer_track(0), "validation after step " + std::to_string(t),
                       {t, -1, -1, platform::ActivityRole::other}, {}, eval_start, clock.now(), true});
@@ -279,13 +279,13 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
     progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
     if (validation) outcome.final_validation_loss = *validation;
-    if (settings.checkpoint_every > 0 && t % settings.checkpoint_every == 0)
+    if (settings.spec.train.checkpoint_every > 0 && t % settings.spec.train.checkpoint_every == 0)
       save_train_checkpoint(settings, place, driver, train_loader, t);
   }
   if (first > total) {
     // Nothing ran in this process: the run's final validation loss from the restored weights,
     // and no training loss (null in summary.json).
-    outcome.final_validation_loss = validation_loss(*model, validation_loader, settings.eval_sequences);
+    outcome.final_validation_loss = validation_loss(*model, validation_loader, settings.spec.train.eval_sequences);
     first_loss = last_loss = std::numeric_limits<double>::quiet_NaN();
   }
   driver.finish();
@@ -294,7 +294,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.extra = {{"corpus", corpus.description()},
                {"train_bytes", corpus.train().size()},
                {"validation_bytes", corpus.validation().size()},
-               {"device", settings.device},
+               {"device", settings.spec.train.device},
                {"batch", batch},
                {"rank_batch", rank_batch},
                {"rank", place.rank},
@@ -320,8 +320,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     metadata["verb"] = "train";
     metadata["model"] = out.model;
     metadata["units"] = std::to_string(place.ranks);  // a replay simulates every rank
-    metadata["device"] = settings.device;
-    metadata["blas_threads"] = std::to_string(settings.blas_threads > 0 ? settings.blas_threads : cores);
+    metadata["device"] = settings.spec.train.device;
+    metadata["blas_threads"] = std::to_string(settings.spec.train.blas_threads > 0 ? settings.spec.train.blas_threads : cores);
     out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));
   }
   for (std::size_t i = 0; i < model->tensor_count(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
+#include "core/run/settings_list.hpp"
 #include "apps/asteria/replay.hpp"
 #include "apps/asteria/verbs.hpp"
 
@@ -49,13 +50,14 @@ int replay_main(const Args& args, std::ostream& out, std::ostream& err) {
       ("out", po::value<std::string>()->required()->value_name("DIR"), "directory for the replay's files")
       ("overwrite", po::bool_switch(), "replace the results of an earlier replay in --out")
       ("no-progress", po::bool_switch(), "no progress lines on stderr");
-  // The what-if options: the run options a replay can change (not the recording's own settings).
-  static constexpr std::array kNotWhatIf = {"trace", "hw", "out", "overwrite", "no-progress", "numerics", "time",
-                                            "trace-steps", "trace-units", "trace-max-bytes", "nvme-dir", "model"};
+  // The what-if options: the recorded settings a simulated run takes (a trace records them and
+  // the replay rebuilds the run from them; the model's own, such as train's batch, it cannot change).
   po::options_description what_if("What-if options (replace the recorded values)");
   const po::options_description run_options = run_config_options(RunVerb::train);
-  for (const auto& option : run_options.options())
-    if (std::find(kNotWhatIf.begin(), kNotWhatIf.end(), option->long_name()) == kNotWhatIf.end()) what_if.add(option);
+  for (const auto& option : run_options.options()) {
+    const std::optional<run::Setting> s = run::find_setting(option->long_name());
+    if (s && s->recorded && (s->taken_by(RunVerb::sim) || s->taken_by(RunVerb::synth))) what_if.add(option);
+  }
   o.add(what_if);
   int exit_code = 0;
   const auto values = parse_verb_options({"replay", "TRACE --hw PROFILE --out DIR [what-if options]", kAbout, kDetails},

@@ -56,46 +56,13 @@ constexpr std::string_view kDetails =
     "                 summary.json above is then the aggregate (per-rank figures, replicas_identical)\n"
     "  trace.csv, trace.json   with --trace: the executed plan (native) and its Chrome trace (Perfetto)\n";
 
-po::options_description train_options() {
-  po::options_description o = run_config_options(RunVerb::train);
-  po::options_description own("Model and corpus");
-  own.add_options()
-      ("data", po::value<std::string>()->value_name("DIR"), "directory of text files (default: the built-in corpus)")
-      ("validation-fraction", po::value<double>()->default_value(0.05)->value_name("F"), "share of the corpus held out")
-      ("max-corpus-bytes", po::value<std::string>()->default_value("0")->value_name("SIZE"),
-       "read at most this much text (0: all)")
-      ("device", po::value<std::string>()->default_value("cpu")->value_name("KIND"), "cpu | cuda")
-      ("eval-every", po::value<int>()->default_value(50)->value_name("N"), "validation loss every N steps (0: at the end)")
-      ("eval-sequences", po::value<int>()->default_value(64)->value_name("N"), "validation windows per evaluation")
-      ("batch", po::value<int>()->default_value(0)->value_name("N"), "sequences per step (0: the config's micro_batch)")
-      ("blas-threads", po::value<int>()->default_value(0)->value_name("N"), "OpenBLAS threads (0: all cores)");
-  o.add(own);
-  po::options_description resume("Checkpoints");
-  resume.add_options()
-      ("checkpoint-every", po::value<int>()->default_value(0)->value_name("N"),
-       "save the whole training state after every N-th step (0: never)")
-      ("checkpoint-dir", po::value<std::string>()->value_name("DIR"),
-       "where checkpoints go (default: the --resume directory, else <--out>/resume)")
-      ("resume", po::value<std::string>()->value_name("DIR"),
-       "continue the run whose checkpoints are in DIR from its newest loadable one, with its settings");
-  o.add(resume);
-  return o;
-}
+// train's options: the run settings it takes (core/run/run_schema.hpp), its own included.
+po::options_description train_options() { return run_config_options(RunVerb::train); }
 
 TrainSettings settings_from(const po::variables_map& v) {
   TrainSettings s;
   s.spec = read_run_config(RunVerb::train, v);
-  if (v.count("data") != 0) s.data = v["data"].as<std::string>();
-  s.validation_fraction = v["validation-fraction"].as<double>();
-  s.max_corpus_bytes = run::parse_size(v["max-corpus-bytes"].as<std::string>(), "--max-corpus-bytes");
-  s.device = v["device"].as<std::string>();
-  s.eval_every = v["eval-every"].as<int>();
-  s.eval_sequences = v["eval-sequences"].as<int>();
-  s.batch = v["batch"].as<int>();
-  s.blas_threads = v["blas-threads"].as<int>();
-  s.checkpoint_every = v["checkpoint-every"].as<int>();
-  if (v.count("checkpoint-dir") != 0) s.checkpoint_dir = v["checkpoint-dir"].as<std::string>();
-  if (s.spec.overwrite && !s.spec.out && !s.checkpoint_dir)
+  if (s.spec.overwrite && !s.spec.out && !s.spec.train.checkpoint_dir)
     throw InputError("command line", "--overwrite",
                      "--out DIR or --checkpoint-dir DIR as well (what it replaces: results, checkpoints)");
   return s;
@@ -133,7 +100,7 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   platform::Comm* step_comm = nullptr;
 #if ASTERIA_HAVE_NCCL
   std::optional<real::NcclComm> nccl_comm;
-  if (mpi_comm && parsed->device == "cuda") {
+  if (mpi_comm && parsed->spec.train.device == "cuda") {
     nccl_comm.emplace(*mpi_comm);
     real::cuda::use_device(nccl_comm->device());  // the model and the accelerator go there
     step_comm = &*nccl_comm;
@@ -158,7 +125,7 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   {
     // Ranks that differ in any setting but these would wait on each other forever (or train
     // different runs under one summary): refused on every rank, naming the option.
-    std::vector<std::string_view> per_rank = {"checkpoint-dir", "resume"};  // train's own, a node's paths
+    std::vector<std::string_view> per_rank;
     const std::vector<run::Setting> settings = run::all_settings();
     for (const run::Setting& s : settings)
       if (s.per_rank) per_rank.push_back(s.name);

@@ -40,6 +40,23 @@ struct Straggler {
   bool operator==(const Straggler&) const = default;
 };
 
+// train's own settings: the corpus, the model's device and batch, evaluation and checkpoints.
+struct TrainConfig {
+  std::optional<std::filesystem::path> data;  // a directory of text files; default: the built-in corpus
+  double validation_fraction = 0.05;
+  std::size_t max_corpus_bytes = 0;  // 0: all of it
+  std::string device = "cpu";        // cpu | cuda
+  int eval_every = 50;               // validation loss every N steps (and after the last); 0: only at the end
+  int eval_sequences = 64;           // validation windows per evaluation (in order from the start)
+  int batch = 0;                     // sequences per step, all ranks together; 0: the config's micro_batch
+  int blas_threads = 0;              // OpenBLAS threads of the model's GEMMs; 0: all cores
+  // Checkpoints of the whole training state after every checkpoint_every-th step (0: none) into
+  // checkpoint_dir (each rank's in rank<r>/ of it when data-parallel).
+  int checkpoint_every = 0;
+  std::optional<std::filesystem::path> checkpoint_dir;
+  std::optional<std::filesystem::path> resume;  // --resume DIR: the run whose checkpoints are there
+};
+
 struct RunConfig {
   RunVerb verb = RunVerb::sim;
   std::optional<std::string> hw;      // hardware profile name or path (modelled/simulated time)
@@ -86,6 +103,7 @@ struct RunConfig {
   std::size_t host_budget = std::size_t{4} << 30;
   std::size_t nvme_budget = std::size_t{64} << 30;
   std::optional<std::filesystem::path> nvme_dir;
+  TrainConfig train;  // train only
 };
 
 // The verb's defaults (numerics, time, steps, budgets, optimizer) before options are read.

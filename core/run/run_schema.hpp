@@ -118,6 +118,50 @@ void describe(V& v, optim::Hyperparameters& hp) {
           hp.max_consecutive_refresh_failures, codec::integer(std::numeric_limits<int>::min()));
 }
 
+// train's own settings. Not recorded: where the corpus, checkpoints and evaluations go change
+// nothing a replay simulates; the batch, the BLAS threads and the device do.
+template <class V>
+void describe_train(V& v, TrainConfig& t) {
+  const Verbs train = verb_bit(RunVerb::train);
+  auto setting = [&](std::string_view name, std::string_view value_name, std::string_view help, bool recorded) {
+    return Setting{name, value_name, help, train, recorded};
+  };
+  Setting data = setting("data", "DIR", "directory of text files (default: the built-in corpus)", false);
+  v.value(data, t.data, codec::path());
+  v.value(setting("validation-fraction", "F", "share of the corpus held out, in (0, 1)", false), t.validation_fraction,
+          codec::number());
+  v.value(setting("max-corpus-bytes", "SIZE", "read at most this much text (0: all)", false), t.max_corpus_bytes,
+          codec::size(0));
+  v.value(setting("device", "KIND", "cpu | cuda", true), t.device,
+          Codec<std::string>{[](const std::string& text, const std::string& o) {
+                               if (text != "cpu" && text != "cuda")
+                                 throw InputError("command line", o, "expected cpu or cuda, found '" + text + "'");
+                               return text;
+                             },
+                             [](const std::string& d) { return std::optional<std::string>(d); }});
+  Setting eval_every = setting("eval-every", "N", "validation loss every N steps (0: at the end)", false);
+  eval_every.resumable = true;
+  v.value(eval_every, t.eval_every, codec::integer(0));
+  v.value(setting("eval-sequences", "N", "validation windows per evaluation", false), t.eval_sequences,
+          codec::integer(1));
+  v.value(setting("batch", "N", "sequences per step, all data-parallel ranks together (0: the config's micro_batch)",
+                  true),
+          t.batch, codec::integer(0));
+  v.value(setting("blas-threads", "N", "OpenBLAS threads (0: all cores)", true), t.blas_threads, codec::integer(0));
+  Setting every = setting("checkpoint-every", "N", "save the whole training state after every N-th step (0: never)", false);
+  every.resumable = true;
+  v.value(every, t.checkpoint_every, codec::integer(0));
+  Setting dir = setting("checkpoint-dir", "DIR", "where checkpoints go (default: the --resume directory, else "
+                        "<--out>/resume)", false);
+  dir.resumable = dir.per_rank = true;  // a node's own disk
+  v.value(dir, t.checkpoint_dir, codec::path());
+  Setting resume = setting("resume", "DIR",
+                           "continue the run whose checkpoints are in DIR from its newest loadable one, with its settings",
+                           false);
+  resume.resumable = resume.per_rank = true;
+  v.value(resume, t.resume, codec::path());
+}
+
 // The run's own settings (the hyperparameters are described above, apart: they follow the
 // optimizer, which must be known first).
 template <class V>
@@ -263,6 +307,7 @@ void describe_run(V& v, RunConfig& c) {
   Setting nvme_dir = output(Setting{"nvme-dir", "DIR", "NVMe tier files go here (real backend)", kBudgetVerbs});
   nvme_dir.per_rank = true;  // a node's own disk
   v.value(nvme_dir, c.nvme_dir, codec::path());
+  describe_train(v, c.train);
 }
 
 }  // namespace asteria::run

@@ -65,12 +65,12 @@ int main(int argc, char** argv) {
     // The state rests on NVMe between its updates: a checkpoint reads it from there.
     s.spec.placement = runtime::PlacementPolicy::nvme;
     s.spec.nvme_dir = argv[3];
-    s.data = argv[2];
-    s.eval_every = 0;
-    s.eval_sequences = 2;
-    s.blas_threads = 1;
-    s.checkpoint_every = 1;
-    s.checkpoint_dir = argv[1];
+    s.spec.train.data = argv[2];
+    s.spec.train.eval_every = 0;
+    s.spec.train.eval_sequences = 2;
+    s.spec.train.blas_threads = 1;
+    s.spec.train.checkpoint_every = 1;
+    s.spec.train.checkpoint_dir = argv[1];
     s.checkpoint_files = &files;
     s.saved_arguments = "[]";
     if (checkpoint::is_checkpoint_directory(argv[1])) {
