@@ -4,7 +4,6 @@
 #include <fstream>
 #include <system_error>
 
-#include "core/checkpoint/checkpoint_format.hpp"
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
 
@@ -40,18 +39,16 @@ std::string found_text(const fs::path& path) {
 }  // namespace
 
 bool is_checkpoint_output(const fs::path& dir) {
+  // train's final parameters: one .npy per tensor and their manifest.json, nothing else.
   std::error_code ec;
-  bool any_slot = false;
+  bool manifest = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const bool slot = std::find(std::begin(checkpoint::kSlotNames), std::end(checkpoint::kSlotNames), name) !=
-                      std::end(checkpoint::kSlotNames);
-    // A slot, or a slot's temporary left by a run killed while writing it.
-    if (!slot && name.rfind("slot-", 0) != 0 && name.rfind(".slot-", 0) != 0) return false;
-    if (!entry.is_directory(ec)) return false;
-    any_slot = any_slot || slot;
+    const fs::path name = entry.path().filename();
+    if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) return false;
+    if (name == "manifest.json") manifest = true;
+    else if (name.extension() != ".npy") return false;
   }
-  return !ec && any_slot;
+  return !ec && manifest;
 }
 
 void prepare_output(const fs::path& dir, bool overwrite, std::string_view verb, std::span<const RunOutput> outputs) {

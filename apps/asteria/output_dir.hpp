@@ -25,7 +25,7 @@ struct RunOutput {
   bool (*directory_is_ours)(const std::filesystem::path&) = nullptr;
 };
 
-// A checkpoint directory of the runtime: only its slots.
+// The final parameters train writes (checkpoint/: manifest.json and one .npy per tensor).
 bool is_checkpoint_output(const std::filesystem::path& dir);
 
 // The names synth, sim and train write into --out.

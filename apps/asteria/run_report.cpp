@@ -195,8 +195,11 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
 }
 
 void write_report(const RunReport& report, const std::filesystem::path& dir) {
-  if (report.fits)
-    io::write_file_atomically(dir / "steps.csv", steps_csv_header(report, false) + steps_csv_rows(report, false));
+  if (report.fits) {
+    std::string earlier;
+    for (const std::string& row : report.earlier_rows) earlier += row + '\n';
+    io::write_file_atomically(dir / "steps.csv", steps_csv_header(report, false) + earlier + steps_csv_rows(report, false));
+  }
   if (report.fits && !report.plan.empty()) io::write_file_atomically(dir / "plan.txt", report.plan);
   io::write_file_atomically(dir / "summary.json", summary_json(report).dump(2) + '\n');
 }

@@ -66,6 +66,9 @@ struct RunReport {
   // The verb's own steps.csv columns, after the shared ones: names, and one row of cells per record.
   std::vector<std::string> extra_columns;
   std::vector<std::vector<std::string>> extra_cells;
+  // A resumed run continuing in its own --out: the steps.csv rows of its steps before the
+  // checkpoint (as written then), kept ahead of its own rows.
+  std::vector<std::string> earlier_rows;
 };
 
 // The shared steps.csv columns, in order.

@@ -25,6 +25,9 @@ struct TrainSettings {
   // --resume: the checkpoint this run continues from (this rank's), opened and verified.
   std::shared_ptr<const checkpoint::CheckpointReader> resume_from;
   std::string saved_arguments;  // the command line a checkpoint records (JSON array)
+  // A resumed run continuing in its own --out: the steps.csv written there before (empty: none);
+  // its rows up to the restored step are kept ahead of the new ones.
+  std::string earlier_steps_csv;
   io::FileSystem* checkpoint_files = nullptr;  // the calls checkpoints make (null: the system's)
 };
 

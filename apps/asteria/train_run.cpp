@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <cstdio>
@@ -35,6 +36,29 @@ namespace {
 using WallClock = std::chrono::steady_clock;
 double seconds_between(WallClock::time_point a, WallClock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// The rows of an earlier steps.csv up to step `last`, when its header is this run's (a file of
+// another layout is left out, said so on `progress`).
+std::vector<std::string> rows_up_to(const std::string& csv, std::int64_t last, const std::string& header,
+                                    std::ostream& progress) {
+  std::vector<std::string> rows;
+  if (csv.empty()) return rows;
+  if (csv.compare(0, header.size(), header) != 0) {
+    progress << "train: the earlier steps.csv in --out has other columns: its rows are not kept\n";
+    return rows;
+  }
+  std::size_t from = header.size();
+  while (from < csv.size()) {
+    const std::size_t end = std::min(csv.find('\n', from), csv.size());
+    const std::string row = csv.substr(from, end - from);
+    from = end + 1;
+    std::int64_t step = 0;
+    const auto [ptr, ec] = std::from_chars(row.data(), row.data() + row.size(), step);
+    if (row.empty() || ec != std::errc{} || ptr == row.data() + row.size() || *ptr != ',') continue;
+    if (step <= last) rows.push_back(row);
+  }
+  return rows;
 }
 
 void validate(const TrainSettings& s) {
@@ -237,6 +261,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, progress_out)) + 1;
     // Ranks resumed from checkpoints of different steps would run different step counts.
     require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
+    out.earlier_rows = rows_up_to(settings.earlier_steps_csv, first - 1, steps_csv_header(out, false), progress_out);
     // A checkpoint of the last step is a run killed before it wrote its outputs (or one asked
     // to write them again): it is finished below without a step. Past the last step is an error.
     if (first > total + 1)

@@ -1,9 +1,12 @@
 // asteria train: a GPT-style language model trained through the runtime on a text corpus.
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
+#include <system_error>
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/options.hpp"
@@ -140,7 +143,23 @@ int train_main(const Args& args, std::ostream& out, std::ostream& err) {
   const RunConfig& spec = settings.spec;
   // Checked before the corpus is read and a single step is run: a typo must not cost the run.
   if (spec.out) {
-    if (place.leads()) prepare_output(*spec.out, spec.overwrite, "train");
+    // A resumed run whose checkpoints are those of --out (<--out>/resume) continues that run's
+    // results: they are its own to replace, and its steps.csv rows before the checkpoint stay.
+    bool continues_out = false;
+    if (settings.resume_from && values->count("resume") != 0) {
+      std::error_code ec;
+      const auto same = [&](const std::filesystem::path& a, const std::filesystem::path& b) {
+        return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+      };
+      continues_out = same((*values)["resume"].as<std::string>(), *spec.out / "resume");
+    }
+    if (continues_out) {
+      std::ifstream earlier(rank_directory(*spec.out, place) / "steps.csv", std::ios::binary);
+      std::ostringstream text;
+      text << earlier.rdbuf();
+      settings.earlier_steps_csv = text.str();
+    }
+    if (place.leads()) prepare_output(*spec.out, spec.overwrite || continues_out, "train");
     barrier(place, "--out prepared");
     std::filesystem::create_directories(rank_directory(*spec.out, place));
   }

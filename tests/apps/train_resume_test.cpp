@@ -115,6 +115,21 @@ TEST(TrainResume, ARunKilledAfterItsLastCheckpointIsFinishedByResume) {
   EXPECT_EQ(again["weights_digest"], finished["weights_digest"]);
   EXPECT_EQ(again["optimizer_state_digest"], finished["optimizer_state_digest"]);
   EXPECT_TRUE(std::filesystem::exists(out / "checkpoint"));
+  // A finished run made longer in its own --out ("the same command with --resume"): its rows
+  // stay as they were and the new steps follow, without --overwrite.
+  const std::filesystem::path whole = dir.path() / "whole";
+  std::vector<std::string> finished_run = train_args(dir.path() / "corpus", "shampoo", 1, 3);
+  finished_run.insert(finished_run.end(), {"--checkpoint-every", "2", "--out", whole.string()});
+  ASSERT_EQ(testing::run_cli(finished_run).code, 0);
+  const std::vector<std::string> before = losses_of(whole);
+  ASSERT_EQ(before.size(), 4U);
+  const auto longer =
+      testing::run_cli({"train", "--resume", (whole / "resume").string(), "--steps", "5", "--out", whole.string()});
+  ASSERT_EQ(longer.code, 0) << longer.err;
+  const std::vector<std::string> after = losses_of(whole);
+  ASSERT_EQ(after.size(), 6U);
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]) << "row " << i;
+  EXPECT_EQ(summary_of(whole)["resumed_from_step"], 4);
   // Past the run's last step is still an error naming --steps.
   const auto fewer = testing::run_cli({"train", "--resume", (out / "resume").string(), "--steps", "1", "--out",
                                        (dir.path() / "fewer").string()});
