@@ -101,6 +101,26 @@ TEST(RunOutput, OverwriteNeverRemovesAUsersDirectoryUnderAnOutputsName) {
   EXPECT_TRUE(std::filesystem::exists(out / "summary.json")) << "nothing is removed when the run is refused";
 }
 
+// train's outputs include its final parameters (checkpoint/): --overwrite replaces them, and a
+// directory of the user's by that name is refused.
+TEST(RunOutput, TrainsParametersAreReplacedByOverwriteButAUsersDirectoryIsNot) {
+  const TempDir dir;
+  const std::filesystem::path out = dir.path() / "run";
+  const Args train = {"train", "--model", "tiny", "--steps", "1", "--max-corpus-bytes", "200KB", "--eval-sequences",
+                      "2", "--blas-threads", "1", "--no-progress", "--out", out.string()};
+  ASSERT_EQ(testing::run_cli(train).code, 0);
+  ASSERT_TRUE(std::filesystem::exists(out / "checkpoint" / "manifest.json"));
+  Args again = train;
+  again.push_back("--overwrite");
+  const auto replaced = testing::run_cli(again);
+  EXPECT_EQ(replaced.code, 0) << replaced.err;
+  std::ofstream(out / "checkpoint" / "notes.txt") << "mine";
+  const auto refused = testing::run_cli(again);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("checkpoint"), std::string::npos) << refused.err;
+  EXPECT_EQ(read(out / "checkpoint" / "notes.txt"), "mine");
+}
+
 TEST(RunOutput, ASingleOutputFileIsNeverADeviceAndIsReplacedOnlyWhenTold) {
   const TempDir dir;
   const std::filesystem::path pipe = dir.path() / "pipe";
