@@ -10,6 +10,7 @@
 #include "apps/asteria/setting_options.hpp"
 #include "core/common/error.hpp"
 #include "core/run/run_schema.hpp"
+#include "core/run/settings_list.hpp"
 
 namespace asteria::cli {
 namespace {
@@ -19,20 +20,11 @@ constexpr std::array kAllKinds = {OptimizerKind::adamw, OptimizerKind::shampoo, 
                                   OptimizerKind::kl_shampoo, OptimizerKind::muon};
 
 // The hyperparameters' names and readers, in the schema's order.
-struct Readers {
-  std::vector<std::pair<std::string, std::uint8_t>> list;
-  template <class T>
-  void value(const run::Setting& s, T&, const run::Codec<T>&) {
-    list.emplace_back(std::string(s.name), s.optimizers);
-  }
-  void flag(const run::Setting& s, bool&, bool) { list.emplace_back(std::string(s.name), s.optimizers); }
-};
-
 std::vector<std::pair<std::string, std::uint8_t>> readers() {
-  optim::Hyperparameters hp;
-  Readers r;
-  run::describe(r, hp);
-  return r.list;
+  std::vector<std::pair<std::string, std::uint8_t>> list;
+  for (const run::Setting& s : run::all_settings())
+    if (s.optimizers != 0xff) list.emplace_back(std::string(s.name), s.optimizers);
+  return list;
 }
 
 }  // namespace

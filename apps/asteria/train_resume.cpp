@@ -15,7 +15,13 @@ namespace {
 
 namespace po = boost::program_options;
 
-bool overridable(const std::string& key) { return resumable(key); }
+// The options a resumed run may change, from the settings list once.
+std::set<std::string, std::less<>> resumable_names() {
+  std::set<std::string, std::less<>> names;
+  for (const run::Setting& s : run::all_settings())
+    if (s.resumable) names.emplace(s.name);
+  return names;
+}
 
 // "--steps, --out, ...": every option a resumed run may change.
 std::string resumable_list() {
@@ -42,10 +48,7 @@ std::string joined(const std::vector<std::string>& values) {
 
 }  // namespace
 
-bool resumable(std::string_view name) {
-  const std::optional<run::Setting> setting = run::find_setting(name);
-  return setting && setting->resumable;
-}
+bool resumable(std::string_view name) { return resumable_names().count(name) != 0; }
 
 Args arguments_to_save(const Args& args, const po::options_description& options) {
   Args out;
@@ -62,6 +65,8 @@ Args resumed_arguments(const Args& saved, const Args& given, const po::options_d
   for (const po::option& o : before) saved_values[o.string_key] = o.value;
   std::set<std::string> given_keys;
   for (const po::option& o : now) given_keys.insert(o.string_key);
+  const std::set<std::string, std::less<>> may_change = resumable_names();
+  const auto overridable = [&](const std::string& key) { return may_change.count(key) != 0; };
   // The checkpoint's options, less those given anew; --overwrite only counts when given now.
   Args out;
   for (const po::option& o : before)

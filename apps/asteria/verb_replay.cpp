@@ -54,9 +54,12 @@ int replay_main(const Args& args, std::ostream& out, std::ostream& err) {
   // the replay rebuilds the run from them; the model's own, such as train's batch, it cannot change).
   po::options_description what_if("What-if options (replace the recorded values)");
   const po::options_description run_options = run_config_options(RunVerb::train);
+  const std::vector<run::Setting> run_settings = run::all_settings();
   for (const auto& option : run_options.options()) {
-    const std::optional<run::Setting> s = run::find_setting(option->long_name());
-    if (s && s->recorded && (s->taken_by(RunVerb::sim) || s->taken_by(RunVerb::synth))) what_if.add(option);
+    const auto s = std::find_if(run_settings.begin(), run_settings.end(),
+                                [&](const run::Setting& x) { return x.name == option->long_name(); });
+    if (s != run_settings.end() && s->recorded && (s->taken_by(RunVerb::sim) || s->taken_by(RunVerb::synth)))
+      what_if.add(option);
   }
   o.add(what_if);
   int exit_code = 0;

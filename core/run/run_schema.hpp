@@ -67,30 +67,16 @@ void describe(V& v, optim::Hyperparameters& hp) {
   v.value(s("exponent-override", "Shampoo: root order p on every side, X^(-1/p) (0: 2 x tensor order)", kShampoo),
           hp.exponent_override, number);
   v.value(s("root-method", "Shampoo inverse root: eigen | coupled-newton", kShampoo), hp.root_method,
-          Codec<optim::RootMethod>{[](const std::string& t, const std::string& o) {
-                                     if (t == "eigen") return optim::RootMethod::eigen;
-                                     if (t == "coupled-newton") return optim::RootMethod::coupled_newton;
-                                     throw InputError("command line", o, "expected eigen or coupled-newton, found '" + t + "'");
-                                   },
-                                   [](const optim::RootMethod& m) {
-                                     return std::optional<std::string>(m == optim::RootMethod::eigen ? "eigen"
-                                                                                                     : "coupled-newton");
-                                   }});
+          codec::words<optim::RootMethod>(
+              {{"eigen", optim::RootMethod::eigen}, {"coupled-newton", optim::RootMethod::coupled_newton}}));
   v.value(s("grafting", "Shampoo: Adam grafting, true | false", kShampoo), hp.grafting, boolean);
   v.value(s("graft-beta2", "Shampoo: second-moment decay of the Adam graft", kShampoo), hp.graft_beta2, number);
   v.value(s("graft-eps", "Shampoo: epsilon of the Adam graft", kShampoo), hp.graft_eps, number);
   v.value(s("soap-second-moment",
             "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)", kSoap),
           hp.soap_second_moment,
-          Codec<optim::SecondMomentOnRefresh>{
-              [](const std::string& t, const std::string& o) {
-                if (t == "permute") return optim::SecondMomentOnRefresh::permute;
-                if (t == "rotate") return optim::SecondMomentOnRefresh::rotate;
-                throw InputError("command line", o, "expected permute or rotate, found '" + t + "'");
-              },
-              [](const optim::SecondMomentOnRefresh& m) {
-                return std::optional<std::string>(m == optim::SecondMomentOnRefresh::permute ? "permute" : "rotate");
-              }});
+          codec::words<optim::SecondMomentOnRefresh>({{"permute", optim::SecondMomentOnRefresh::permute},
+                                                      {"rotate", optim::SecondMomentOnRefresh::rotate}}));
   v.value(s("soap-adam-before-first-basis",
             "SOAP: plain Adam while the first eigenbasis is pending (S > 0), true | false (default: no update)", kSoap),
           hp.soap_adam_before_first_basis, boolean);
@@ -102,15 +88,8 @@ void describe(V& v, optim::Hyperparameters& hp) {
   v.value(s("non-finite-policy", "a block whose gradient holds NaN/Inf: skip (left untouched, counted) | error (stop)",
             kEvery),
           hp.non_finite,
-          Codec<optim::NonFinitePolicy>{
-              [](const std::string& t, const std::string& o) {
-                if (t == "skip") return optim::NonFinitePolicy::skip;
-                if (t == "error") return optim::NonFinitePolicy::error;
-                throw InputError("command line", o, "expected skip or error, found '" + t + "'");
-              },
-              [](const optim::NonFinitePolicy& p) {
-                return std::optional<std::string>(p == optim::NonFinitePolicy::skip ? "skip" : "error");
-              }});
+          codec::words<optim::NonFinitePolicy>(
+              {{"skip", optim::NonFinitePolicy::skip}, {"error", optim::NonFinitePolicy::error}}));
   v.value(s("max-consecutive-non-finite", "under skip: more in a row for one block is an error", kEvery),
           hp.max_consecutive_non_finite, codec::integer(std::numeric_limits<int>::min()));
   v.value(s("max-consecutive-refresh-failures",
@@ -133,12 +112,7 @@ void describe_train(V& v, TrainConfig& t) {
   v.value(setting("max-corpus-bytes", "SIZE", "read at most this much text (0: all)", false), t.max_corpus_bytes,
           codec::size(0));
   v.value(setting("device", "KIND", "cpu | cuda", true), t.device,
-          Codec<std::string>{[](const std::string& text, const std::string& o) {
-                               if (text != "cpu" && text != "cuda")
-                                 throw InputError("command line", o, "expected cpu or cuda, found '" + text + "'");
-                               return text;
-                             },
-                             [](const std::string& d) { return std::optional<std::string>(d); }});
+          codec::words<std::string>({{"cpu", "cpu"}, {"cuda", "cuda"}}));
   Setting eval_every = setting("eval-every", "N", "validation loss every N steps (0: at the end)", false);
   eval_every.resumable = true;
   v.value(eval_every, t.eval_every, codec::integer(0));

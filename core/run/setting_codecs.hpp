@@ -9,6 +9,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
+
+#include "core/common/error.hpp"
 
 #include "core/run/setting.hpp"
 
@@ -31,6 +34,23 @@ template <class E>
 Codec<E> name(std::function<E(const std::string& text, const std::string& option)> parse,
               std::function<std::string_view(E)> format) {
   return {std::move(parse), [format = std::move(format)](const E& e) { return std::optional<std::string>(format(e)); }};
+}
+// One of a few words, each standing for a value: "expected eigen or coupled-newton, found 'x'".
+template <class E>
+Codec<E> words(std::vector<std::pair<std::string, E>> table) {
+  return {[table](const std::string& text, const std::string& option) {
+            std::string known;
+            for (std::size_t i = 0; i < table.size(); ++i) {
+              if (table[i].first == text) return table[i].second;
+              known += (i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + table[i].first;
+            }
+            throw InputError("command line", option, "expected " + known + ", found '" + text + "'");
+          },
+          [table](const E& value) {
+            for (const auto& [word, e] : table)
+              if (e == value) return std::optional<std::string>(word);
+            return std::optional<std::string>();
+          }};
 }
 // Bytes >= minimum: "512MiB", "1.5GB", "4096"; written exactly ("8GiB", "1000000").
 Codec<std::size_t> size(std::size_t minimum = 1);

@@ -61,6 +61,17 @@ TEST(NativeTrace, RoundTripsThroughTextAndFile) {
             std::string::npos);
 }
 
+// The message of the InputError that reading `text` (as bad.csv) gives; a failure when it reads.
+std::string message(const std::string& text) {
+  try {
+    parse_native_trace(text, "bad.csv");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return "";
+}
+
 std::string error_field(const std::string& text) {
   try {
     parse_native_trace(text, "bad.csv");
@@ -92,15 +103,6 @@ TEST(NativeTrace, DamagedFilesNameTheLineAndColumn) {
 // written, or (a dimension past 2^63) was converted with undefined behaviour.
 TEST(NativeTrace, RejectsWhatCannotBeWrittenBack) {
   const std::string good = native_trace_text(sample_trace());
-  auto message = [](const std::string& text) -> std::string {
-    try {
-      parse_native_trace(text, "bad.csv");
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << text;
-    return "";
-  };
   // Infinity and NaN in every spelling from_chars takes, not only "inf" and "nan".
   for (const char* spelling : {"INF", "Infinity", "-inf", "NaN", "nan(7)"}) {
     std::string infinite = good;
@@ -128,15 +130,6 @@ TEST(NativeTrace, RejectsWhatCannotBeWrittenBack) {
 // or a calibration would otherwise compare or fit it as if measured.
 TEST(NativeTrace, RecordsNoRunCouldHaveWrittenAreRefused) {
   const std::string good = native_trace_text(sample_trace());
-  auto message = [](const std::string& text) -> std::string {
-    try {
-      parse_native_trace(text, "bad.csv");
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << text;
-    return "";
-  };
   auto with = [](auto change) {
     NativeTrace t = sample_trace();
     change(t.records[0]);

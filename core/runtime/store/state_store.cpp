@@ -225,8 +225,9 @@ std::size_t StateStore::free_bytes(Tier tier) const {
   const std::optional<platform::TierUsage> pool = memory_.shared_pool();
   if (!pool) return own;
   std::size_t pool_taken = pool->resident + kept_free(Tier::device) + kept_free(Tier::host);
-  // The host never takes the device's room for the update it fetches blocks into.
-  if (tier == Tier::host) pool_taken += device_room_in_pool();
+  // The host never takes the device's room for the update it fetches blocks into (fixed at
+  // placement: free_bytes runs on every move).
+  if (tier == Tier::host) pool_taken += pool_device_room_;
   return std::min(own, pool->capacity > pool_taken ? pool->capacity - pool_taken : 0);
 }
 

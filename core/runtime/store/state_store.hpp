@@ -205,6 +205,7 @@ class StateStore {
   platform::Memory& memory_;
   StoreOptions options_;
   std::vector<Block> blocks_;
+  std::size_t pool_device_room_ = 0;  // device_room_in_pool() as place() found it
   std::vector<BlockId> order_;
   std::vector<std::vector<BlockId>> held_together_;
   std::ptrdiff_t cursor_ = -1;  // use position of the last acquired block

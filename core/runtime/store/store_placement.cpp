@@ -137,6 +137,7 @@ void StateStore::place() {
   const std::vector<BlockId> pending = unplaced_by_next_use();
   std::vector<Tier> targets;
   check_budgets(pending, targets);
+  if (memory_.shared_pool()) pool_device_room_ = device_room_in_pool();
   // NVMe-bound blocks first: they are staged through host or device memory, which is still
   // free before the other blocks take it.
   for (std::size_t i = 0; i < pending.size(); ++i)
