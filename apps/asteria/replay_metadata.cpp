@@ -48,6 +48,31 @@ const std::string& required(const traces::NativeTrace& trace, const std::string&
   return it->second;
 }
 
+// Every record that names a layer names one of the recorded layers, and a forward or backward
+// record's label names the same layer the metadata lists at that index: a replay rebuilds the
+// model from the metadata, so records of another model would be timed against the wrong layers.
+void check_records_name_layers(const traces::NativeTrace& trace, const std::vector<runtime::LayerSpec>& layers,
+                               const std::string& source) {
+  for (const traces::TraceRecord& r : trace.records) {
+    if (r.layer < 0) continue;
+    const std::string where = "record of unit " + std::to_string(r.unit) + ", step " + std::to_string(r.step) +
+                              ", op " + std::to_string(r.op) + " (" + r.kind + ")";
+    if (static_cast<std::size_t>(r.layer) >= layers.size())
+      throw InputError(source, where + ": layer",
+                       "one of the " + std::to_string(layers.size()) + " layers the metadata lists (metadata layers), found " +
+                           std::to_string(r.layer));
+    if (r.kind != "forward" && r.kind != "backward") continue;
+    const std::string expected = r.kind + ' ' + layers[static_cast<std::size_t>(r.layer)].name;
+    const bool names_it = r.label.rfind(expected, 0) == 0 &&
+                          (r.label.size() == expected.size() || r.label.compare(expected.size(), 4, " mb ") == 0);
+    if (!names_it)
+      throw InputError(source, where + ": label",
+                       "\"" + expected + "\" (layer " + std::to_string(r.layer) + " of the model in the metadata, " +
+                           layer_key(static_cast<std::size_t>(r.layer)) + "), found \"" + r.label +
+                           "\": the records are of another model than the one the metadata describes");
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> run_arguments(const RunConfig& spec, int host_workers, int warmup_steps) {
@@ -130,6 +155,7 @@ RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& so
     }
     run.layers.push_back(std::move(s));
   }
+  check_records_name_layers(trace, run.layers, source);
   return run;
 }
 

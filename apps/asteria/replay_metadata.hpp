@@ -41,7 +41,9 @@ struct RecordedRun {
 };
 
 // Reads the keys replay_metadata() wrote; InputError naming `source` and the key when one is
-// missing or does not parse (a trace recorded before these keys existed cannot be replayed).
+// missing or does not parse (a trace recorded before these keys existed cannot be replayed), and
+// naming the record when a record's layer is not one of the listed layers or a forward or backward
+// record's label names another layer than the listed one (records of another model).
 RecordedRun recorded_run(const traces::NativeTrace& trace, const std::string& source);
 
 }  // namespace asteria::cli

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "apps/asteria/replay.hpp"
@@ -192,6 +194,47 @@ TEST(ReplayVerb, ATraceWithoutTheRunsMetadataIsRefusedByName) {
   const auto r = run_cli_in_child({"replay", file.string(), "--hw", "gh200", "--out", (dir.path() / "out").string()});
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.err.find("metadata"), std::string::npos) << r.err;
+}
+
+// Records of another model than the one the metadata lists are refused: the replay rebuilds the
+// listed layers, and would time the records against the wrong ones.
+TEST(ReplayVerb, RecordsOfAnotherModelThanTheMetadataListsAreRefused) {
+  const testing::TempDir dir;
+  const std::string recorded = (dir.path() / "recorded").string();
+  ASSERT_EQ(run_cli_in_child({"sim", "--hw", "gh200", "--model", "tiny", "--steps", "2", "--trace", "--out", recorded,
+                              "--no-progress"})
+                .code,
+            0);
+  const traces::NativeTrace trace = traces::read_native_trace(std::filesystem::path(recorded) / "trace.csv");
+  const std::size_t layers = std::stoul(trace.metadata.at("layers"));
+  auto first_forward = [](traces::NativeTrace& t) -> traces::TraceRecord& {
+    for (traces::TraceRecord& r : t.records)
+      if (r.kind == "forward" && r.layer == 1) return r;
+    throw std::logic_error("no forward record of layer 1");
+  };
+  struct Case {
+    std::string name, expected;
+    std::function<void(traces::TraceRecord&)> edit;
+  };
+  const std::vector<Case> cases = {
+      {"relabelled", "label", [](traces::TraceRecord& r) { r.label = "forward layer7.attn.q"; }},
+      {"out_of_range", "layer", [&](traces::TraceRecord& r) { r.layer = static_cast<std::int32_t>(layers); }},
+  };
+  for (const Case& c : cases) {
+    traces::NativeTrace edited = trace;
+    c.edit(first_forward(edited));
+    const auto file = dir.path() / (c.name + ".csv");
+    traces::write_native_trace(edited, file);
+    const auto r = run_cli_in_child({"replay", file.string(), "--hw", "gh200", "--out",
+                                     (dir.path() / ("out_" + c.name)).string(), "--no-progress"});
+    EXPECT_NE(r.code, 0) << c.name;
+    EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("(forward): " + c.expected), std::string::npos) << r.err;
+  }
+  // The unedited trace replays (the check refuses only what differs).
+  const auto ok = run_cli_in_child({"replay", recorded + "/trace.csv", "--hw", "gh200", "--out",
+                                    (dir.path() / "out").string(), "--no-progress"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
 }
 
 }  // namespace
