@@ -103,7 +103,7 @@ class TimedModel final : public runtime::TrainingModel<float> {
     inner_.backward_pass(l, m, t);
     seconds_ += seconds_between(start, WallClock::now());
   }
-  double take_seconds() noexcept { return std::exchange(seconds_, 0.0); }
+  std::optional<platform::Seconds> take_compute_seconds() override { return std::exchange(seconds_, 0.0); }
 
  private:
   runtime::TrainingModel<float>& inner_;
@@ -282,9 +282,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   for (int t = first; t <= total; ++t) {
     train_loader.next(tokens);
     model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch, micro_batched);
-    runtime::StepRecord record = driver.run_step();
-    record.compute_s = timed.take_seconds();  // the model's forward + backward, measured
-    record.visible_optimizer_s = std::max(0.0, record.step_time_s - record.compute_s);
+    const runtime::StepRecord record = driver.run_step();  // compute_s: the model's own measurement
     const double loss = mean_over_ranks(place, model->last_loss(), "loss of step " + std::to_string(t));
     if (!std::isfinite(loss))
       throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +

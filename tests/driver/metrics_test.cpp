@@ -50,6 +50,30 @@ TEST(DriverMetrics, WithoutRefreshesAStepIsComputePlusOptimizerDeviceWork) {
   }
 }
 
+// A model that times its own forward and backward (asteria train's) is the source of the step's
+// compute figure; the visible optimizer time is what the step spends beyond it.
+TEST(DriverMetrics, AModelThatMeasuresItsComputeGivesTheComputeFigure) {
+  struct Measured final : TrainingModel<float> {
+    SyntheticModel<float> inner{small_stack()};
+    std::size_t layer_count() const override { return inner.layer_count(); }
+    const LayerSpec& layer(std::size_t l) const override { return inner.layer(l); }
+    linalg::MatrixView<float> weight_matrix(std::size_t l) override { return inner.weight_matrix(l); }
+    linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override { return inner.gradient_matrix(l); }
+    linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override { return inner.mutable_gradient_matrix(l); }
+    void compute_gradient(std::size_t l, Step t) override { inner.compute_gradient(l, t); }
+    std::optional<platform::Seconds> take_compute_seconds() override { return 5.0; }
+  };
+  platform::fake::FakePlatform platform(fake_timing());
+  Measured model;
+  StepDriver<float> driver(platform, model, OptimizerKind::adamw, small_blocks(OptimizerKind::adamw, 1), full_numerics(0));
+  const StepRecord r = driver.run_step();
+  driver.finish();
+  const double device = optimizer_device_seconds(OptimizerKind::adamw);
+  EXPECT_NEAR(r.step_time_s, kCompute + device, 1e-9);  // the clock still runs the modelled compute
+  EXPECT_EQ(r.compute_s, 5.0);
+  EXPECT_NEAR(r.visible_optimizer_s, kCompute + device - 5.0, 1e-9);
+}
+
 TEST(DriverMetrics, SynchronousRefreshesSpikeOnRefreshStepsAndEveryWaitIsVisible) {
   // Shampoo, f = 3 (refreshes at steps 3, 6, 9), one worker, 40 s per refresh work and two works
   // per job (its left and right root): a refresh step waits for all 16 jobs in turn, 1280 s on

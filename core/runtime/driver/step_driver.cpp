@@ -347,8 +347,8 @@ StepRecord StepDriver<T>::run_step() {
   r.step = t;
   r.warmup = warmup;
   r.step_time_s = end - start;
-  r.compute_s = totals.compute;
-  r.visible_optimizer_s = r.step_time_s - r.compute_s;
+  r.compute_s = model_.take_compute_seconds().value_or(totals.compute);
+  r.visible_optimizer_s = std::max(0.0, r.step_time_s - r.compute_s);
   r.state_move_wait_s = totals.state_move_wait;
   r.optimizer_device_s = totals.optimizer_device;
   if (!carries_updates_) add_service_figures(r, metrics);

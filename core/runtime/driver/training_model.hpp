@@ -4,6 +4,7 @@
 // framework integration implements it over its own model; SyntheticModel (seeded gradients) and
 // model::GptTrainingModel (a real transformer) are the two here.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include "core/optim/block_optimizer.hpp"
 #include "core/platform/cost.hpp"
 #include "core/platform/memory.hpp"
+#include "core/platform/time.hpp"
 
 namespace asteria::runtime {
 
@@ -75,6 +77,10 @@ class TrainingModel {
   // accelerator's memory. A block whose optimizer state rests where another device computes has
   // its gradient and weights staged between the two (runtime/driver/operand_staging.hpp).
   virtual platform::Tier tensor_tier() const noexcept { return platform::Tier::host; }
+  // The forward and backward seconds the model measured itself since the last call, for a model
+  // timed on its device (asteria train's): the driver reports them as the step's compute_s in
+  // place of the modelled time. None (the default): the plan's modelled compute is the figure.
+  virtual std::optional<platform::Seconds> take_compute_seconds() { return std::nullopt; }
 
   // Models whose pass() is per_micro_batch (the others are never called here):
   //   forward_pass(l, m, t)   the body of the plan's forward op of layer l and micro-batch m;
