@@ -1,15 +1,18 @@
 #!/usr/bin/python3
-"""Resident optimizer-state bytes per memory tier over the steps of one or several runs.
+"""Optimizer-state bytes per memory tier (and the refresh buffers beside them) over the steps of one or several runs.
 
 Usage: tier_occupancy.py STEPS_CSV [STEPS_CSV...] OUT_PNG [--label L]...
 
-Each STEPS_CSV is a run's steps.csv, with the columns step, warmup, resident_device_bytes,
-resident_host_bytes and resident_nvme_bytes. Runs are labelled with --label (one per run, in
-order) or by the name of the directory holding their steps.csv.
+Each STEPS_CSV is a run's steps.csv, with the columns step, warmup, state_device_bytes,
+state_host_bytes, state_nvme_bytes (the optimizer state on each tier) and shadow_bytes (refresh
+snapshot and result buffers, held in host memory). Runs are labelled with --label (one per run,
+in order) or by the name of the directory holding their steps.csv.
 
-One small panel per run, each with its own byte scale, stacking the bytes resident on the
+One small panel per run, each with its own byte scale, stacking the optimizer state on the
 device, in host memory and on NVMe at each step, so the outline is the whole optimizer state;
-a dashed line marks the first measured step when warm-up steps come before it.
+the refresh buffers sit above it as a hatched band of their own (they are not state: they come
+and go with the refreshes in flight). A dashed line marks the first measured step when warm-up
+steps come before it.
 """
 import argparse
 import math
@@ -24,11 +27,12 @@ from matplotlib.ticker import MaxNLocator
 
 # (steps.csv column, legend label, colour), bottom of the stack first.
 TIERS = (
-    ("resident_device_bytes", "device", OKABE_ITO["blue"]),
-    ("resident_host_bytes", "host memory", OKABE_ITO["orange"]),
-    ("resident_nvme_bytes", "NVMe", OKABE_ITO["reddish purple"]),
+    ("state_device_bytes", "device", OKABE_ITO["blue"]),
+    ("state_host_bytes", "host memory", OKABE_ITO["orange"]),
+    ("state_nvme_bytes", "NVMe", OKABE_ITO["reddish purple"]),
 )
-REQUIRED_COLUMNS = ["step", "warmup"] + [column for column, _, _ in TIERS]
+BUFFERS = ("shadow_bytes", "refresh buffers\n(host memory)", OKABE_ITO["yellow"])
+REQUIRED_COLUMNS = ["step", "warmup"] + [column for column, _, _ in TIERS] + [BUFFERS[0]]
 MEASURED_LINE = OKABE_ITO["black"]  # the first measured step
 TITLE = "Resident optimizer state per memory tier"
 COLUMNS_OF_PANELS = 4
@@ -36,7 +40,7 @@ COLUMNS_OF_PANELS = 4
 
 def occupancy(steps, path):
     """{'step', 'warmup', tier column...} of read_steps(path, REQUIRED_COLUMNS), checked."""
-    for column, _, _ in TIERS:
+    for column in REQUIRED_COLUMNS[2:]:
         non_negative(steps[column], column, path)
     return {column: steps[column] for column in REQUIRED_COLUMNS + ["measured"]}
 
@@ -68,17 +72,21 @@ def occupancy_figure(runs, title=TITLE):
     flat = panels.ravel()
     for index, (axes, (label, run)) in enumerate(zip(flat, runs)):
         x = step_edges(run["step"])
-        divisor, unit = byte_unit(float(sum(run[column] for column, _, _ in TIERS).max()))
+        divisor, unit = byte_unit(float((sum(run[column] for column, _, _ in TIERS) + run[BUFFERS[0]]).max()))
         bottom = numpy.zeros(len(x))
         for column, tier, colour in TIERS:
             values = numpy.append(run[column], run[column][-1]) / divisor
             axes.fill_between(x, bottom, bottom + values, step="post", color=colour, linewidth=0, label=tier)
             bottom = bottom + values
         axes.step(x, bottom, where="post", color="#333333", linewidth=0.8, label="_total")
+        buffers = numpy.append(run[BUFFERS[0]], run[BUFFERS[0]][-1]) / divisor
+        if buffers.any():
+            axes.fill_between(x, bottom, bottom + buffers, step="post", color=BUFFERS[2], hatch="////",
+                              linewidth=0, label="_buffers")
+        top = float((bottom + buffers).max())
         measured = numpy.flatnonzero(run["measured"])
         if measured[0] > 0:  # warm-up steps first: mark where the measured steps begin
             axes.axvline(x[measured[0]], color=MEASURED_LINE, linestyle="--", linewidth=1.1, label="_measured")
-        top = float(bottom.max())
         axes.set_ylim(0.0, top * 1.12 if top > 0 else 1.0)
         axes.yaxis.set_major_locator(MaxNLocator(nbins=4))
         axes.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 5, 10], integer=True))
@@ -95,6 +103,8 @@ def occupancy_figure(runs, title=TITLE):
     for axes in flat[len(runs):]:
         axes.remove()
     handles = [Patch(color=colour, label=tier) for _, tier, colour in reversed(TIERS)]
+    if any(run[BUFFERS[0]].any() for _, run in runs):
+        handles.insert(0, Patch(color=BUFFERS[2], hatch="////", label=BUFFERS[1]))
     if any(not run["measured"][0] for _, run in runs):
         handles.append(Line2D([], [], color=MEASURED_LINE, linestyle="--", linewidth=1.1,
                               label="first measured step\n(warm-up before it)"))

@@ -51,6 +51,7 @@ const std::vector<std::string>& step_columns() {
                                   "shadow_bytes",   "network_bytes",   "shadow_pool_bytes",   "shadow_jobs",
                                   "shadow_pool_wait_s", "early_installs"};
     for (Tier t : kTiers) c.push_back("resident_" + tier_name(t) + "_bytes");
+    for (Tier t : kTiers) c.push_back("state_" + tier_name(t) + "_bytes");
     for (auto [from, to] : kPairs) c.push_back(moved_key(from, to));
     return c;
   }();
@@ -79,6 +80,7 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
            std::to_string(r.shadow_jobs) + ',' + exact_number(r.shadow_pool_wait_s) + ',' +
            std::to_string(r.early_installs);
     for (Tier t : kTiers) csv += ',' + std::to_string(r.resident_bytes[index_of(t)]);
+    for (Tier t : kTiers) csv += ',' + std::to_string(r.state_bytes[index_of(t)]);
     for (auto [from, to] : kPairs) csv += ',' + std::to_string(r.bytes_moved.at(from, to));
     if (i < report.extra_cells.size())
       for (const std::string& cell : report.extra_cells[i]) csv += ',' + cell;

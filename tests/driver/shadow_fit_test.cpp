@@ -52,6 +52,10 @@ TEST(DriverShadowMemory, PeakHostBytesCountTheShadowState) {
   for (std::size_t t = 0; t < expected_resident.size(); ++t) {
     const StepRecord r = driver.run_step();
     EXPECT_EQ(r.resident_bytes[static_cast<std::size_t>(Tier::host)], expected_resident[t]) << "step " << t + 1;
+    // The buffers are not optimizer state: the state figure leaves them out (the state itself
+    // rests on the device tier here), the shadow figure holds them.
+    EXPECT_EQ(r.state_bytes[static_cast<std::size_t>(Tier::host)], 0u) << "step " << t + 1;
+    EXPECT_EQ(r.shadow_bytes, expected_resident[t]) << "step " << t + 1;
   }
   EXPECT_EQ(driver.history().back().peak_bytes[static_cast<std::size_t>(Tier::host)], kWorstShadow);
   driver.finish();

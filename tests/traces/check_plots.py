@@ -80,7 +80,7 @@ def test_warmup_is_excluded(root):
 
 def test_tier_occupancy_draws_every_step(root):
     """Each run's panel: the stack's outline is its whole state at every step, warm-up included,
-    and a line marks its first measured step."""
+    the refresh buffers a band above it, and a line marks its first measured step."""
     all_steps = make_study(root)
     figure = study_plots.study_figures(root)["tier_occupancy"]
     panels = {axes.get_title().replace("\n", " "): axes for axes in figure.axes}
@@ -98,7 +98,7 @@ def test_tier_occupancy_draws_every_step(root):
         divisor = divisors.get(unit.group(1) if unit else "")
         if not check(divisor is not None, f"{config}: no byte unit in the label '{axes.get_ylabel()}'"):
             continue
-        totals = [(row["resident_device_bytes"] + row["resident_host_bytes"] + row["resident_nvme_bytes"]) / divisor
+        totals = [(row["state_device_bytes"] + row["state_host_bytes"] + row["state_nvme_bytes"]) / divisor
                   for row in rows]
         low, high = axes.get_xlim()
         check(low <= rows[0]["step"] and high >= rows[-1]["step"] + 1,
@@ -107,6 +107,16 @@ def test_tier_occupancy_draws_every_step(root):
         drawn = list(outline.get_ydata())
         check(len(drawn) == len(rows) + 1 and all(close(a, b) for a, b in zip(drawn, totals)),
               f"{config}: outline {drawn} is not the state per step {totals}")
+        # The refresh buffers are a band of their own above the state, present exactly when the
+        # run held some: not counted in the state's outline.
+        bands = [c for c in axes.collections if c.get_label() == "_buffers"]
+        held = any(row["shadow_bytes"] > 0 for row in rows)
+        check(len(bands) == (1 if held else 0), f"{config}: {len(bands)} refresh-buffer bands, run held buffers: {held}")
+        if bands:
+            tops = bands[0].get_paths()[0].vertices[:, 1]
+            most = max((row["state_device_bytes"] + row["state_host_bytes"] + row["state_nvme_bytes"] +
+                        row["shadow_bytes"]) / divisor for row in rows)
+            check(close(float(tops.max()), most), f"{config}: buffer band tops at {tops.max()}, expected {most}")
         first_measured = next(row["step"] for row in rows if row["warmup"] == 0)
         marks = [line.get_xdata()[0] for line in axes.get_lines() if line.get_label() == "_measured"]
         check(marks == [first_measured], f"{config}: first measured step marked at {marks}, expected "
@@ -193,7 +203,7 @@ def test_missing_table_column(root):
 
 
 def test_missing_steps_columns(root):
-    for column in ("refresh_wait_s", "warmup", "resident_host_bytes", "max_staleness"):
+    for column in ("refresh_wait_s", "warmup", "state_host_bytes", "shadow_bytes", "max_staleness"):
         directory = os.path.join(root, column)
         make_study(directory, drop_steps_column=column)
         expect_bad_input(directory, f"steps.csv without {column}", run("study_plots.py", directory),

@@ -32,6 +32,7 @@ STEPS_COLUMNS = [
     "step", "warmup", "step_time_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s",
     "optimizer_device_s", "refresh_backlog", "max_staleness", "refreshes_submitted", "refreshes_published",
     "shadow_bytes", "resident_device_bytes", "resident_host_bytes", "resident_nvme_bytes",
+    "state_device_bytes", "state_host_bytes", "state_nvme_bytes",
     "moved_device_host_bytes", "moved_host_device_bytes", "moved_host_nvme_bytes", "moved_nvme_host_bytes",
     "moved_device_nvme_bytes", "moved_nvme_device_bytes", "extra_column_to_ignore",
 ]
@@ -82,12 +83,14 @@ def synthetic_steps(scale, warmup, measured, staleness_cycle, device_gib, offloa
         device = device_gib * GIB // (2 if moved else 1)
         host = device_gib * GIB // 4 if moved else 0
         nvme = device_gib * GIB // 4 if moved else 0
+        shadow = device_gib * GIB // 8 if moved and step % 2 == 0 else 0  # refresh buffers, not state
         rows.append({
             "step": step, "warmup": 1 if warm else 0, "step_time_s": step_time, "compute_s": compute,
             "visible_optimizer_s": visible, "refresh_wait_s": refresh, "state_move_wait_s": move,
             "optimizer_device_s": other, "refresh_backlog": 0, "max_staleness": staleness,
-            "refreshes_submitted": 0, "refreshes_published": 0, "shadow_bytes": 0,
-            "resident_device_bytes": device, "resident_host_bytes": host, "resident_nvme_bytes": nvme,
+            "refreshes_submitted": 0, "refreshes_published": 0, "shadow_bytes": shadow,
+            "resident_device_bytes": device, "resident_host_bytes": host + shadow, "resident_nvme_bytes": nvme,
+            "state_device_bytes": device, "state_host_bytes": host, "state_nvme_bytes": nvme,
             "moved_device_host_bytes": 0, "moved_host_device_bytes": 0, "moved_host_nvme_bytes": 0,
             "moved_nvme_host_bytes": 0, "moved_device_nvme_bytes": 0, "moved_nvme_device_bytes": 0,
             "extra_column_to_ignore": "x",

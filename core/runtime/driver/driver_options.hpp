@@ -88,6 +88,9 @@ struct StepRecord {
   std::int64_t refreshes_published = 0;
   std::int64_t refresh_backlog = 0;  // refresh jobs held at the step end
   optim::Step max_staleness = 0;
+  // Bytes held on the shadow tier (host) for refresh snapshot and result buffers at the step end:
+  // jobs in flight and the spare buffers kept for the next snapshots. Part of resident_bytes, not
+  // of state_bytes.
   std::size_t shadow_bytes = 0;
   // The shadow pool (PreconditionerService, shadow_bound.hpp): its size, the most refresh jobs
   // holding buffers at once during the step, the snapshots' waits for room (part of
@@ -97,7 +100,11 @@ struct StepRecord {
   platform::Seconds shadow_pool_wait_s = 0.0;
   std::int64_t early_installs = 0;
   std::size_t shadow_overflow_bytes = 0;
-  std::array<std::size_t, platform::kTierCount> resident_bytes{};  // Memory usage at the step end
+  // At the step end: everything the run holds on each tier (Memory usage: optimizer state,
+  // refresh snapshot and result buffers, model weights and gradients where the run places them),
+  // and of it the optimizer state alone (the state store's own regions).
+  std::array<std::size_t, platform::kTierCount> resident_bytes{};
+  std::array<std::size_t, platform::kTierCount> state_bytes{};
   std::array<std::size_t, platform::kTierCount> peak_bytes{};      // high-water mark so far
   std::array<std::size_t, platform::kTierCount> capacity_bytes{};
   TierPairTotals bytes_moved;  // the store's moves that finished during the step and the plan's transfers, per (from, to)

@@ -354,6 +354,7 @@ StepRecord StepDriver<T>::run_step() {
   if (!carries_updates_) add_service_figures(r, metrics);
   for (std::size_t tier = 0; tier < platform::kTierCount; ++tier) {
     r.resident_bytes[tier] = moved.usage[tier].resident;
+    r.state_bytes[tier] = moved.store_resident[tier];
     r.peak_bytes[tier] = moved.usage[tier].peak_resident;
     r.capacity_bytes[tier] = moved.usage[tier].capacity;
   }
@@ -364,6 +365,7 @@ StepRecord StepDriver<T>::run_step() {
       r.bytes_moved.values[from][to] += totals.transferred.values[from][to];
   r.network_bytes += totals.network_bytes;
   r.shadow_pool_bytes = service_->shadow_room().bytes();
+  r.shadow_bytes = service_->shadow_room().held();
   history_.push_back(r);
   return r;
 }
@@ -375,7 +377,6 @@ void StepDriver<T>::add_service_figures(StepRecord& r, const StepMetrics& metric
   r.refreshes_published = metrics.published;
   r.refresh_backlog = metrics.refresh_backlog;
   r.max_staleness = metrics.max_staleness;
-  r.shadow_bytes = metrics.shadow_bytes;
   r.shadow_jobs = metrics.pool_jobs;
   r.shadow_pool_wait_s = metrics.pool_wait_s;
   r.early_installs = metrics.early_installs;
