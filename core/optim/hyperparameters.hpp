@@ -54,6 +54,17 @@ struct Hyperparameters {
   double graft_beta2 = 0.999;
   double graft_eps = 1e-10;
   RootMethod root_method = RootMethod::eigen;
+  // Vectors (norm gains, biases: tensors with one dimension) preconditioned by one-sided Shampoo,
+  // a single n x n factor and root −1/2 (−1/(2·order)), as Distributed Shampoo does; false: AdamW
+  // with the graft's β2 and ε.
+  bool precondition_vectors = false;
+  // Before blocking, dimensions of size 1 are dropped and a tensor of at most max_precond_dim
+  // values becomes one vector (Distributed Shampoo's merge_small_dims with target order 1: a
+  // 24 x 32 matrix is one 768-vector), so precondition_vectors decides how it is optimized.
+  bool merge_small_dims = false;
+  // Set by plan_blocks on the blocks of a vector under precondition_vectors, never by the user:
+  // the block (1 x n) keeps only its right factor.
+  bool vector_block = false;
 
   // Muon.
   int newton_schulz_steps = 5;

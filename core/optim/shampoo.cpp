@@ -44,7 +44,7 @@ void ShampooBlock<T>::accumulate(ops::Device& device, linalg::ConstMatrixView<T>
   const bool sum = hp_.beta2 == 1.0;
   const T decay = sum ? T(1) : static_cast<T>(hp_.beta2);
   const T weight = sum ? T(1) : static_cast<T>(1.0 - hp_.beta2);
-  device.syrk<T>(weight, grad, linalg::Op::none, decay, this->state_.tensor(left_));
+  if (!settings_.one_sided) device.syrk<T>(weight, grad, linalg::Op::none, decay, this->state_.tensor(left_));
   device.syrk<T>(weight, grad, linalg::Op::transpose, decay, this->state_.tensor(right_));
   ++this->state_.counter(stats_steps_);
 }

@@ -17,6 +17,9 @@
 // first root is published the update is the graft direction alone (DS: step < start); without
 // grafting the initial identity roots make it momentum SGD, as DS's identity-initialised roots.
 // Unlike DS, s < f is accepted (DS rejects it): refreshes then run at s, f, 2f, ...
+//
+// A vector's block (1 x n, Hyperparameters::vector_block under precondition_vectors) is DS's
+// one-sided Shampoo of a 1-D tensor: only R = Σ gᵀg accumulates, L̂ stays 1, R̂ = (R/c + εI)^(−1/2).
 #include <memory>
 
 #include "core/linalg/matrix.hpp"

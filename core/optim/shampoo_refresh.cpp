@@ -18,8 +18,9 @@ namespace {
 // back-transformation); the reconstruction Q Λ^(−1/p) Qᵀ = (QD)(QD)ᵀ is one SYRK, n³.
 constexpr double kEighFlopsPerCube = 9.0;
 constexpr double kReconstructionFlopsPerCube = 1.0;
-// Every block is a matrix (order 2), so the DS default root is −1/(2·2) per side.
+// The DS default root is −1/(2·order): −1/4 per side of a matrix, −1/2 for a vector's one factor.
 constexpr double kMatrixRootOrder = 4.0;
+constexpr double kVectorRootOrder = 2.0;
 
 // Flops per n³ of one coupled Newton iteration for integer p: X·M′ (GEMM, 2), then M′^p·M by
 // repeated squaring (SYRK, 1 each) and multiplication (GEMM, 2 each).
@@ -34,7 +35,8 @@ double newton_flops_per_cube(double p) {
 
 ShampooRootSettings shampoo_root_settings(const Hyperparameters& hp) {
   ShampooRootSettings s;
-  s.exponent = hp.exponent_override > 0.0 ? hp.exponent_override : kMatrixRootOrder;
+  s.one_sided = hp.vector_block;
+  s.exponent = hp.exponent_override > 0.0 ? hp.exponent_override : s.one_sided ? kVectorRootOrder : kMatrixRootOrder;
   s.epsilon = hp.eps;
   s.method = hp.root_method;
   if (s.method == RootMethod::coupled_newton && s.exponent != std::round(s.exponent))
@@ -123,6 +125,11 @@ void ShampooRefreshJob<T>::refill(ops::Device& device, Step stats_step, std::int
 
 template <Real T>
 Status ShampooRefreshJob<T>::compute_root(Factor& factor) const {
+  if (settings_.one_sided && &factor == &left_) {  // a vector's block: its rows side is not preconditioned
+    factor.root.resize(1, 1);
+    factor.root(0, 0) = T(1);
+    return Status::success();
+  }
   linalg::Matrix<T>& a = factor.statistics;
   if (!linalg::all_finite(linalg::ConstMatrixView<T>(a)))
     return {StatusCode::non_finite_input, std::string("statistics ") + factor.name + " hold NaN or Inf"};

@@ -12,6 +12,9 @@ namespace asteria::optim {
 
 struct ShampooRootSettings {
   double exponent = 4.0;  // p in (F + εI)^(−1/p)
+  // A vector's block (Hyperparameters::vector_block): the left factor (1 x 1) is not
+  // preconditioned, its root stays 1; the right one's order is 2 (root −1/2).
+  bool one_sided = false;
   double epsilon = 1e-12;
   RootMethod method = RootMethod::eigen;
   linalg::CoupledNewtonOptions newton{};

@@ -9,13 +9,31 @@
 
 namespace asteria::optim {
 
+TensorView tensor_view(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
+  const MatrixShape matrix = as_matrix(shape);  // checks the dimensions
+  if (kind != OptimizerKind::shampoo || !hp.merge_small_dims) return {matrix, shape.size() < 2};
+  std::vector<index> kept;
+  index values = 1;
+  for (index d : shape) {
+    values *= d;
+    if (d != 1) kept.push_back(d);
+  }
+  if (kept.size() <= 1 || values <= hp.max_precond_dim) return {{1, values}, true};
+  return {as_matrix(kept), false};
+}
+
 std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
-  const MatrixShape shape2d = as_matrix(shape);
-  const bool matrix_like = shape.size() >= 2;
+  const TensorView view = tensor_view(kind, hp, shape);
+  const MatrixShape shape2d = view.shape;
+  const bool matrix_like = !view.vector;
   OptimizerKind block_kind = kind;
   Hyperparameters block_hp = hp;
   std::vector<BlockRegion> regions;
-  if (!matrix_like) {
+  if (!matrix_like && kind == OptimizerKind::shampoo && hp.precondition_vectors) {
+    // One-sided Shampoo on 1 x n pieces of at most max_precond_dim, as DS blocks a 1-D tensor.
+    block_hp.vector_block = true;
+    regions = split_into_blocks(shape2d, hp.max_precond_dim);
+  } else if (!matrix_like) {
     block_kind = OptimizerKind::adamw;
     block_hp = vector_fallback_hyperparameters(kind, hp);
     regions = {{0, 0, shape2d.rows, shape2d.cols}};
@@ -43,7 +61,7 @@ TensorOptimizer<T>::TensorOptimizer(OptimizerKind kind, const Hyperparameters& h
     : kind_(kind),
       hp_(hp),
       shape_(std::move(shape)),
-      shape2d_(as_matrix(shape_)),
+      shape2d_(tensor_view(kind, hp, shape_).shape),
       source_(std::move(source)),
       host_(std::make_unique<ops::CpuDevice>()) {
   validate(hp_, source_);

@@ -21,11 +21,22 @@ struct OptimizerCounters {
   std::int64_t skipped_non_finite_blocks = 0;  // block-steps skipped for a non-finite gradient
 };
 
+// The 2-D view of a tensor (C order) that its blocks' regions index into, and whether the
+// optimizer sees it as a vector: as_matrix(shape), or with Shampoo's merge_small_dims the
+// tensor without its dimensions of 1, one 1 x N vector when it holds at most max_precond_dim
+// values (a view of the same memory either way).
+struct TensorView {
+  MatrixShape shape;
+  bool vector = false;
+};
+TensorView tensor_view(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape);
+
 // How a tensor's optimizer is split into blocks, decided without allocating any state (a
-// data-free simulation plans a 7B model's blocks this way).
+// data-free simulation plans a 7B model's blocks this way). Regions index into
+// tensor_view(kind, hp, shape).shape.
 struct BlockPlan {
   BlockRegion region;
-  OptimizerKind kind = OptimizerKind::adamw;  // the tensor's, or AdamW for tensors of order <= 1
+  OptimizerKind kind = OptimizerKind::adamw;  // the tensor's, or AdamW for vectors (unless preconditioned)
   Hyperparameters hp;
 };
 std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape);

@@ -72,6 +72,15 @@ void describe(V& v, optim::Hyperparameters& hp) {
   v.value(s("grafting", "Shampoo: Adam grafting, true | false", kShampoo), hp.grafting, boolean);
   v.value(s("graft-beta2", "Shampoo: second-moment decay of the Adam graft", kShampoo), hp.graft_beta2, number);
   v.value(s("graft-eps", "Shampoo: epsilon of the Adam graft", kShampoo), hp.graft_eps, number);
+  v.value(s("precondition-vectors",
+            "Shampoo: one-sided Shampoo (root -1/2) on vectors, as Distributed Shampoo, true | false (default: AdamW)",
+            kShampoo),
+          hp.precondition_vectors, boolean);
+  v.value(s("merge-small-dims",
+            "Shampoo: a tensor of at most max-precond-dim values is one vector (dimensions of 1 dropped), as "
+            "Distributed Shampoo, true | false",
+            kShampoo),
+          hp.merge_small_dims, boolean);
   v.value(s("soap-second-moment",
             "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)", kSoap),
           hp.soap_second_moment,

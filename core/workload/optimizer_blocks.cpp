@@ -50,7 +50,7 @@ std::vector<BlockSpec> optimizer_blocks(const WorkloadModel& model, OptimizerKin
       spec.col0 = r.col0;
       spec.rows = r.rows;
       spec.cols = r.cols;
-      spec.fallback = weight.order <= 1;
+      spec.fallback = block_kind != kind;
       spec.kind = block_kind;
       spec.state_bytes = optim::state_bytes(block_kind, block_hp, r.rows, r.cols, element_bytes);
       spec.first_refresh = optim::refresh_cost(block_kind, block_hp, r.rows, r.cols, element_bytes, true);

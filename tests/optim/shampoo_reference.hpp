@@ -21,6 +21,9 @@ struct ShampooSettings {
   bool grafting = true;
   double graft_beta2 = 0.999;
   double graft_eps = 1e-10;
+  // DS's Shampoo of a 1-D tensor: a 1 x n block keeps only the n x n factor of its one
+  // dimension (the caller sets exponent 2, DS's −1/(2·1)); the rows side is not preconditioned.
+  bool one_sided = false;
 };
 
 class ShampooBlockReference {
@@ -36,7 +39,8 @@ class ShampooBlockReference {
     const double weight = b2 == 1.0 ? 1.0 : 1.0 - b2;
     const Dense ggt = multiply(g, transpose(g));
     const Dense gtg = multiply(transpose(g), g);
-    for (std::size_t i = 0; i < left_.a.size(); ++i) left_.a[i] = b2 * left_.a[i] + weight * ggt.a[i];
+    if (!s_.one_sided)
+      for (std::size_t i = 0; i < left_.a.size(); ++i) left_.a[i] = b2 * left_.a[i] + weight * ggt.a[i];
     for (std::size_t i = 0; i < right_.a.size(); ++i) right_.a[i] = b2 * right_.a[i] + weight * gtg.a[i];
 
     const bool refresh = k_ == s_.start || (k_ > s_.start && k_ % s_.frequency == 0);
@@ -46,7 +50,7 @@ class ShampooBlockReference {
       Dense r = right_;
       for (double& x : l.a) x /= c;
       for (double& x : r.a) x /= c;
-      left_root_ = inverse_root(l, s_.exponent, s_.eps);
+      if (!s_.one_sided) left_root_ = inverse_root(l, s_.exponent, s_.eps);
       right_root_ = inverse_root(r, s_.exponent, s_.eps);
       have_root_ = true;
     }

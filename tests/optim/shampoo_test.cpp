@@ -48,6 +48,14 @@ reference::ShampooSettings settings_of(const Hyperparameters& hp) {
   return s;
 }
 
+// The same for a vector under precondition_vectors: DS's one-sided Shampoo, root −1/2.
+reference::ShampooSettings vector_settings_of(const Hyperparameters& hp) {
+  reference::ShampooSettings s = settings_of(hp);
+  s.one_sided = true;
+  s.exponent = hp.exponent_override > 0 ? hp.exponent_override : 2.0;
+  return s;
+}
+
 Hyperparameters well_conditioned_defaults() {
   Hyperparameters hp = default_hyperparameters(OptimizerKind::shampoo);
   hp.lr = 0.1;
@@ -64,17 +72,17 @@ struct Comparison {
 // Runs `steps` steps of Shampoo in precision T and of the float64 reference on the same inputs.
 template <Real T>
 Comparison compare_with_reference(const Hyperparameters& hp, const std::vector<index>& shape, int steps,
-                                  unsigned seed) {
+                                  unsigned seed, const reference::ShampooSettings& settings) {
   index count = 1;
   for (index d : shape) count *= d;
-  const auto rows = static_cast<int>(shape[0]);
-  const auto cols = static_cast<int>(count / shape[0]);
+  const auto rows = shape.size() == 1 ? 1 : static_cast<int>(shape[0]);  // a vector is 1 x n
+  const auto cols = static_cast<int>(count / rows);
   const auto n = static_cast<std::size_t>(count);
   const std::vector<double> w0 = reference::rounded_to<T>(reference::gaussian(n, seed));
   std::vector<double> w_ref = w0;
   std::vector<T> w(w0.begin(), w0.end());
   TensorOptimizer<T> opt(OptimizerKind::shampoo, hp, shape);
-  reference::ShampooTensorReference ref(rows, cols, static_cast<int>(hp.max_precond_dim), settings_of(hp));
+  reference::ShampooTensorReference ref(rows, cols, static_cast<int>(hp.max_precond_dim), settings);
   EXPECT_EQ(opt.blocks().size(), ref.block_count());
   Comparison result;
   for (int t = 1; t <= steps; ++t) {
@@ -92,6 +100,12 @@ Comparison compare_with_reference(const Hyperparameters& hp, const std::vector<i
   }
   result.refreshes = opt.counters().refreshes; 
   return result;
+}
+
+template <Real T>
+Comparison compare_with_reference(const Hyperparameters& hp, const std::vector<index>& shape, int steps,
+                                  unsigned seed) {
+  return compare_with_reference<T>(hp, shape, steps, seed, settings_of(hp));
 }
 
 template <Real T>
@@ -385,6 +399,102 @@ TEST(Shampoo, HyperparametersAreValidated) {
 }
 
 // Shampoo gives order-1 tensors to AdamW with the graft betas (DS's AdaGrad β2 = 1 is no Adam).
+// precondition_vectors: a vector is cut into 1 x n pieces of at most max_precond_dim, each
+// DS's one-sided Shampoo (one n x n factor, root −1/2), with and without grafting and momentum.
+TYPED_TEST(ShampooTyped, PreconditionedVectorsMatchTheOneSidedFloat64Reference) {
+  for (const bool grafting : {true, false}) {
+    SCOPED_TRACE(grafting ? "grafting" : "no grafting");
+    Hyperparameters hp = well_conditioned_defaults();
+    hp.precondition_vectors = true;
+    hp.grafting = grafting;
+    hp.max_precond_dim = 4;  // 7 values: blocks of 4 and 3
+    hp.precondition_frequency = 4;  // full-rank statistics at the first root: float stays close
+    hp.beta2 = 0.95;
+    const Comparison c = compare_with_reference<TypeParam>(hp, {7}, 9, 21, vector_settings_of(hp));
+    EXPECT_LT(c.worst_relative_error, tolerance<TypeParam>());
+    EXPECT_EQ(c.refreshes, 2 * 2);  // both blocks at steps 4 and 8
+    EXPECT_EQ(c.refreshes_reference, 2 * 2);
+  }
+}
+
+TEST(Shampoo, PreconditionedVectorsKeepOneFactorWithRootOneHalf) {
+  Hyperparameters hp = default_hyperparameters(OptimizerKind::shampoo);
+  hp.precondition_vectors = true;
+  const std::vector<BlockPlan> plan = plan_blocks(OptimizerKind::shampoo, hp, std::vector<index>{1500});
+  ASSERT_EQ(plan.size(), 2u);  // 1024 + 476
+  for (const BlockPlan& p : plan) {
+    EXPECT_EQ(p.kind, OptimizerKind::shampoo);
+    EXPECT_TRUE(p.hp.vector_block);
+    EXPECT_EQ(p.region.rows, 1);
+  }
+  EXPECT_EQ(plan[1].region.cols, 476);
+  ShampooBlock<double> block(plan[1].hp, 1, 476);
+  EXPECT_EQ(block.root_exponent(), 2.0);
+  // Matrices keep both factors and −1/4.
+  EXPECT_FALSE(plan_blocks(OptimizerKind::shampoo, hp, std::vector<index>{4, 5})[0].hp.vector_block);
+  // Other optimizers' vectors are not Shampoo's to precondition.
+  EXPECT_EQ(plan_blocks(OptimizerKind::soap, hp, std::vector<index>{8})[0].kind, OptimizerKind::adamw);
+}
+
+// merge_small_dims: dimensions of 1 dropped, a tensor of at most max_precond_dim values is one
+// vector (DS's merge_small_dims, target order 1); larger ones stay matrices.
+TEST(Shampoo, SmallTensorsMergeIntoOneVector) {
+  Hyperparameters hp = default_hyperparameters(OptimizerKind::shampoo);
+  hp.merge_small_dims = true;
+  struct Case {
+    std::vector<index> shape;
+    MatrixShape view;
+    bool vector;
+  };
+  for (const Case& c : std::vector<Case>{{{24, 32}, {1, 768}, true},
+                                         {{32, 32}, {1, 1024}, true},
+                                         {{33, 32}, {33, 32}, false},
+                                         {{1, 5, 1, 7}, {1, 35}, true},
+                                         {{2000, 1}, {1, 2000}, true},
+                                         {{40, 1, 30}, {40, 30}, false}}) {
+    const TensorView view = tensor_view(OptimizerKind::shampoo, hp, c.shape);
+    EXPECT_EQ(view.shape.rows, c.view.rows) << c.shape.size();
+    EXPECT_EQ(view.shape.cols, c.view.cols) << c.shape.size();
+    EXPECT_EQ(view.vector, c.vector) << c.shape.size();
+  }
+  // A merged vector goes where vectors go: AdamW, or one-sided Shampoo when asked.
+  EXPECT_EQ(plan_blocks(OptimizerKind::shampoo, hp, std::vector<index>{24, 32})[0].kind, OptimizerKind::adamw);
+  hp.precondition_vectors = true;
+  const std::vector<BlockPlan> plan = plan_blocks(OptimizerKind::shampoo, hp, std::vector<index>{24, 32});
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_TRUE(plan[0].hp.vector_block);
+  EXPECT_EQ(plan[0].region.cols, 768);
+  // Without the option, and for the other optimizers, nothing merges.
+  EXPECT_FALSE(tensor_view(OptimizerKind::soap, hp, std::vector<index>{24, 32}).vector);
+  hp.merge_small_dims = false;
+  EXPECT_EQ(tensor_view(OptimizerKind::shampoo, hp, std::vector<index>{24, 32}).shape.rows, 24);
+}
+
+// A merged matrix is optimized as the vector of its values: bit for bit the optimizer of that
+// vector (checked against the one-sided float64 reference above).
+TYPED_TEST(ShampooTyped, AMergedMatrixIsTheVectorOfItsValues) {
+  using T = TypeParam;
+  Hyperparameters hp = well_conditioned_defaults();
+  hp.precondition_vectors = true;
+  hp.max_precond_dim = 32;
+  hp.precondition_frequency = 2;
+  Hyperparameters merged = hp;
+  merged.merge_small_dims = true;
+  TensorOptimizer<T> matrix(OptimizerKind::shampoo, merged, {6, 5});
+  TensorOptimizer<T> vector(OptimizerKind::shampoo, hp, {30});
+  const std::vector<double> w0 = reference::gaussian(30, 5);
+  std::vector<T> a(w0.begin(), w0.end());
+  std::vector<T> b = a;
+  for (int t = 1; t <= 5; ++t) {
+    const std::vector<double> g = reference::gaussian(30, 500 + t);
+    const std::vector<T> gt(g.begin(), g.end());
+    matrix.step(a, gt);
+    vector.step(b, gt);
+    ASSERT_EQ(a, b) << "step " << t;
+  }
+  EXPECT_EQ(matrix.counters().refreshes, 2);
+}
+
 TEST(Shampoo, VectorsFallBackToAdamW) {
   TensorOptimizer<float> opt(OptimizerKind::shampoo, default_hyperparameters(OptimizerKind::shampoo), {7});
   ASSERT_EQ(opt.blocks().size(), 1u);

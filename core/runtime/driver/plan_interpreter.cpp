@@ -178,15 +178,19 @@ bool PlanInterpreter<T>::ordered_before(const Op& op, int launch, OpId dep) cons
 template <linalg::Real T>
 linalg::MatrixView<T> PlanInterpreter<T>::weights(const Op& op) {
   if (!values_) return {};
-  const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
-  return model_.weight_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+  const PlanBlock& b = blocks_[static_cast<std::size_t>(op.block)];
+  const optim::BlockRegion& r = b.region;
+  return optim::reshaped(model_.weight_matrix(static_cast<std::size_t>(op.layer)), b.view)
+      .block(r.row0, r.col0, r.rows, r.cols);
 }
 
 template <linalg::Real T>
 linalg::ConstMatrixView<T> PlanInterpreter<T>::gradient(const Op& op) {
   if (!values_) return {};
-  const optim::BlockRegion& r = blocks_[static_cast<std::size_t>(op.block)].region;
-  return model_.gradient_matrix(static_cast<std::size_t>(op.layer)).block(r.row0, r.col0, r.rows, r.cols);
+  const PlanBlock& b = blocks_[static_cast<std::size_t>(op.block)];
+  const optim::BlockRegion& r = b.region;
+  return optim::reshaped(model_.gradient_matrix(static_cast<std::size_t>(op.layer)), b.view)
+      .block(r.row0, r.col0, r.rows, r.cols);
 }
 
 template <linalg::Real T>

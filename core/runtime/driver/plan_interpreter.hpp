@@ -54,6 +54,7 @@ struct PlanBlock {
   BlockId service_id = 0;
   BlockId store_id = 0;
   optim::BlockRegion region;
+  optim::MatrixShape view;  // the layer's tensor as the region indexes it (optim::tensor_view)
 };
 
 // What a step's ops added up to.

@@ -171,7 +171,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   service_->set_aside_shadow(shadow_pool_bytes(bounds, store_->room_after_placement(platform::Tier::host)));
   store_->place();
   std::vector<PlanBlock> bound;
-  for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region});
+  for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region, b.view});
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
                                                       options_.device_seconds, options_.issue_seconds_per_op,
                                                       options_.numerics_site);
@@ -183,6 +183,7 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
   const std::vector<index> shape = spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
   // The blocking TensorOptimizer uses, with each block's own kind (AdamW for vectors).
   const std::vector<optim::BlockPlan> cuts = optim::plan_blocks(kind, hp, shape);
+  const optim::MatrixShape view = optim::tensor_view(kind, hp, shape).shape;
   optim::TensorOptimizer<T>* tensor = nullptr;
   if (options_.numerics != platform::Numerics::shapes) {
     tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, shape, spec.name));
@@ -193,6 +194,7 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
     Block block;
     block.layer = l;
     block.region = cut.region;
+    block.view = view;
     block.kind = cut.kind;
     block.label = optim::describe_block(spec.name, b, cut.region);
     for (const platform::Cost& piece : optim::refresh_cost(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T),

@@ -98,6 +98,7 @@ class StepDriver {
     std::size_t layer = 0;
     std::string label;
     optim::BlockRegion region;
+    optim::MatrixShape view;  // the layer's tensor as the region indexes it (optim::tensor_view)
     optim::OptimizerKind kind = optim::OptimizerKind::adamw;
     optim::BlockOptimizer<T>* optimizer = nullptr;
     std::unique_ptr<Relocatable> bytes;  // the state's arena, or declared bytes with shapes
