@@ -146,7 +146,7 @@ RunConfig read_run_config(RunVerb verb, const po::variables_map& v) {
     if (v["optimizer"].defaulted()) s.optimizer = optim::parse_optimizer_kind(plan->optimizer, "--optimizer");
   }
   // The hyperparameters follow the optimizer: its defaults as this verb runs them, then those given.
-  s.hp = run::verb_hyperparameters(verb, s.optimizer);
+  s.hp = run::verb_hyperparameters(verb, s.optimizer, s.preset);
   run::describe(reader, s.hp);
   if (plan) {
     if (!v["placement"].defaulted() && s.placement != runtime::PlacementPolicy::planned)

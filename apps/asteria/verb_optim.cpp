@@ -32,7 +32,9 @@ constexpr std::string_view kAbout =
     "The output has the dtype of --params and the optimizer computes in that dtype; gradients of the\n"
     "other dtype are converted to it first (float64 -> float32 rounds to nearest). Tensors of order\n"
     "2 or more are viewed as a matrix (first dimension by the product of the others) and blocked by\n"
-    "--max-precond-dim; tensors of order <= 1 use AdamW. The output is written atomically: on any\n"
+    "--max-precond-dim; tensors of order <= 1 use AdamW (Shampoo: one-sided Shampoo with\n"
+    "--precondition-vectors true, small tensors merged into vectors with --merge-small-dims true;\n"
+    "--preset distributed-shampoo sets both, as Distributed Shampoo). The output is written atomically: on any\n"
     "error no file is left behind and an existing file is kept. --out must be a regular file or a\n"
     "new path in a writable directory; anything else (a directory, a FIFO, /dev/null) is refused\n"
     "before any work.";
@@ -122,7 +124,9 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
        "adamw | shampoo | soap | kl-shampoo | muon")
       ("params", po::value<std::string>()->required()->value_name("P.npy"), "initial parameters")
       ("grads", po::value<std::string>()->required()->value_name("G.npy"), "gradients, (steps, *param shape)")
-      ("out", po::value<std::string>()->required()->value_name("TRAJ.npy"), "parameters after each step");
+      ("out", po::value<std::string>()->required()->value_name("TRAJ.npy"), "parameters after each step")
+      ("preset", po::value<std::string>()->default_value("asteria")->value_name("NAME"),
+       "the hyperparameters' defaults: asteria | distributed-shampoo (Shampoo as Distributed Shampoo's constructor)");
   po::options_description all;
   all.add(files).add(hyperparameter_options());
   const std::string details = hyperparameter_defaults_table();
@@ -134,7 +138,8 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
   real::require_cpu_blas_kernels("asteria optim");
 
   const optim::OptimizerKind kind = optim::parse_optimizer_kind((*values)["optimizer"].as<std::string>());
-  optim::Hyperparameters hp = optim::default_hyperparameters(kind);
+  optim::Hyperparameters hp = optim::preset_hyperparameters(
+      kind, optim::parse_hyperparameter_preset((*values)["preset"].as<std::string>(), "--preset"), "--preset");
   apply_hyperparameter_options(*values, hp);
   optim::validate(hp, "command line");
 

@@ -52,6 +52,31 @@ Hyperparameters default_hyperparameters(OptimizerKind kind) {
   return hp;
 }
 
+std::string_view to_string(HyperparameterPreset preset) noexcept {
+  return preset == HyperparameterPreset::distributed_shampoo ? "distributed-shampoo" : "asteria";
+}
+
+HyperparameterPreset parse_hyperparameter_preset(const std::string& text, const std::string& option) {
+  for (HyperparameterPreset p : {HyperparameterPreset::asteria, HyperparameterPreset::distributed_shampoo})
+    if (text == to_string(p)) return p;
+  throw InputError("command line", option, "expected asteria or distributed-shampoo, found '" + text + "'");
+}
+
+Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source) {
+  Hyperparameters hp = default_hyperparameters(kind);
+  if (preset == HyperparameterPreset::asteria) return hp;
+  if (kind != OptimizerKind::shampoo)
+    throw InputError("command line", source,
+                     "distributed-shampoo sets Shampoo's hyperparameters: expected --optimizer shampoo, found " +
+                         std::string(to_string(kind)));
+  // DistributedShampoo.__init__: lr, betas, epsilon, weight decay, max_preconditioner_dim,
+  // precondition_frequency and start_preconditioning_step are Asteria's Shampoo defaults already.
+  hp.grafting = false;              // grafting_config=None
+  hp.precondition_vectors = true;   // DistributedConfig.target_parameter_dimensionality = 1
+  hp.merge_small_dims = true;       // merge_small_dims(threshold=max_preconditioner_dim)
+  return hp;
+}
+
 void validate(const Hyperparameters& hp, const std::string& source) {
   auto require = [&](bool ok, const char* field, const char* expectation) {
     if (!ok) throw InputError(source, field, expectation);

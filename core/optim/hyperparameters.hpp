@@ -99,6 +99,17 @@ struct Hyperparameters {
 
 Hyperparameters default_hyperparameters(OptimizerKind kind);
 
+// Named sets of defaults. asteria: default_hyperparameters. distributed_shampoo (Shampoo only):
+// the constructor defaults of Distributed Shampoo (facebookresearch/optimizers,
+// DistributedShampoo.__init__ and DefaultShampooConfig): no grafting, one-sided Shampoo on
+// vectors, small dimensions merged, refresh every step, blocks of 1024 — its trajectories.
+enum class HyperparameterPreset { asteria, distributed_shampoo };
+std::string_view to_string(HyperparameterPreset preset) noexcept;  // "asteria", "distributed-shampoo"
+// Throws InputError("command line", option, expectation) for another word.
+HyperparameterPreset parse_hyperparameter_preset(const std::string& text, const std::string& option);
+// The preset's values for `kind`; InputError naming `source` when the preset is not `kind`'s.
+Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source);
+
 // Throws InputError naming `source` and the field when a value is out of its domain.
 void validate(const Hyperparameters& hp, const std::string& source);
 

@@ -11,7 +11,9 @@ std::string_view to_string(RunVerb verb) noexcept {
   return "sim";
 }
 
-optim::Hyperparameters verb_hyperparameters(RunVerb verb, optim::OptimizerKind optimizer) {
+optim::Hyperparameters verb_hyperparameters(RunVerb verb, optim::OptimizerKind optimizer,
+                                            optim::HyperparameterPreset preset) {
+  if (preset != optim::HyperparameterPreset::asteria) return optim::preset_hyperparameters(optimizer, preset, "--preset");
   optim::Hyperparameters hp = optim::default_hyperparameters(optimizer);
   if (verb != RunVerb::train) hp.precondition_frequency = 10;  // the runtime's setting of interest
   if (verb == RunVerb::sim) hp.max_precond_dim = 2048;

@@ -62,6 +62,8 @@ struct RunConfig {
   std::optional<std::string> hw;      // hardware profile name or path (modelled/simulated time)
   std::optional<std::string> model;   // model config name or path
   optim::OptimizerKind optimizer = optim::OptimizerKind::soap;
+  // The defaults the hyperparameters start from (options given replace them).
+  optim::HyperparameterPreset preset = optim::HyperparameterPreset::asteria;
   optim::Hyperparameters hp = optim::default_hyperparameters(optim::OptimizerKind::soap);
   runtime::PlacementPolicy placement = runtime::PlacementPolicy::device;
   // --placement-file FILE (a plan of asteria plan): placement is then planned, and every block
@@ -111,7 +113,9 @@ RunConfig default_run_config(RunVerb verb);
 
 // The optimizer's hyperparameters as `verb` runs them unless options say otherwise: the
 // optimizer's defaults, with refreshes every 10 steps outside train (the runtime's setting of
-// interest) and blocks up to 2048 in sim.
-optim::Hyperparameters verb_hyperparameters(RunVerb verb, optim::OptimizerKind optimizer);
+// interest) and blocks up to 2048 in sim; a preset other than asteria gives its reference's
+// values unchanged (InputError naming --preset when it is not the optimizer's).
+optim::Hyperparameters verb_hyperparameters(RunVerb verb, optim::OptimizerKind optimizer,
+                                            optim::HyperparameterPreset preset = optim::HyperparameterPreset::asteria);
 
 }  // namespace asteria::run

@@ -167,6 +167,13 @@ void describe_run(V& v, RunConfig& c) {
   v.value(Setting{"optimizer", "NAME", "adamw | shampoo | soap | kl-shampoo | muon"}, c.optimizer,
           codec::name<optim::OptimizerKind>([](const std::string& t, const std::string& o) { return optim::parse_optimizer_kind(t, o); },
                                             [](optim::OptimizerKind k) { return optim::to_string(k); }));
+  v.value(Setting{"preset", "NAME",
+                  "the hyperparameters' defaults: asteria (each optimizer's, README) | distributed-shampoo (Shampoo "
+                  "as Distributed Shampoo's constructor: no grafting, one-sided Shampoo on vectors, merged small "
+                  "dimensions, refresh every step, blocks of 1024)"},
+          c.preset,
+          codec::name<optim::HyperparameterPreset>(optim::parse_hyperparameter_preset,
+                                                   [](optim::HyperparameterPreset p) { return optim::to_string(p); }));
   v.value(Setting{"placement", "POLICY",
                   "optimizer state placement: device | host | tiered | nvme (planned: with --placement-file)"},
           c.placement,

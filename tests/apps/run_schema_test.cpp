@@ -135,5 +135,42 @@ TEST(RunSchema, TheResumeRuleAndTheRanksAgreementFollowTheSchema) {
   EXPECT_FALSE(run::find_setting("seed")->per_rank);
 }
 
+// --preset distributed-shampoo starts Shampoo from Distributed Shampoo's constructor defaults in
+// every verb (not the verbs' own refresh period and block size); options given still win, and
+// the preset is refused for another optimizer.
+TEST(RunSchema, TheDistributedShampooPresetGivesTheReferencesDefaults) {
+  for (RunVerb verb : {RunVerb::synth, RunVerb::sim, RunVerb::train}) {
+    const RunConfig c = read(verb, {"--optimizer", "shampoo", "--preset", "distributed-shampoo"});
+    EXPECT_FALSE(c.hp.grafting);
+    EXPECT_TRUE(c.hp.precondition_vectors);
+    EXPECT_TRUE(c.hp.merge_small_dims);
+    EXPECT_EQ(c.hp.precondition_frequency, 1);
+    EXPECT_EQ(c.hp.max_precond_dim, 1024);
+    EXPECT_EQ(c.hp.lr, 1e-2);
+    EXPECT_EQ(c.hp.beta2, 1.0);
+    EXPECT_EQ(c.hp.eps, 1e-12);
+  }
+  const RunConfig given = read(RunVerb::sim, {"--optimizer", "shampoo", "--preset", "distributed-shampoo",
+                                              "--precondition-frequency", "50", "--grafting", "true"});
+  EXPECT_EQ(given.hp.precondition_frequency, 50);
+  EXPECT_TRUE(given.hp.grafting);
+  EXPECT_TRUE(given.hp.precondition_vectors);
+  // The default preset is Asteria's: the verb's own values.
+  EXPECT_FALSE(read(RunVerb::sim, {"--optimizer", "shampoo"}).hp.precondition_vectors);
+  try {
+    read(RunVerb::sim, {"--optimizer", "soap", "--preset", "distributed-shampoo"});
+    FAIL() << "a Shampoo preset for SOAP was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--preset"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected --optimizer shampoo"), std::string::npos) << e.what();
+  }
+  // The preset travels with the trace: a replay starts from the same defaults.
+  const RunConfig c = read(RunVerb::train, {"--optimizer", "shampoo", "--preset", "distributed-shampoo"});
+  const std::vector<std::string> recorded = run::recorded_arguments(c);
+  const RunConfig back = read(RunVerb::train, recorded);
+  EXPECT_EQ(back.preset, optim::HyperparameterPreset::distributed_shampoo);
+  EXPECT_TRUE(back.hp.merge_small_dims);
+}
+
 }  // namespace
 }  // namespace asteria::cli
