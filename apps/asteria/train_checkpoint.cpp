@@ -1,15 +1,35 @@
 #include "apps/asteria/train_checkpoint.hpp"
 
+#include <cstdio>
 #include <ostream>
+#include <span>
 
 #include "core/checkpoint/byte_codec.hpp"
 #include "core/checkpoint/checkpoint_writer.hpp"
 #include "core/common/error.hpp"
+#include "core/io/xxhash64.hpp"
 
 namespace asteria::cli {
 namespace {
 constexpr const char* kLoaderChunk = "train/loader";
+constexpr const char* kCorpusKey = "corpus_digest";
 }  // namespace
+
+std::uint64_t corpus_digest(const data::Corpus& corpus) {
+  io::Xxh64 hash;
+  for (const std::vector<std::uint8_t>* part : {&corpus.train(), &corpus.validation()}) {
+    const std::uint64_t size = part->size();  // the split is part of what is read
+    hash.update(std::as_bytes(std::span<const std::uint64_t>(&size, 1)));
+    hash.update(std::as_bytes(std::span<const std::uint8_t>(*part)));
+  }
+  return hash.digest();
+}
+
+std::string digest_text(std::uint64_t digest) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(digest));
+  return text;
+}
 
 std::filesystem::path checkpoint_directory(const TrainSettings& s, const RankPlace& place) {
   std::filesystem::path dir;
@@ -27,14 +47,15 @@ std::filesystem::path checkpoint_directory(const TrainSettings& s, const RankPla
 }
 
 void save_train_checkpoint(const TrainSettings& s, const RankPlace& place, runtime::StepDriver<float>& driver,
-                           const data::BatchLoader& loader, optim::Step t) {
+                           const data::BatchLoader& loader, optim::Step t, std::uint64_t corpus) {
   const std::filesystem::path dir = checkpoint_directory(s, place);
   if (place.ranks > 1) std::filesystem::create_directories(dir.parent_path());
   checkpoint::CheckpointWriter writer(dir, t,
                                       {{"verb", "train"},
                                        {"args", s.saved_arguments},
                                        {"rank", std::to_string(place.rank)},
-                                       {"ranks", std::to_string(place.ranks)}},
+                                       {"ranks", std::to_string(place.ranks)},
+                                       {kCorpusKey, digest_text(corpus)}},
                                       s.checkpoint_files);
   driver.save(writer);
   checkpoint::ByteWriter position;
@@ -44,7 +65,7 @@ void save_train_checkpoint(const TrainSettings& s, const RankPlace& place, runti
 }
 
 optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& place, runtime::StepDriver<float>& driver,
-                                     data::BatchLoader& loader, std::ostream& warnings) {
+                                     data::BatchLoader& loader, std::uint64_t corpus, std::ostream& warnings) {
   const checkpoint::CheckpointReader& reader = *s.resume_from;
   const std::string source = reader.slot().string();
   for (const std::string& problem : reader.passed_over())
@@ -57,6 +78,11 @@ optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& pl
                          std::to_string(place.ranks));
   if (reader.meta("rank") != std::to_string(place.rank))
     throw InputError(source, "meta.rank", "expected rank " + std::to_string(place.rank) + "'s checkpoint");
+  if (reader.has_meta(kCorpusKey) && reader.meta(kCorpusKey) != digest_text(corpus))
+    throw InputError("command line", "--data",
+                     "the corpus the checkpoint in " + source + " was trained on (digest " + reader.meta(kCorpusKey) +
+                         "); the text read now differs (digest " + digest_text(corpus) +
+                         "): resume with the same files, --max-corpus-bytes and --validation-fraction");
   const std::vector<std::byte> image = reader.read(kLoaderChunk);
   checkpoint::ByteReader position(image, source + " (chunk " + kLoaderChunk + ")");
   const std::uint64_t drawn = position.u64("batches drawn");

@@ -175,6 +175,10 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     corpus_options.extensions = data::default_corpus_extensions();
   }
   const data::Corpus corpus = data::Corpus::from_directory(root, corpus_options);
+  // Ranks slice one global batch: each must read the same text, wherever its copy lives.
+  const std::uint64_t digest = corpus_digest(corpus);
+  require_same_value(place, static_cast<std::int64_t>(digest), "command line", "--data",
+                     "digest of the corpus text read (the same files, --max-corpus-bytes and --validation-fraction)");
   data::BatchLoader train_loader(corpus.train(), batch, length, spec.seed);
   data::BatchLoader validation_loader(corpus.validation(), batch, length, spec.seed);
 
@@ -258,7 +262,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   }
   int first = 1;
   if (settings.resume_from) {
-    first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, progress_out)) + 1;
+    first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, digest, progress_out)) + 1;
     // Ranks resumed from checkpoints of different steps would run different step counts.
     require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
     out.earlier_rows = rows_up_to(settings.earlier_steps_csv, first - 1, steps_csv_header(out, false), progress_out);
@@ -303,7 +307,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
     if (validation) outcome.final_validation_loss = *validation;
     if (settings.spec.train.checkpoint_every > 0 && t % settings.spec.train.checkpoint_every == 0)
-      save_train_checkpoint(settings, place, driver, train_loader, t);
+      save_train_checkpoint(settings, place, driver, train_loader, t, digest);
   }
   if (first > total) {
     // Nothing ran in this process: the run's final validation loss from the restored weights,

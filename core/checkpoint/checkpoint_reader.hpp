@@ -47,6 +47,7 @@ class CheckpointReader {
   std::vector<std::byte> read(std::string_view name) const;
   // A string of the manifest's metadata; InputError naming the slot and key when missing.
   const std::string& meta(const std::string& key) const;
+  bool has_meta(const std::string& key) const { return manifest_.meta.count(key) != 0; }
 
  private:
   CheckpointReader(std::filesystem::path slot, Manifest manifest, io::FileSystem* files,

@@ -115,6 +115,9 @@ void describe_train(V& v, TrainConfig& t) {
     return Setting{name, value_name, help, train, recorded};
   };
   Setting data = setting("data", "DIR", "directory of text files (default: the built-in corpus)", false);
+  // Its content is what must not change: the ranks and a resumed run compare the corpus's
+  // digest, so a copy at another path (a node's own disk, a moved folder) is the same corpus.
+  data.resumable = data.per_rank = true;
   v.value(data, t.data, codec::path());
   v.value(setting("validation-fraction", "F", "share of the corpus held out, in (0, 1)", false), t.validation_fraction,
           codec::number());

@@ -183,6 +183,30 @@ TEST(TrainResume, ChangedSettingsCheckpointsInTheWayAndDeferredUpdatesAreRefused
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "ckpt2" / "slot-a" / "manifest.json"));
 }
 
+// The corpus is compared by its text, not its path: a moved copy resumes, other text at the same
+// path is refused naming --data (the loader's position would point into other data).
+TEST(TrainResume, TheCorpusIsComparedByItsTextNotItsPath) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  std::vector<std::string> first = train_args(dir.path() / "corpus", "adamw", 0, 2);
+  first.insert(first.end(), {"--checkpoint-dir", (dir.path() / "ckpt").string(), "--checkpoint-every", "1"});
+  ASSERT_EQ(testing::run_cli(first).code, 0);
+
+  std::filesystem::rename(dir.path() / "corpus", dir.path() / "moved");
+  std::vector<std::string> moved = train_args(dir.path() / "moved", "adamw", 0, 3);
+  moved.insert(moved.end(), {"--resume", (dir.path() / "ckpt").string()});
+  const auto resumed = testing::run_cli(moved);
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+
+  std::ofstream(dir.path() / "moved" / "a.txt", std::ios::app) << "a few more words at the end of the corpus\n";
+  std::vector<std::string> edited = train_args(dir.path() / "moved", "adamw", 0, 4);
+  edited.insert(edited.end(), {"--resume", (dir.path() / "ckpt").string()});
+  const auto refused = testing::run_cli(edited);
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("--data"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("the text read now differs"), std::string::npos) << refused.err;
+}
+
 TEST(TrainResumeArguments, OverridesReplaceTheCheckpointsAndOtherOptionsMustAgree) {
   namespace po = boost::program_options;
   po::options_description o;

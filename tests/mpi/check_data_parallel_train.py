@@ -12,8 +12,9 @@
       (refreshes shared or state sharded among the ranks) resumed from step 3 to 10: every
       rank's weights and optimizer state digests are bitwise those of the straight run.
   disagree 2 OPTIMIZER: ranks started with different --steps, --optimizer or --seed (an MPMD
-      command line), and ranks resumed from checkpoints of different steps, stop at once with one
-      message naming the option and each rank's value, instead of waiting on each other forever.
+      command line) or reading different text with --data, and ranks resumed from checkpoints of
+      different steps, stop at once with one message naming the option and each rank's value,
+      instead of waiting on each other forever; copies of one corpus at two paths run.
 
 Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S]
 """
@@ -90,6 +91,21 @@ def disagree(asteria, mpirun, work, optimizer):
             theirs[at + 1] = other
         refused(mpi + ["-np", "1", asteria] + mine + [":", "-np", "1", asteria] + theirs,
                 f"ranks with different {option}", [option, "the same value on every data-parallel rank", "rank 1 has"])
+    # Corpora: a copy at another path is the same corpus; other text is refused by its digest.
+    texts = {}
+    for name, text in (("a", "the same words again and again. " * 400), ("b", "the same words again and again. " * 400),
+                       ("c", "other words entirely, and more of them. " * 400)):
+        texts[name] = os.path.join(work, "corpus-" + name)
+        os.makedirs(texts[name])
+        with open(os.path.join(texts[name], "text.txt"), "w") as f:
+            f.write(text)
+    same = flags + ["--out", os.path.join(work, "same-corpus")]
+    run(mpi + ["-np", "1", asteria] + same + ["--data", texts["a"], ":", "-np", "1", asteria] + same +
+        ["--data", texts["b"]], "ranks reading copies of one corpus at different paths")
+    other = flags + ["--out", os.path.join(work, "other-corpus")]
+    refused(mpi + ["-np", "1", asteria] + other + ["--data", texts["a"], ":", "-np", "1", asteria] + other +
+            ["--data", texts["c"]], "ranks reading different corpora",
+            ["--data", "digest of the corpus text", "on every data-parallel rank", "rank 1 has"])
     # Checkpoints of different steps: rank 0's from a run checkpointed after step 2, rank 1's after 4.
     early, late, mixed = (os.path.join(work, d) for d in ("early", "late", "mixed-resume"))
     base = mpi + ["-np", "2", asteria] + COMMON + ["--optimizer", optimizer, "--checkpoint-every", "2"]
