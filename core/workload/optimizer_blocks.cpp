@@ -39,6 +39,7 @@ std::vector<BlockSpec> optimizer_blocks(const WorkloadModel& model, OptimizerKin
         weight.order <= 1 ? std::vector<index>{weight.elements()} : std::vector<index>{weight.rows, weight.cols};
     // The blocking optim::TensorOptimizer uses, so the two can never disagree.
     const std::vector<optim::BlockPlan> plan = optim::plan_blocks(kind, hp, shape);
+    const bool vector = optim::tensor_view(kind, hp, shape).vector;
     for (std::size_t b = 0; b < plan.size(); ++b) {
       const optim::BlockRegion& r = plan[b].region;
       const OptimizerKind block_kind = plan[b].kind;
@@ -50,7 +51,7 @@ std::vector<BlockSpec> optimizer_blocks(const WorkloadModel& model, OptimizerKin
       spec.col0 = r.col0;
       spec.rows = r.rows;
       spec.cols = r.cols;
-      spec.fallback = block_kind != kind;
+      spec.fallback = vector && block_kind == OptimizerKind::adamw;
       spec.kind = block_kind;
       spec.state_bytes = optim::state_bytes(block_kind, block_hp, r.rows, r.cols, element_bytes);
       spec.first_refresh = optim::refresh_cost(block_kind, block_hp, r.rows, r.cols, element_bytes, true);

@@ -27,7 +27,7 @@ struct BlockSpec {
   index col0 = 0;
   index rows = 0;
   index cols = 0;
-  bool fallback = false;   // an order <= 1 tensor handed to AdamW (not a preconditioned vector)
+  bool fallback = false;   // a vector (order <= 1, or merged) handed to AdamW, not preconditioned
   optim::OptimizerKind kind = optim::OptimizerKind::adamw;  // the block's own optimizer
   std::size_t state_bytes = 0;
   // The refresh job's pieces of work (RefreshJob::cost()): the first refresh of the block and

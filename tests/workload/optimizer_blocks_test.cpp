@@ -73,12 +73,18 @@ TEST(WorkloadFigures, AreTheOptimizersShapeModel) {
 
 // The blocks of every tiny-model weight equal those of a real TensorOptimizer over that weight:
 // same regions, same allocated state. max_precond_dim 48 cuts 64 into 48 + 16 and 256 into
-// 5 x 48 + 16.
+// 5 x 48 + 16. Shampoo runs twice: as Asteria's, and with Distributed Shampoo's blocking
+// (vectors preconditioned, not handed to AdamW).
 TEST(OptimizerBlocks, MatchRealTensorOptimizersOfTheTinyModel) {
   const WorkloadModel model = build_workload(find_model_config("tiny"));
-  for (OptimizerKind kind : kAllKinds) {
+  std::vector<std::pair<OptimizerKind, bool>> cases;
+  for (OptimizerKind kind : kAllKinds) cases.emplace_back(kind, false);
+  cases.emplace_back(OptimizerKind::shampoo, true);
+  for (const auto& [kind, ds_blocking] : cases) {
+    SCOPED_TRACE(std::string(optim::to_string(kind)) + (ds_blocking ? " with DS blocking" : ""));
     Hyperparameters hp = optim::default_hyperparameters(kind);
     hp.max_precond_dim = 48;
+    hp.precondition_vectors = hp.merge_small_dims = ds_blocking;
     const std::vector<BlockSpec> blocks = optimizer_blocks(model, kind, hp, sizeof(float));
     std::size_t next = 0;
     for (std::size_t w = 0; w < model.weights.size(); ++w) {
@@ -96,7 +102,7 @@ TEST(OptimizerBlocks, MatchRealTensorOptimizersOfTheTinyModel) {
         EXPECT_EQ(spec.col0, block.region.col0);
         EXPECT_EQ(spec.rows, block.region.rows);
         EXPECT_EQ(spec.cols, block.region.cols);
-        EXPECT_EQ(spec.fallback, weight.order == 1);
+        EXPECT_EQ(spec.fallback, weight.order == 1 && !ds_blocking);
         EXPECT_EQ(spec.state_bytes, block.optimizer->state().tensor_bytes()) << spec.label;
         // The real block's first refresh job (fallbacks run AdamW, with no refresh): every matrix
         // method refreshes after its first gradient under these hyperparameters.
