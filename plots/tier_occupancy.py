@@ -34,7 +34,7 @@ TIERS = (
 BUFFERS = ("shadow_bytes", "refresh buffers\n(host memory)", OKABE_ITO["yellow"])
 REQUIRED_COLUMNS = ["step", "warmup"] + [column for column, _, _ in TIERS] + [BUFFERS[0]]
 MEASURED_LINE = OKABE_ITO["black"]  # the first measured step
-TITLE = "Resident optimizer state per memory tier"
+TITLE = "Optimizer state per memory tier, and the refresh buffers beside it"
 COLUMNS_OF_PANELS = 4
 
 
@@ -81,8 +81,8 @@ def occupancy_figure(runs, title=TITLE):
         axes.step(x, bottom, where="post", color="#333333", linewidth=0.8, label="_total")
         buffers = numpy.append(run[BUFFERS[0]], run[BUFFERS[0]][-1]) / divisor
         if buffers.any():
-            axes.fill_between(x, bottom, bottom + buffers, step="post", color=BUFFERS[2], hatch="////",
-                              linewidth=0, label="_buffers")
+            axes.fill_between(x, bottom, bottom + buffers, step="post", facecolor=BUFFERS[2], edgecolor="white",
+                              hatch="////", linewidth=0, label="_buffers")
         top = float((bottom + buffers).max())
         measured = numpy.flatnonzero(run["measured"])
         if measured[0] > 0:  # warm-up steps first: mark where the measured steps begin
@@ -92,7 +92,7 @@ def occupancy_figure(runs, title=TITLE):
         axes.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 5, 10], integer=True))
         group, rest = split_config(label)
         axes.set_title(f"{group}\n{rest}" if group else wrap_name(label), fontsize=8.5)
-        axes.set_ylabel(f"state ({unit})")
+        axes.set_ylabel(f"memory ({unit})")
         axes.grid(alpha=0.25)
         axes.set_axisbelow(True)
         if index + columns >= len(runs):  # nothing below: this panel carries the step axis
@@ -104,7 +104,7 @@ def occupancy_figure(runs, title=TITLE):
         axes.remove()
     handles = [Patch(color=colour, label=tier) for _, tier, colour in reversed(TIERS)]
     if any(run[BUFFERS[0]].any() for _, run in runs):
-        handles.insert(0, Patch(color=BUFFERS[2], hatch="////", label=BUFFERS[1]))
+        handles.insert(0, Patch(facecolor=BUFFERS[2], edgecolor="white", hatch="////", label=BUFFERS[1]))
     if any(not run["measured"][0] for _, run in runs):
         handles.append(Line2D([], [], color=MEASURED_LINE, linestyle="--", linewidth=1.1,
                               label="first measured step\n(warm-up before it)"))
