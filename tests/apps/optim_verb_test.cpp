@@ -124,6 +124,37 @@ TEST_F(OptimVerb, UnsetHyperparametersTakeTheOptimizersDefaults) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-13) << "element " << i;
 }
 
+// --preset distributed-shampoo is the library's Shampoo with the preset's hyperparameters (the
+// 3x2 parameter, 6 values, is merged into one vector and preconditioned); options given after
+// it still win; another optimizer is refused.
+TEST_F(OptimVerb, ThePresetIsTheLibraryWithThePresetsHyperparameters) {
+  write_inputs<double>();
+  Args a = args("shampoo");
+  a.insert(a.end(), {"--preset", "distributed-shampoo", "--eps", "1e-3"});
+  const Outcome r = run_cli(a);
+  ASSERT_EQ(r.code, 0) << r.err;
+  optim::Hyperparameters hp = optim::preset_hyperparameters(
+      optim::OptimizerKind::shampoo, optim::HyperparameterPreset::distributed_shampoo, "test");
+  hp.eps = 1e-3;
+  optim::TensorOptimizer<double> library(optim::OptimizerKind::shampoo, hp, {3, 2});
+  ASSERT_EQ(library.blocks().size(), 1u);
+  EXPECT_EQ(library.blocks()[0].optimizer->name(), "shampoo");
+  EXPECT_EQ(library.blocks()[0].region.rows, 1);
+  std::vector<double> w = params_, expected;
+  for (std::size_t t = 0; t < 4; ++t) {
+    library.step(w, std::span<const double>(grads_).subspan(6 * t, 6));
+    expected.insert(expected.end(), w.begin(), w.end());
+  }
+  EXPECT_EQ(io::read_npy(out_file_).values_as<double>(), expected);
+
+  Args soap = args("soap");
+  soap.insert(soap.end(), {"--preset", "distributed-shampoo"});
+  const Outcome refused = run_cli(soap);
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("--preset"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("expected --optimizer shampoo"), std::string::npos) << refused.err;
+}
+
 TEST_F(OptimVerb, GradientsOfTheOtherDtypeAreConvertedToTheParamsDtype) {
   params_ = gaussian(6, 1);
   grads_ = cast<double>(cast<float>(gaussian(12, 2)));  // float32 values, exact in float64
