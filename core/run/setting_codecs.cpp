@@ -134,7 +134,7 @@ Codec<std::optional<std::pair<std::int64_t, std::int64_t>>> step_range() {
 
 Codec<Straggler> straggler() {
   return {[](const std::string& t, const std::string& o) {
-            const std::string expectation = "RANK:FACTOR (e.g. 3:2.5), found '" + t + "'";
+            const std::string expectation = "expected RANK:FACTOR (e.g. 3:2.5), found '" + t + "'";
             const std::size_t colon = t.find(':');
             if (colon == std::string::npos) throw InputError(kSource, o, expectation);
             Straggler s;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,13 @@ Codec<E> words(std::vector<std::pair<std::string, E>> table) {
               if (e == value) return std::optional<std::string>(word);
             return std::optional<std::string>();
           }};
+}
+// An enumeration's values by their own names (to_string): words() of {to_string(v), v}.
+template <class E, class Name>
+Codec<E> named(std::initializer_list<E> values, Name name) {
+  std::vector<std::pair<std::string, E>> table;
+  for (E value : values) table.emplace_back(std::string(name(value)), value);
+  return words<E>(std::move(table));
 }
 // Bytes >= minimum: "512MiB", "1.5GB", "4096"; written exactly ("8GiB", "1000000").
 Codec<std::size_t> size(std::size_t minimum = 1);

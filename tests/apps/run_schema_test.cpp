@@ -113,9 +113,17 @@ TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
            {{"--steps", "ten"}, "--steps: expected an integer >= 1, found 'ten'"},
            {{"--defer-fraction", "1"}, "--defer-fraction: expected a fraction in [0, 1), found '1'"},
            {{"--refresh-sharing", "some"}, "--refresh-sharing: expected owners or replicated, found 'some'"},
-           {{"--straggler", "x"}, "--straggler: RANK:FACTOR (e.g. 3:2.5), found 'x'"},
+           {{"--straggler", "x"}, "--straggler: expected RANK:FACTOR (e.g. 3:2.5), found 'x'"},
            {{"--grafting", "yes"}, "--grafting: expected true or false, found 'yes'"},
-           {{"--weights-on", "disk"}, "--weights-on: device, host or nvme, found 'disk'"}}) {
+           {{"--weights-on", "disk"}, "--weights-on: expected device, host or nvme, found 'disk'"},
+           // Every enumeration in the same words: the option, the names, what was found.
+           {{"--publish", "eager"}, "command line: --publish: expected deterministic or opportunistic, found 'eager'"},
+           {{"--schedule", "diagonal"}, "command line: --schedule: expected horizontal or vertical, found 'diagonal'"},
+           {{"--refresh-on", "gpu"}, "command line: --refresh-on: expected host or device, found 'gpu'"},
+           {{"--placement", "disk"},
+            "command line: --placement: expected device, host, tiered, nvme or planned, found 'disk'"},
+           {{"--numerics", "exact"}, "command line: --numerics: expected values, refresh or shapes, found 'exact'"},
+           {{"--preset", "ds"}, "command line: --preset: expected asteria or distributed-shampoo, found 'ds'"}}) {
     try {
       (void)read(RunVerb::train, args);
       ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
