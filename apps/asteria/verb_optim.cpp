@@ -12,6 +12,8 @@
 
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/options.hpp"
+#include "apps/asteria/setting_options.hpp"
+#include "core/run/run_schema.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/error.hpp"
 #include "core/io/npy.hpp"
@@ -124,9 +126,10 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
        "adamw | shampoo | soap | kl-shampoo | muon")
       ("params", po::value<std::string>()->required()->value_name("P.npy"), "initial parameters")
       ("grads", po::value<std::string>()->required()->value_name("G.npy"), "gradients, (steps, *param shape)")
-      ("out", po::value<std::string>()->required()->value_name("TRAJ.npy"), "parameters after each step")
-      ("preset", po::value<std::string>()->default_value("asteria")->value_name("NAME"),
-       "the hyperparameters' defaults: asteria | distributed-shampoo (Shampoo as Distributed Shampoo's constructor)");
+      ("out", po::value<std::string>()->required()->value_name("TRAJ.npy"), "parameters after each step");
+  optim::HyperparameterPreset preset = optim::HyperparameterPreset::asteria;
+  OptionsBuilder preset_option(files, std::nullopt, /*show_defaults=*/true);
+  run::describe_preset(preset_option, preset);
   po::options_description all;
   all.add(files).add(hyperparameter_options());
   const std::string details = hyperparameter_defaults_table();
@@ -138,8 +141,9 @@ int optim_main(const Args& args, std::ostream& out, std::ostream& err) {
   real::require_cpu_blas_kernels("asteria optim");
 
   const optim::OptimizerKind kind = optim::parse_optimizer_kind((*values)["optimizer"].as<std::string>());
-  optim::Hyperparameters hp = optim::preset_hyperparameters(
-      kind, optim::parse_hyperparameter_preset((*values)["preset"].as<std::string>(), "--preset"), "--preset");
+  OptionsReader preset_reader(*values, std::nullopt);
+  run::describe_preset(preset_reader, preset);
+  optim::Hyperparameters hp = optim::preset_hyperparameters(kind, preset, "--preset");
   apply_hyperparameter_options(*values, hp);
   optim::validate(hp, "command line");
 

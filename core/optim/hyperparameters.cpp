@@ -56,12 +56,6 @@ std::string_view to_string(HyperparameterPreset preset) noexcept {
   return preset == HyperparameterPreset::distributed_shampoo ? "distributed-shampoo" : "asteria";
 }
 
-HyperparameterPreset parse_hyperparameter_preset(const std::string& text, const std::string& option) {
-  for (HyperparameterPreset p : {HyperparameterPreset::asteria, HyperparameterPreset::distributed_shampoo})
-    if (text == to_string(p)) return p;
-  throw InputError("command line", option, "expected asteria or distributed-shampoo, found '" + text + "'");
-}
-
 Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source) {
   Hyperparameters hp = default_hyperparameters(kind);
   if (preset == HyperparameterPreset::asteria) return hp;

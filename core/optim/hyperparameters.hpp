@@ -105,8 +105,6 @@ Hyperparameters default_hyperparameters(OptimizerKind kind);
 // vectors, small dimensions merged, refresh every step, blocks of 1024 — its trajectories.
 enum class HyperparameterPreset { asteria, distributed_shampoo };
 std::string_view to_string(HyperparameterPreset preset) noexcept;  // "asteria", "distributed-shampoo"
-// Throws InputError("command line", option, expectation) for another word.
-HyperparameterPreset parse_hyperparameter_preset(const std::string& text, const std::string& option);
 // The preset's values for `kind`; InputError naming `source` when the preset is not `kind`'s.
 Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source);
 

@@ -148,6 +148,16 @@ void describe_train(V& v, TrainConfig& t) {
   v.value(resume, t.resume, codec::path());
 }
 
+// The defaults the hyperparameters start from: a run setting, and asteria optim's too.
+template <class V>
+void describe_preset(V& v, optim::HyperparameterPreset& preset) {
+  v.value(Setting{"preset", "NAME",
+                  "the hyperparameters' defaults: asteria (each optimizer's, README) | distributed-shampoo (Shampoo "
+                  "as Distributed Shampoo's constructor: no grafting, one-sided Shampoo on vectors, merged small "
+                  "dimensions, refresh every step, blocks of 1024)"},
+          preset, codec::named({optim::HyperparameterPreset::asteria, optim::HyperparameterPreset::distributed_shampoo}));
+}
+
 // The run's own settings (the hyperparameters are described above, apart: they follow the
 // optimizer, which must be known first).
 template <class V>
@@ -170,19 +180,12 @@ void describe_run(V& v, RunConfig& c) {
   v.value(Setting{"optimizer", "NAME", "adamw | shampoo | soap | kl-shampoo | muon"}, c.optimizer,
           codec::name<optim::OptimizerKind>([](const std::string& t, const std::string& o) { return optim::parse_optimizer_kind(t, o); },
                                             [](optim::OptimizerKind k) { return optim::to_string(k); }));
-  v.value(Setting{"preset", "NAME",
-                  "the hyperparameters' defaults: asteria (each optimizer's, README) | distributed-shampoo (Shampoo "
-                  "as Distributed Shampoo's constructor: no grafting, one-sided Shampoo on vectors, merged small "
-                  "dimensions, refresh every step, blocks of 1024)"},
-          c.preset,
-          codec::named({optim::HyperparameterPreset::asteria, optim::HyperparameterPreset::distributed_shampoo},
-                       [](optim::HyperparameterPreset p) { return optim::to_string(p); }));
+  describe_preset(v, c.preset);
   v.value(Setting{"placement", "POLICY",
                   "optimizer state placement: device | host | tiered | nvme (planned: with --placement-file)"},
           c.placement,
           codec::named({runtime::PlacementPolicy::device, runtime::PlacementPolicy::host, runtime::PlacementPolicy::tiered,
-                        runtime::PlacementPolicy::nvme, runtime::PlacementPolicy::planned},
-                       [](runtime::PlacementPolicy p) { return runtime::to_string(p); }));
+                        runtime::PlacementPolicy::nvme, runtime::PlacementPolicy::planned}));
   v.value(Setting{"placement-file", "FILE",
                   "place and update every optimizer block as this plan (asteria plan --out FILE) says; its schedule "
                   "settings (and model, optimizer) apply unless given here"},
@@ -193,15 +196,13 @@ void describe_run(V& v, RunConfig& c) {
   v.value(Setting{"publish", "POLICY",
                   "deterministic (results depend on S only) | opportunistic (newest finished refresh within S)"},
           c.publish,
-          codec::named({runtime::PublishPolicy::deterministic, runtime::PublishPolicy::opportunistic},
-                       [](runtime::PublishPolicy p) { return runtime::to_string(p); }));
+          codec::named({runtime::PublishPolicy::deterministic, runtime::PublishPolicy::opportunistic}));
   v.value(Setting{"refresh-on", "WHERE",
                   "host (refreshes on the host workers, published under the staleness bound) | device (on the device "
                   "stream in order with the step, on the device's solver: cuSOLVER on a GPU; the synchronous "
                   "baseline, with --staleness 0)"},
           c.refresh_on,
-          codec::named({runtime::RefreshSite::host, runtime::RefreshSite::device},
-                       [](runtime::RefreshSite s) { return runtime::to_string(s); }));
+          codec::named({runtime::RefreshSite::host, runtime::RefreshSite::device}));
   v.value(Setting{"refresh-sharing", "HOW",
                   "data-parallel ranks: owners (each block's refreshes run on one rank, chosen by cost, and the results "
                   "travel hierarchically) | replicated (every rank runs every refresh)"},
@@ -221,15 +222,13 @@ void describe_run(V& v, RunConfig& c) {
                   "horizontal (micro-batch after micro-batch) | vertical (all micro-batches of a layer before the next, "
                   "in snake order: GreedySnake)"},
           c.schedule,
-          codec::named({plan::ScheduleOrder::horizontal, plan::ScheduleOrder::vertical},
-                       [](plan::ScheduleOrder s) { return plan::to_string(s); }));
+          codec::named({plan::ScheduleOrder::horizontal, plan::ScheduleOrder::vertical}));
   v.value(Setting{"micro-batches", "M", "micro-batches per step (gradient accumulation; the step's batch is split evenly)"},
           c.micro_batches, codec::integer(1));
   v.value(Setting{"defer-fraction", "ALPHA",
                   "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, in [0, 1)"},
           c.defer_fraction, codec::fraction_below_one());
-  const auto tier = codec::named({platform::Tier::device, platform::Tier::host, platform::Tier::nvme},
-                                  [](platform::Tier t) { return platform::to_string(t); });
+  const auto tier = codec::named({platform::Tier::device, platform::Tier::host, platform::Tier::nvme});
   v.value(Setting{"weights-on", "TIER",
                   "where the model's weights rest between uses: device | host | nvme (fetched before each use)"},
           c.model_tiers.weights, tier);
@@ -253,8 +252,7 @@ void describe_run(V& v, RunConfig& c) {
                   "values (every op computes) | refresh (only refreshes compute after the warm-up) | shapes (nothing does)",
                   kAll, false},
           c.numerics,
-          codec::named({platform::Numerics::values, platform::Numerics::refresh, platform::Numerics::shapes},
-                       [](platform::Numerics n) { return platform::to_string(n); }));
+          codec::named({platform::Numerics::values, platform::Numerics::refresh, platform::Numerics::shapes}));
   v.value(Setting{"time", "SOURCE",
                   "modelled (real clock, emulated device kernels) | measured (real clock, real kernels) | simulated "
                   "(the discrete-event backend); sim: simulated only, train: measured only",

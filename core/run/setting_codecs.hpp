@@ -53,11 +53,12 @@ Codec<E> words(std::vector<std::pair<std::string, E>> table) {
             return std::optional<std::string>();
           }};
 }
-// An enumeration's values by their own names (to_string): words() of {to_string(v), v}.
-template <class E, class Name>
-Codec<E> named(std::initializer_list<E> values, Name name) {
+// An enumeration's values by their own names (the to_string of its namespace): words() of
+// {to_string(v), v}.
+template <class E>
+Codec<E> named(std::initializer_list<E> values) {
   std::vector<std::pair<std::string, E>> table;
-  for (E value : values) table.emplace_back(std::string(name(value)), value);
+  for (E value : values) table.emplace_back(std::string(to_string(value)), value);
   return words<E>(std::move(table));
 }
 // Bytes >= minimum: "512MiB", "1.5GB", "4096"; written exactly ("8GiB", "1000000").
