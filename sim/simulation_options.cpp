@@ -12,11 +12,6 @@ namespace asteria::sim {
 
 namespace {
 
-std::size_t bytes_of(double value) {
-  if (!(value > 0.0)) return 0;
-  return static_cast<std::size_t>(std::floor(value));
-}
-
 std::string source_of(const hw::HardwareProfile& profile) {
   if (!profile.origin.empty()) return profile.origin;
   return "profile '" + profile.name + "'";
@@ -48,27 +43,6 @@ class Checker {
 };
 
 }  // namespace
-
-TierBudgets budgets_from(const hw::HardwareProfile& profile) {
-  TierBudgets b;
-  const double host = profile.host_memory.bytes.value * profile.host_memory.usable_fraction.value;
-  b.device = bytes_of(profile.gpu.memory_bytes.value);
-  b.host = bytes_of(host);
-  b.nvme = bytes_of(profile.nvme.bytes.value);
-  if (profile.host_memory.unified) {
-    b.unified = b.host;
-    b.device = std::min(b.device, b.unified);
-  }
-  return b;
-}
-
-int default_host_workers(const hw::HardwareProfile& profile) {
-  const int cores = static_cast<int>(profile.cpu.cores.value);
-  const int threads = std::max(1, static_cast<int>(profile.cpu.threads_per_worker.value));
-  // The training loop's thread, or a CPU device's stream threads, keep their cores.
-  const int kept = profile.device == hw::DeviceKind::cpu ? static_cast<int>(profile.gpu.device_threads.value) : 1;
-  return std::max(1, (cores - kept) / threads);
-}
 
 long long max_simulated_actors() {
   long long maps = 65530;  // Linux's default vm.max_map_count

@@ -9,29 +9,16 @@
 #include "core/platform/execution.hpp"
 #include "hwmodels/cost_model.hpp"
 #include "hwmodels/profile.hpp"
+#include "hwmodels/unit_budgets.hpp"
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/recorder.hpp"
 
 namespace asteria::sim {
 
-// Budgets of one unit's tiers, in bytes. `unified`, when non-zero, also bounds device + host
-// together (GB10-style memory that the GPU and the CPU allocate from one pool).
-struct TierBudgets {
-  std::size_t device = 0;
-  std::size_t host = 0;
-  std::size_t nvme = 0;
-  std::size_t unified = 0;  // 0: device and host are separate memories
-};
-
-// The budgets a profile implies: device = gpu.memory_bytes (the profile states what the GPU may
-// use), host = host_memory.bytes · usable_fraction, nvme = nvme.bytes; for unified memory,
-// unified = host_memory.bytes · usable_fraction as well, so device + host stay within the pool.
-TierBudgets budgets_from(const hw::HardwareProfile& profile);
-
-// Refresh workers per unit when none are asked for: the unit's cores less the training loop's one
-// (a CPU device: less its gpu.device_threads), divided among workers of cpu.threads_per_worker
-// threads each, at least one.
-int default_host_workers(const hw::HardwareProfile& profile);
+// The unit's budgets and default workers come from the profile (hwmodels/unit_budgets.hpp).
+using hw::TierBudgets;
+using hw::budgets_from;
+using hw::default_host_workers;
 
 struct SimulationOptions {
   hw::HardwareProfile profile;

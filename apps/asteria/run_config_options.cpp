@@ -26,50 +26,11 @@ po::options_description run_config_options(RunVerb verb) {
   return o;
 }
 
-runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, runtime::DeviceSeconds device_seconds) {
-  runtime::DriverOptions o;
-  o.numerics = spec.numerics;
-  o.warmup_steps = warmup_steps;
-  o.store.policy = spec.placement;
-  o.planned_blocks = spec.planned_blocks;
-  o.store.lookahead = spec.lookahead;
-  o.service = runtime::service_options(spec.hp, spec.staleness, spec.publish);
-  o.service.refresh_site = spec.refresh_on;
-  o.device_seconds = std::move(device_seconds);
-  o.share_refreshes = spec.share_refreshes;
-  o.sync_period = spec.sync_period;
-  o.shard_state = spec.shard_state;
-  o.schedule.order = spec.schedule;
-  o.schedule.micro_batches = spec.micro_batches;
-  o.schedule.defer_fraction = spec.defer_fraction;
-  o.schedule.tiers = spec.model_tiers;
-  o.schedule.recompute_activations = spec.recompute_activations;
-  // Computing values on the real backend, each hook's device launch computes every optimizer op
-  // of the hook, host-placed ones too (the preconditioner service is single-threaded): their
-  // time goes there, and the trace says so.
-  if (spec.time != platform::TimeSource::simulated && spec.numerics == platform::Numerics::values)
-    o.numerics_site = plan::NumericsSite::hook_launch;
-  return o;
-}
-
 void warn_if_planned_elsewhere(const RunConfig& spec, std::string_view verb, std::ostream& err) {
   if (!spec.planned_for_hw || !spec.hw || *spec.hw == *spec.planned_for_hw) return;
   err << "asteria " << verb << ": warning: the plan file " << spec.placement_file->string() << " was made for "
       << *spec.planned_for_hw << "; running it on " << *spec.hw
       << " (a what-if: its placement was chosen for the other machine)\n";
-}
-
-int warmup_steps_of(const RunConfig& spec, int at_least) {
-  if (spec.warmup_steps) return *spec.warmup_steps;
-  const optim::Step first = runtime::first_publication_step(spec.optimizer, spec.hp, spec.staleness);
-  const optim::Step longest = std::max<optim::Step>(1000, 10 * static_cast<optim::Step>(spec.steps));
-  if (first > longest)
-    throw InputError("command line", "--staleness",
-                     "a warm-up of at most " + std::to_string(longest) +
-                         " steps (the larger of 1000 and 10 x --steps) before the first measured step; at --staleness " +
-                         std::to_string(spec.staleness) + " the first refresh is published at step " +
-                         std::to_string(first) + " (give --warmup-steps to run that anyway)");
-  return std::max(at_least, static_cast<int>(first));
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "apps/asteria/options.hpp"
+#include "core/run/driver_settings.hpp"
 #include "core/run/run_config.hpp"
 #include "core/run/setting_codecs.hpp"
 #include "core/optim/hyperparameters.hpp"
@@ -47,15 +48,9 @@ void validate(const RunConfig& spec);
 // allowed (a what-if), never silent.
 void warn_if_planned_elsewhere(const RunConfig& spec, std::string_view verb, std::ostream& err);
 
-// The warm-up: --warmup-steps if given, otherwise until the first refresh is published (at least
-// `at_least` steps), so that measured steps are steady state. A derived warm-up longer than both
-// 1000 steps and 10 x --steps is an InputError naming --staleness (a huge S would otherwise run
-// for ages before the first measured step).
-int warmup_steps_of(const RunConfig& spec, int at_least = 0);
-
-// The step driver's options the spec implies (numerics, placement, staleness, publication, the
-// failure policies of its hyperparameters) with `warmup_steps` and the device time model.
-runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, runtime::DeviceSeconds device_seconds);
+// The warm-up and the step driver's options a spec implies (core/run/driver_settings.hpp).
+using run::driver_options;
+using run::warmup_steps_of;
 
 using run::codec::parse_step_range;
 

@@ -13,7 +13,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/plan_file.hpp"
-#include "apps/asteria/plan_problem.hpp"
+#include "core/planner/step_model.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/sim_verb.hpp"
@@ -28,6 +28,13 @@ namespace asteria::cli {
 namespace {
 
 using platform::Tier;
+using planner::ChooseOptions;
+using planner::ChosenPlan;
+using planner::PlanMethod;
+using planner::StepPrediction;
+using planner::choose_plan;
+using planner::parse_plan_method;
+using planner::predict_step;
 
 constexpr std::string_view kAbout =
     "Chooses, for every optimizer block, the tier its state rests on (device, host, nvme) and where its\n"
@@ -44,7 +51,7 @@ constexpr std::string_view kDetails =
     "  (every K-th unit updated on the device: Deep Optimizer States); the baselines rest state on the\n"
     "  first tier with room, device first. Units: blocks, or --subgroups consecutive blocks merged.\n"
     "The prediction is a lower bound of the step: the busiest resource's summed seconds (apps/asteria/\n"
-    "  plan_problem.hpp); waits between dependent ops make the simulated step longer.\n";
+    "  core/planner/step_model.hpp); waits between dependent ops make the simulated step longer.\n";
 
 // Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
 constexpr std::array<const char*, 9> kNotForPlan = {"placement",   "placement-file", "trace",
@@ -79,7 +86,7 @@ po::options_description plan_options() {
 std::string seconds_text(double s) { return significant(s, 4); }
 
 // Blocks per (tier, site), and their state.
-std::string choice_counts(const PlanModel& m, const planner::Assignment& a) {
+std::string choice_counts(const planner::StepModel& m, const planner::Assignment& a) {
   std::array<std::array<int, 2>, platform::kTierCount> count{};
   std::array<double, platform::kTierCount> bytes{};
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -95,7 +102,7 @@ std::string choice_counts(const PlanModel& m, const planner::Assignment& a) {
   return table_text(t);
 }
 
-std::string resource_table(const PlanModel& m, const StepPrediction& p) {
+std::string resource_table(const planner::StepModel& m, const StepPrediction& p) {
   Table t{{"resource", "fixed s", "blocks s", "total s", ""}, {false, true, true, true, false}, {}};
   for (int r = 0; r < planner::kResourceCount; ++r) {
     const auto i = static_cast<std::size_t>(r);
@@ -118,7 +125,7 @@ std::string placement_summary(const planner::Assignment& a) {
   return s.empty() ? "none" : s;
 }
 
-std::string baselines_table(const PlanModel& m, const ChosenPlan& chosen, const ChooseOptions& options) {
+std::string baselines_table(const planner::StepModel& m, const ChosenPlan& chosen, const ChooseOptions& options) {
   Table t{{"method", "step s", "update s", "binding", "placement (tier/site)"}, {false, true, true, false, false}, {}};
   const std::array<PlanMethod, 4> methods = {{{PlanMethod::Kind::all_device, 0},
                                               {PlanMethod::Kind::all_host, 0},
@@ -137,7 +144,7 @@ std::string baselines_table(const PlanModel& m, const ChosenPlan& chosen, const 
   return table_text(t);
 }
 
-void print_plan(const PlanModel& m, const RunConfig& spec, const ChosenPlan& chosen, const ChooseOptions& options,
+void print_plan(const planner::StepModel& m, const RunConfig& spec, const ChosenPlan& chosen, const ChooseOptions& options,
                 std::ostream& out) {
   const planner::Capacities& cap = m.problem.capacities;
   double state = 0;
@@ -166,7 +173,7 @@ void print_plan(const PlanModel& m, const RunConfig& spec, const ChosenPlan& cho
   out << "methods side by side:\n" << baselines_table(m, chosen, options);
 }
 
-PlanFile plan_file(const PlanModel& m, const RunConfig& spec, const ChosenPlan& chosen) {
+PlanFile plan_file(const planner::StepModel& m, const RunConfig& spec, const ChosenPlan& chosen) {
   PlanFile f;
   f.hw = *spec.hw;
   f.model = *spec.model;
@@ -238,9 +245,9 @@ RunConfig search_schedule(const RunConfig& spec, std::optional<int> batch, const
       RunConfig candidate = spec;
       candidate.micro_batches = m;
       candidate.defer_fraction = alpha;
-      std::optional<PlanModel> model;
+      std::optional<planner::StepModel> model;
       try {
-        model = build_plan_model(candidate, profile, workload);
+        model = planner::build_step_model(candidate, profile, workload.weights, workload.stack.layers);
       } catch (const InputError& e) {  // this candidate cannot be placed: say why, try the next
         t.add_row({std::to_string(m), significant(alpha, 2), "-", "does not fit: " + e.field()});
         progress.done(++done, which + ": does not fit");
@@ -333,7 +340,7 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
   if (v.count("search-schedule") != 0) spec = search_schedule(spec, batch, profile, workload, method, options, show_progress, out, err);
-  const PlanModel model = build_plan_model(spec, profile, workload);
+  const planner::StepModel model = planner::build_step_model(spec, profile, workload.weights, workload.stack.layers);
   const ChosenPlan chosen = choose_plan(model, method, options);
   print_plan(model, spec, chosen, options, out);
   const PlanFile file = plan_file(model, spec, chosen);

@@ -11,7 +11,8 @@
 
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/plan_file.hpp"
-#include "apps/asteria/plan_problem.hpp"
+#include "apps/asteria/sim_verb.hpp"
+#include "core/planner/step_model.hpp"
 #include "apps/asteria/run_config_options.hpp"
 #include "core/common/error.hpp"
 #include "hwmodels/profile_loader.hpp"
@@ -22,6 +23,13 @@ namespace asteria::cli {
 namespace {
 
 using platform::Tier;
+using planner::ChooseOptions;
+using planner::ChosenPlan;
+using planner::PlanMethod;
+using planner::StepPrediction;
+using planner::choose_plan;
+using planner::parse_plan_method;
+using planner::predict_step;
 using testing::CliOutcome;
 using testing::TempDir;
 
@@ -147,7 +155,7 @@ TEST(PlanVerb, ThePlanProblemFollowsTheDriversBlocks) {
   spec.hp.max_precond_dim = 2048;
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile("gh200"));
   const SimWorkload workload = workload_from_config("tiny", 1);
-  const PlanModel m = build_plan_model(spec, profile, workload);
+  const planner::StepModel m = planner::build_step_model(spec, profile, workload.weights, workload.stack.layers);
   ASSERT_FALSE(m.problem.blocks.empty());
   // Labels as the step driver writes them (TensorOptimizer's describe_block).
   EXPECT_NE(m.problem.blocks[0].label.find(" block 0 (rows 0:"), std::string::npos) << m.problem.blocks[0].label;

@@ -58,7 +58,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   optim::validate(hp, source);
   service_ = std::make_unique<PreconditionerService<T>>(platform_, options_.service);
   layer_count_ = model_.layer_count();
-  for (std::size_t l = 0; l < layer_count_; ++l) add_layer_blocks(l, kind, hp);
+  add_blocks(kind, hp);
   platform::Comm* comm = platform_.comm();
   if (options_.schedule.data_parallel_ranks > 1 &&
       (comm == nullptr || comm->size() != options_.schedule.data_parallel_ranks))
@@ -94,7 +94,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<int> refresh_owners;
   if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !options_.shard_state) {
     std::vector<double> costs;
-    for (const Block& b : blocks_) costs.push_back(b.refresh_flops);
+    for (const BlockSetup& b : setup_.blocks) costs.push_back(b.warm_refresh_flops);
     platform::Comm& side = *platform_.side_comm();  // off the gradients' queue
     refresh_owners = assign_refresh_owners(costs, side);
     service_->share_refreshes(side, refresh_owners, options_.sync_period);
@@ -105,14 +105,13 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   // until the plan exists the per-block bound stands in (the larger, as the host release delay
   // assumed so far), then the pool replaces it.
   // A block whose refresh another rank owns holds receiving jobs: their results' bytes only.
-  std::vector<ShadowDemand> demands(blocks_.size());
+  std::vector<bool> receiving(blocks_.size(), false);
+  std::vector<bool> holds(blocks_.size(), false);
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
-    const Block& b = blocks_[i];
-    if (!b.local) continue;
-    const bool receiving = !refresh_owners.empty() && refresh_owners[i] != platform_.side_comm()->rank();
-    demands[i] = {receiving && b.receiving_job_bytes > 0 ? b.receiving_job_bytes : b.job_bytes, b.live_jobs,
-                  b.optimizer->activation_delay(), !refresh_owners.empty()};
+    holds[i] = blocks_[i].local;
+    receiving[i] = !refresh_owners.empty() && refresh_owners[i] != platform_.side_comm()->rank();
   }
+  const std::vector<ShadowDemand> demands = setup_.shadow_demands(receiving, !refresh_owners.empty(), holds);
   ShadowPoolSizing sizing;
   sizing.host_workers = platform_.host_workers().concurrency();
   sizing.staleness = options_.service.staleness;
@@ -120,9 +119,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
   if (options_.store.policy == PlacementPolicy::planned) {
-    std::vector<std::string> labels;
-    for (const Block& b : blocks_) labels.push_back(b.label);
-    check_planned_blocks(options_.planned_blocks, labels, "placement plan (--placement-file)");
+    check_planned_blocks(options_.planned_blocks, setup_.labels(), "placement plan (--placement-file)");
   }
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = blocks_[i];
@@ -171,43 +168,46 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   service_->set_aside_shadow(shadow_pool_bytes(bounds, store_->room_after_placement(platform::Tier::host)));
   store_->place();
   std::vector<PlanBlock> bound;
-  for (const Block& b : blocks_) bound.push_back({b.service_id, b.store_id, b.region, b.view});
+  for (std::size_t i = 0; i < blocks_.size(); ++i)
+    bound.push_back({blocks_[i].service_id, blocks_[i].store_id, setup_.blocks[i].cut.region, setup_.blocks[i].view});
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
                                                       options_.device_seconds, options_.issue_seconds_per_op,
                                                       options_.numerics_site);
 }
 
 template <linalg::Real T>
-void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp) {
-  const LayerSpec& spec = model_.layer(l);
-  const std::vector<index> shape = spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
-  // The blocking TensorOptimizer uses, with each block's own kind (AdamW for vectors).
-  const std::vector<optim::BlockPlan> cuts = optim::plan_blocks(kind, hp, shape);
-  const optim::MatrixShape view = optim::tensor_view(kind, hp, shape).shape;
-  optim::TensorOptimizer<T>* tensor = nullptr;
-  if (options_.numerics != platform::Numerics::shapes) {
-    tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, shape, spec.name));
-    tensor = tensors_.back().get();
-  }
-  for (std::size_t b = 0; b < cuts.size(); ++b) {
-    const optim::BlockPlan& cut = cuts[b];
+void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperparameters& hp) {
+  std::vector<LayerSpec> layers;
+  for (std::size_t l = 0; l < layer_count_; ++l) layers.push_back(model_.layer(l));
+  StepSetupOptions setup;
+  setup.element_bytes = sizeof(T);
+  setup.staleness = options_.service.staleness;
+  setup.schedule = options_.schedule;
+  setup.host_workers = platform_.host_workers().concurrency();
+  setup_ = set_up_step(layers, kind, hp, setup);
+  // The blocking TensorOptimizer uses (the same plan_blocks): with values each layer's blocks are
+  // its TensorOptimizer's, in order.
+  std::vector<optim::TensorOptimizer<T>*> tensors(layer_count_, nullptr);
+  if (options_.numerics != platform::Numerics::shapes)
+    for (std::size_t l = 0; l < layer_count_; ++l) {
+      const LayerSpec& spec = layers[l];
+      const std::vector<index> shape =
+          spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
+      tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, shape, spec.name));
+      tensors[l] = tensors_.back().get();
+    }
+  std::size_t within = 0;
+  for (std::size_t i = 0; i < setup_.blocks.size(); ++i) {
+    const BlockSetup& s = setup_.blocks[i];
+    within = i > 0 && setup_.blocks[i - 1].layer == s.layer ? within + 1 : 0;
     Block block;
-    block.layer = l;
-    block.region = cut.region;
-    block.view = view;
-    block.kind = cut.kind;
-    block.label = optim::describe_block(spec.name, b, cut.region);
-    for (const platform::Cost& piece : optim::refresh_cost(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T),
-                                                           /*first=*/false))
-      block.refresh_flops += piece.flops;
-    block.live_jobs = max_live_refresh_jobs(cut.kind, cut.hp, options_.service.staleness);
-    block.job_bytes = optim::refresh_job_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
-    block.receiving_job_bytes = optim::refresh_result_bytes(cut.kind, cut.hp, cut.region.rows, cut.region.cols, sizeof(T));
-    if (tensor != nullptr) {
-      block.optimizer = tensor->blocks()[b].optimizer.get();
+    block.layer = s.layer;
+    block.label = s.label;
+    if (optim::TensorOptimizer<T>* tensor = tensors[s.layer]; tensor != nullptr) {
+      block.optimizer = tensor->blocks().at(within).optimizer.get();
       block.bytes = std::make_unique<BlockStateRelocatable<T>>(block.optimizer->state());
     } else {
-      auto shape_block = std::make_unique<optim::ShapeBlock<T>>(cut.kind, cut.hp, cut.region.rows, cut.region.cols);
+      auto shape_block = std::make_unique<optim::ShapeBlock<T>>(s.cut.kind, s.cut.hp, s.cut.region.rows, s.cut.region.cols);
       block.bytes = std::make_unique<DeclaredBytes>(shape_block->state_bytes());
       block.optimizer = shape_block.get();
       shapes_.push_back(std::move(shape_block));
@@ -218,33 +218,15 @@ void StepDriver<T>::add_layer_blocks(std::size_t l, optim::OptimizerKind kind, c
 
 template <linalg::Real T>
 plan::StepPlan StepDriver<T>::make_plan() const {
-  std::vector<plan::LayerWork> layers;
-  for (std::size_t l = 0; l < layer_count_; ++l) {
-    const LayerSpec& spec = model_.layer(l);
-    const double values = static_cast<double>(spec.rows) * static_cast<double>(spec.cols) * sizeof(T);
-    layers.push_back({spec.name, spec.forward, spec.backward, values,
-                      spec.weight_bytes > 0.0 ? spec.weight_bytes : values, spec.checkpoint_bytes});
-  }
-  std::vector<plan::BlockWork> blocks;
+  std::vector<plan::Resource> sites;
+  std::vector<int> owners;
   for (const Block& b : blocks_) {
-    const optim::PhaseCosts costs = optim::phase_costs(b.kind, b.region.rows, b.region.cols, sizeof(T));
     const bool on_device = !b.local || store_->update_tier(b.store_id) == platform::Tier::device;
-    // Gradients and weights hold the model's values (T): what a host update moves each way.
-    const double values = static_cast<double>(b.region.rows) * static_cast<double>(b.region.cols) * sizeof(T);
-    blocks.push_back({static_cast<int>(b.layer), b.label, b.optimizer->activation_delay(),
-                      on_device ? plan::Resource::device : plan::Resource::host, costs.accumulate, costs.apply,
-                      costs.publish, values, values, b.owner});
+    sites.push_back(on_device ? plan::Resource::device : plan::Resource::host);
+    owners.push_back(b.owner);
   }
-  plan::ScheduleOptions schedule = options_.schedule;
-  if (platform::Comm* comm = platform_.comm(); comm != nullptr) schedule.rank = comm->rank();
-  schedule.host_release_delay = host_release_delay();
-  // Host updates use every worker, in pieces of a million values (DeepSpeed's CPU Adam works
-  // through a tensor in tiles on all of its threads).
-  if (schedule.host_piece_bytes == 0.0) {
-    schedule.host_piece_bytes = 1e6 * sizeof(T);
-    schedule.max_host_pieces = std::max(1, platform_.host_workers().concurrency());
-  }
-  return plan::schedule_plan(layers, blocks, schedule);
+  platform::Comm* comm = platform_.comm();
+  return setup_.plan(sites, owners, host_release_delay(), comm != nullptr ? comm->rank() : 0);
 }
 
 namespace {

@@ -3,8 +3,9 @@
 // Platform with the tiered state store and the preconditioner service in the loop, as a
 // framework integration would, and measures what the optimizer costs each step.
 //
-// The step is data: at construction the driver cuts every layer's tensor into optimizer blocks
-// (the real optimizers, or optim::ShapeBlocks when numerics are shapes), registers them with the
+// The step is data: at construction the driver sets the step up (step_setup.hpp: every layer's
+// tensor cut into optimizer blocks), builds each block's optimizer (the real optimizers, or
+// optim::ShapeBlocks when numerics are shapes), registers them with the
 // service and the store, sets aside host room for the refresh jobs' buffers
 // (the shadow pool, service/shadow_bound.hpp; the store keeps it free, so placement refuses a
 // run whose pool cannot fit), and has the horizontal schedule (core/plan/schedule.hpp) write
@@ -27,6 +28,7 @@
 #include "core/platform/platform.hpp"
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/driver/plan_interpreter.hpp"
+#include "core/runtime/driver/step_setup.hpp"
 #include "core/runtime/driver/synthetic_model.hpp"
 #include "core/runtime/driver/training_model.hpp"
 #include "core/runtime/service/preconditioner_service.hpp"
@@ -94,27 +96,19 @@ class StepDriver {
   std::size_t state_bytes() const noexcept;
 
  private:
+  // A block as this run holds it; what it is (label, region, costs, job bytes) is setup_'s.
   struct Block {
     std::size_t layer = 0;
     std::string label;
-    optim::BlockRegion region;
-    optim::MatrixShape view;  // the layer's tensor as the region indexes it (optim::tensor_view)
-    optim::OptimizerKind kind = optim::OptimizerKind::adamw;
     optim::BlockOptimizer<T>* optimizer = nullptr;
     std::unique_ptr<Relocatable> bytes;  // the state's arena, or declared bytes with shapes
     BlockId service_id = 0;
     BlockId store_id = 0;
-    std::int64_t live_jobs = 0;    // its refresh jobs alive at once at worst (shadow_bound.hpp)
-    std::size_t job_bytes = 0;     // one job's buffers
-    // The same for a receiving job (another rank owns the refresh): its result only; 0 when the
-    // result cannot travel (every rank then runs the job: job_bytes).
-    std::size_t receiving_job_bytes = 0;
-    double refresh_flops = 0.0;    // of one (warm) refresh: what ownership balances
     int owner = -1;                // sharded state: the rank that holds and updates it
     bool local = true;             // this rank holds its state (registered with the service and store)
   };
 
-  void add_layer_blocks(std::size_t l, optim::OptimizerKind kind, const optim::Hyperparameters& hp);
+  void add_blocks(optim::OptimizerKind kind, const optim::Hyperparameters& hp);
   plan::StepPlan make_plan() const;
   static void add_service_figures(StepRecord& r, const StepMetrics& metrics);
   int host_release_delay() const;
@@ -123,6 +117,7 @@ class StepDriver {
   TrainingModel<T>& model_;
   DriverOptions options_;
   std::size_t layer_count_ = 0;
+  StepSetup setup_;  // the layers' and blocks' work (step_setup.hpp)
   std::vector<std::unique_ptr<optim::TensorOptimizer<T>>> tensors_;  // values
   std::vector<std::unique_ptr<optim::BlockOptimizer<T>>> shapes_;    // shapes
   std::vector<Block> blocks_;

@@ -1,4 +1,4 @@
-#include "apps/asteria/plan_problem.hpp"
+#include "core/planner/step_model.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,26 +8,24 @@
 
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
-#include "core/optim/shape_model.hpp"
-#include "core/optim/tensor_optimizer.hpp"
 #include "core/planner/placement_baselines.hpp"
 #include "core/planner/subgroups.hpp"
+#include "core/run/driver_settings.hpp"
+#include "core/runtime/driver/step_setup.hpp"
 #include "core/runtime/service/shadow_bound.hpp"
 #include "core/workload/model_memory.hpp"
-#include "core/workload/optimizer_blocks.hpp"
 #include "hwmodels/cost_model.hpp"
-#include "sim/simulation_options.hpp"
+#include "hwmodels/unit_budgets.hpp"
 
-namespace asteria::cli {
+namespace asteria::planner {
 namespace {
 
 using platform::Tier;
-using planner::Resource;
 
 constexpr std::size_t kElementBytes = sizeof(float);  // state and values in fp32, as asteria sim runs them
 
 std::size_t at(Tier t) { return static_cast<std::size_t>(t); }
-double& load(planner::Usage& u, Resource r) { return u[static_cast<std::size_t>(r)]; }
+double& load(Usage& u, Resource r) { return u[static_cast<std::size_t>(r)]; }
 
 // What the simulator's device stream charges a piece: training kernels at the step's GEMM peak,
 // optimizer kernels at fp32 (sim_run.cpp's DeviceSeconds).
@@ -37,7 +35,7 @@ double device_seconds(const hw::CostModel& costs, const platform::Cost& c) {
 
 // The loads of moving `bytes` between two tiers (sim_memory.cpp's routes: NVMe to or from the
 // device crosses the host link as well).
-void charge_transfer(planner::Usage& u, const hw::HardwareProfile& p, Tier from, Tier to, double bytes) {
+void charge_transfer(Usage& u, const hw::HardwareProfile& p, Tier from, Tier to, double bytes) {
   const double nvme_latency = p.nvme.latency.value;
   if (from == Tier::nvme) load(u, Resource::nvme_read) += nvme_latency + bytes / p.nvme.read_bandwidth.value;
   if (from == Tier::device && to != Tier::device) load(u, Resource::link_d2h) += hw::CostModel::transfer_seconds(p.device_to_host, bytes);
@@ -47,8 +45,8 @@ void charge_transfer(planner::Usage& u, const hw::HardwareProfile& p, Tier from,
 
 // The fixed loads of a block-free step plan: forward and backward on the device, the layers'
 // transfers on the link and disk.
-planner::Usage step_loads(const plan::StepPlan& plan, const hw::CostModel& costs) {
-  planner::Usage u{};
+Usage step_loads(const plan::StepPlan& plan, const hw::CostModel& costs) {
+  Usage u{};
   for (const plan::Op& op : plan.ops) {
     if (op.kind == plan::OpKind::forward || op.kind == plan::OpKind::backward)
       for (const platform::Cost& piece : op.cost.pieces()) load(u, Resource::device_compute) += device_seconds(costs, piece);
@@ -71,7 +69,7 @@ std::vector<double> backward_done(const plan::StepPlan& plan, const hw::CostMode
 }
 
 // The largest state bytes the plan holds acquired at once (every block counted).
-double largest_held_set(const plan::StepPlan& plan, const std::vector<planner::BlockDemand>& blocks) {
+double largest_held_set(const plan::StepPlan& plan, const std::vector<BlockDemand>& blocks) {
   double most = 0;
   for (const std::vector<int>& set : plan::blocks_held_together(plan)) {
     double sum = 0;
@@ -81,7 +79,7 @@ double largest_held_set(const plan::StepPlan& plan, const std::vector<planner::B
   return most;
 }
 
-plan::StepPlan plan_with_sites(const PlanModel& m, const std::vector<plan::Resource>& sites, int host_release_delay) {
+plan::StepPlan plan_with_sites(const StepModel& m, const std::vector<plan::Resource>& sites, int host_release_delay) {
   std::vector<plan::BlockWork> blocks = m.blocks;
   for (std::size_t i = 0; i < blocks.size(); ++i) blocks[i].update_on = sites[i];
   plan::ScheduleOptions schedule = m.schedule;
@@ -91,66 +89,48 @@ plan::StepPlan plan_with_sites(const PlanModel& m, const std::vector<plan::Resou
 
 }  // namespace
 
-PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload) {
-  PlanModel m;
+StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers) {
+  StepModel m;
   m.hw = profile.name;
-  m.model = workload.name;
-  m.batch = static_cast<int>(workload.weights.config.micro_batch);
+  m.model = weights.config.name;
+  m.batch = static_cast<int>(weights.config.micro_batch);
   const hw::CostModel costs(profile);
-  const int workers = spec.host_workers > 0 ? spec.host_workers : sim::default_host_workers(profile);
+  const int workers = spec.host_workers > 0 ? spec.host_workers : hw::default_host_workers(profile);
   const int frequency = std::max(1, spec.hp.precondition_frequency);
 
-  // The driver's layers (make_plan's LayerWork) and schedule, one unit.
-  const std::vector<runtime::LayerSpec>& stack = workload.stack.layers;
-  std::map<std::string, int> layer_of;
-  for (std::size_t l = 0; l < stack.size(); ++l) {
-    const runtime::LayerSpec& s = stack[l];
-    const double values = static_cast<double>(s.rows) * static_cast<double>(s.cols) * kElementBytes;
-    m.layers.push_back({s.name, s.forward, s.backward, values, s.weight_bytes > 0.0 ? s.weight_bytes : values,
-                        s.checkpoint_bytes});
-    layer_of.emplace(s.name, static_cast<int>(l));
-  }
-  m.schedule = driver_options(spec, 0, {}).schedule;
-  m.schedule.data_parallel_ranks = 1;
-  m.schedule.host_piece_bytes = 1e6 * kElementBytes;  // as the step driver splits host updates
-  m.schedule.max_host_pieces = workers;
+  // The step driver's set-up of one unit: its layers, blocks (labels, costs, jobs) and schedule.
+  runtime::StepSetupOptions setup_options;
+  setup_options.element_bytes = kElementBytes;
+  setup_options.staleness = spec.staleness;
+  setup_options.schedule = run::driver_options(spec, 0, {}).schedule;
+  setup_options.schedule.data_parallel_ranks = 1;
+  setup_options.host_workers = workers;
+  const runtime::StepSetup setup = runtime::set_up_step(layers, spec.optimizer, spec.hp, setup_options);
+  m.layers = setup.layers;
+  m.schedule = setup.schedule;
+  m.blocks = setup.block_work();
 
-  // Blocks in the driver's order: layer by layer, each weight's blocks as the optimizer cuts them.
-  std::vector<workload::BlockSpec> specs =
-      workload::optimizer_blocks(workload.weights, spec.optimizer, spec.hp, kElementBytes);
-  auto layer = [&](const workload::BlockSpec& b) {
-    const auto it = layer_of.find(workload.weights.weights[b.weight].name);
-    if (it == layer_of.end()) throw Error("plan: weight '" + workload.weights.weights[b.weight].name + "' has no layer");
-    return it->second;
-  };
-  std::stable_sort(specs.begin(), specs.end(),
-                   [&](const workload::BlockSpec& x, const workload::BlockSpec& y) { return layer(x) < layer(y); });
   m.problem.rates = {profile.host_to_device.bandwidth.value, profile.device_to_host.bandwidth.value,
                      profile.nvme.read_bandwidth.value, profile.nvme.write_bandwidth.value, false, workers};
-  std::vector<runtime::ShadowDemand> shadow_demands;  // per block, in the driver's order
-  std::size_t within = 0;
   std::vector<double> host_compute_s, host_stream_s;  // per block: a host update's compute, its memory traffic alone
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const workload::BlockSpec& b = specs[i];
-    within = i > 0 && specs[i - 1].weight == b.weight ? within + 1 : 0;
-    const std::string label = optim::describe_block(workload.weights.weights[b.weight].name, within,
-                                                    optim::BlockRegion{b.row0, b.col0, b.rows, b.cols});
+  for (const runtime::BlockSetup& b : setup.blocks) {
     const bool refreshes = !b.warm_refresh.empty();
-    const double values = static_cast<double>(b.rows) * static_cast<double>(b.cols) * kElementBytes;
-    planner::BlockDemand d;
-    d.label = label;
+    BlockDemand d;
+    d.label = b.label;
     d.state_bytes = static_cast<double>(b.state_bytes);
-    d.gradient_bytes = values;
-    d.weight_bytes = values;
-    d.device_update_s = device_seconds(costs, b.accumulate) + device_seconds(costs, b.apply) +
-                        (refreshes ? device_seconds(costs, b.publish) / frequency : 0.0);
+    d.gradient_bytes = b.value_bytes;
+    d.weight_bytes = b.value_bytes;
+    d.device_update_s = device_seconds(costs, b.costs.accumulate) + device_seconds(costs, b.costs.apply) +
+                        (refreshes ? device_seconds(costs, b.costs.publish) / frequency : 0.0);
     // The host workers share the host's memory bandwidth (the simulator's DRAM resource): a
     // memory-bound update takes its bytes / bandwidth however many workers run it, so one
     // worker's share is charged at least workers x that (the pool divides it by workers).
     const double scale[3] = {1.0, 1.0, refreshes ? 1.0 / frequency : 0.0};
+    const platform::Cost* phases[3] = {&b.costs.accumulate, &b.costs.apply, &b.costs.publish};
     double compute = 0, traffic = 0;
     for (int k = 0; k < 3; ++k) {
-      const hw::CostModel::Charge c = costs.host_worker_charge(k == 0 ? b.accumulate : k == 1 ? b.apply : b.publish);
+      const hw::CostModel::Charge c = costs.host_worker_charge(*phases[k]);
       compute += scale[k] * c.compute_seconds;
       traffic += scale[k] * c.memory_bytes;
     }
@@ -160,11 +140,6 @@ PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& pro
     host_stream_s.push_back(stream_s);
     m.problem.blocks.push_back(d);
     for (const platform::Cost& piece : b.warm_refresh) m.refresh_host_s += costs.cpu_worker_seconds(piece);
-    shadow_demands.push_back({optim::refresh_job_bytes(b.kind, spec.hp, b.rows, b.cols, kElementBytes),
-                              runtime::max_live_refresh_jobs(b.kind, spec.hp, spec.staleness),
-                              optim::activation_delay(b.kind), false});
-    m.blocks.push_back({layer(b), label, optim::activation_delay(b.kind), plan::Resource::device, b.accumulate,
-                        b.apply, b.publish, values, values, -1});
   }
   m.refresh_host_s /= static_cast<double>(frequency) * workers;
 
@@ -178,7 +153,7 @@ PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& pro
   const std::vector<bool> deferred = plan::deferred_blocks(m.blocks, m.schedule.defer_fraction, 0);
   for (std::size_t i = 0; i < m.blocks.size(); ++i) {
     const plan::BlockWork& w = m.blocks[i];
-    const planner::BlockDemand& d = m.problem.blocks[i];
+    const BlockDemand& d = m.problem.blocks[i];
     const double pieces = std::clamp(std::ceil(w.weight_bytes / m.schedule.host_piece_bytes), 1.0,
                                      static_cast<double>(m.schedule.max_host_pieces));
     // The pieces compute side by side; their traffic shares the memory bandwidth.
@@ -191,8 +166,8 @@ PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& pro
   }
 
   // Capacities.
-  const sim::TierBudgets budgets = sim::budgets_from(profile);
-  const workload::ModelMemory own = workload::model_memory(workload.weights, m.schedule, Tier::device);
+  const hw::TierBudgets budgets = hw::budgets_from(profile);
+  const workload::ModelMemory own = workload::model_memory(weights, m.schedule, Tier::device);
   PlanCapacity& c = m.capacity;
   c.budget = {static_cast<double>(budgets.device), static_cast<double>(budgets.host), static_cast<double>(budgets.nvme)};
   for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
@@ -212,9 +187,10 @@ PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& pro
   sizing.staleness = spec.staleness;
   // Blocks may rest away from where they are updated (moved), so installs are early only
   // where they touch no values.
-  sizing.early_installs = runtime::installs_anywhere(spec.numerics, warmup_steps_of(spec), /*state_pinned=*/false);
+  sizing.early_installs =
+      runtime::installs_anywhere(spec.numerics, run::warmup_steps_of(spec), /*state_pinned=*/false);
   const double shadow = static_cast<double>(
-      runtime::shadow_pool_bounds(shadow_demands,
+      runtime::shadow_pool_bounds(setup.shadow_demands(),
                                   plan::blocks_refreshed_before_update(plan_with_sites(m, all_device, 1)), sizing)
           .in_flight);
   c.shadow_host = shadow;
@@ -239,26 +215,26 @@ PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& pro
     const double pool = static_cast<double>(budgets.unified) - c.model[at(Tier::device)] - c.model[at(Tier::host)] -
                         c.staging[at(Tier::device)] - c.staging[at(Tier::host)] - c.shadow_host;
     double state = 0;
-    for (const planner::BlockDemand& d : m.problem.blocks) state += d.state_bytes;
+    for (const BlockDemand& d : m.problem.blocks) state += d.state_bytes;
     left[at(Tier::device)] = std::min(left[at(Tier::device)], pool);
     left[at(Tier::host)] =
         std::min(left[at(Tier::host)], state <= pool ? pool : pool - std::max(0.0, left[at(Tier::device)]));
   }
   m.problem.capacities = {std::max(0.0, left[at(Tier::device)]), std::max(0.0, left[at(Tier::host)]),
                           std::max(0.0, left[at(Tier::nvme)])};
-  planner::validate(m.problem);
+  validate(m.problem);
   return m;
 }
 
-StepPrediction predict_step(const PlanModel& m, const planner::Assignment& assignment) {
+StepPrediction predict_step(const StepModel& m, const Assignment& assignment) {
   StepPrediction p;
-  p.blocks = planner::predict(m.problem, assignment);
+  p.blocks = predict(m.problem, assignment);
   std::vector<plan::Resource> sites;
-  for (const planner::BlockChoice& c : assignment)
-    sites.push_back(c.site == planner::Site::host ? plan::Resource::host : plan::Resource::device);
+  for (const BlockChoice& c : assignment)
+    sites.push_back(c.site == Site::host ? plan::Resource::host : plan::Resource::device);
   p.issuer_s = static_cast<double>(plan_with_sites(m, sites, 1).ops.size()) * m.issue_s_per_op;
   for (std::size_t i = 0; i < assignment.size(); ++i)
-    if (assignment[i].site == planner::Site::host)
+    if (assignment[i].site == Site::host)
       p.host_path_s = std::max(p.host_path_s, m.host_path_s[i] + (assignment[i].tier == Tier::nvme ? m.nvme_read_s[i] : 0.0));
   std::size_t busiest = 0;  // the first of equals, as the planner reports it
   for (std::size_t r = 0; r < p.resource_s.size(); ++r) {
@@ -266,7 +242,7 @@ StepPrediction predict_step(const PlanModel& m, const planner::Assignment& assig
     if (p.resource_s[r] > p.resource_s[busiest]) busiest = r;
   }
   p.step_s = std::max({p.resource_s[busiest], p.issuer_s, p.host_path_s});
-  p.binding = p.step_s == p.resource_s[busiest] ? std::string(planner::to_string(static_cast<Resource>(busiest)))
+  p.binding = p.step_s == p.resource_s[busiest] ? std::string(to_string(static_cast<Resource>(busiest)))
               : p.step_s == p.issuer_s          ? "issuer"
                                                 : "host_path";
   return p;
@@ -301,7 +277,7 @@ std::string to_string(const PlanMethod& method) {
 
 namespace {
 
-double usage_sum(const planner::Usage& u) {
+double usage_sum(const Usage& u) {
   double sum = 0;
   for (double x : u) sum += x;
   return sum;
@@ -310,24 +286,24 @@ double usage_sum(const planner::Usage& u) {
 // Moves blocks, one at a time, to the option of least summed usage that makes no resource
 // busier than the busiest is now, keeps every tier within its capacity and no host path longer
 // than the step: among equally fast placements, the one that moves and computes least.
-planner::Assignment polish(const PlanModel& m, planner::Assignment a) {
+Assignment polish(const StepModel& m, Assignment a) {
   const StepPrediction before = predict_step(m, a);
-  planner::Usage totals = before.resource_s;
+  Usage totals = before.resource_s;
   const double limit = *std::max_element(totals.begin(), totals.end()) * (1 + 1e-12);
   std::array<double, platform::kTierCount> resting = before.blocks.resting_bytes;
-  const planner::Assignment original = a;
+  const Assignment original = a;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const planner::BlockDemand& d = m.problem.blocks[i];
-    planner::Usage current = planner::option_usage(d, m.problem.rates, a[i]);
+    const BlockDemand& d = m.problem.blocks[i];
+    Usage current = option_usage(d, m.problem.rates, a[i]);
     double best_sum = usage_sum(current);
-    for (const planner::BlockChoice& option : planner::kOptions) {
-      const planner::Usage use = planner::option_usage(d, m.problem.rates, option);
+    for (const BlockChoice& option : kOptions) {
+      const Usage use = option_usage(d, m.problem.rates, option);
       if (option == a[i] || usage_sum(use) >= best_sum) continue;
       bool ok = true;
       for (std::size_t r = 0; r < totals.size(); ++r) ok = ok && totals[r] - current[r] + use[r] <= limit;
       if (option.tier != a[i].tier)
         ok = ok && resting[at(option.tier)] + d.state_bytes <= m.problem.capacities.of(option.tier);
-      if (option.site == planner::Site::host)
+      if (option.site == Site::host)
         ok = ok && m.host_path_s[i] + (option.tier == Tier::nvme ? m.nvme_read_s[i] : 0.0) <= before.step_s;
       if (!ok) continue;
       for (std::size_t r = 0; r < totals.size(); ++r) totals[r] += use[r] - current[r];
@@ -344,42 +320,42 @@ planner::Assignment polish(const PlanModel& m, planner::Assignment a) {
 }
 
 struct Optimum {
-  planner::Assignment assignment;
+  Assignment assignment;
   std::string note;
 };
 
 // The solver over `unit` (blocks, or the subgroups `groups`) with the step's fixed loads as
 // forced pseudo-blocks, the host option priced out of units whose host path exceeds `threshold`.
-planner::Solution solve_units(const PlanModel& m, const planner::PlacementProblem& unit,
+Solution solve_units(const StepModel& m, const PlacementProblem& unit,
                               const std::vector<double>& unit_path, double threshold, const ChooseOptions& options) {
-  planner::PlacementProblem full = unit;
+  PlacementProblem full = unit;
   for (std::size_t u = 0; u < unit.blocks.size(); ++u)
     if (unit_path[u] > threshold) full.blocks[u].host_update_s = 1e9;  // never worth it
-  const planner::ResourceRates& r = unit.rates;
+  const ResourceRates& r = unit.rates;
   auto fixed = [&](Resource res) { return m.fixed_s[static_cast<std::size_t>(res)]; };
-  planner::SolverOptions solver;
+  SolverOptions solver;
   solver.time_limit_s = options.time_limit_s;
   solver.mip_gap = options.mip_gap;
   solver.fixed.assign(unit.blocks.size(), std::nullopt);
   full.blocks.push_back({"(step: device)", 0, 0, 0, fixed(Resource::device_compute), 0});
-  solver.fixed.push_back(planner::BlockChoice{Tier::device, planner::Site::device});
+  solver.fixed.push_back(BlockChoice{Tier::device, Site::device});
   full.blocks.push_back({"(step: link and host)", 0, fixed(Resource::link_d2h) * r.link_d2h_bytes_per_s,
                          fixed(Resource::link_h2d) * r.link_h2d_bytes_per_s, 0,
                          fixed(Resource::host_compute) * r.host_workers});
-  solver.fixed.push_back(planner::BlockChoice{Tier::host, planner::Site::host});
+  solver.fixed.push_back(BlockChoice{Tier::host, Site::host});
   const double disk = std::max(fixed(Resource::nvme_read) * r.nvme_read_bytes_per_s,
                                fixed(Resource::nvme_write) * r.nvme_write_bytes_per_s);
   if (disk > 0) {
     full.blocks.push_back({"(step: nvme)", disk, 0, 0, 0, 0});
     full.capacities.nvme += disk;  // its pseudo-state takes no real room
-    solver.fixed.push_back(planner::BlockChoice{Tier::nvme, planner::Site::host});
+    solver.fixed.push_back(BlockChoice{Tier::nvme, Site::host});
   }
-  planner::Solution s = planner::solve(full, solver);
+  Solution s = solve(full, solver);
   s.assignment.resize(unit.blocks.size());
   return s;
 }
 
-Optimum optimum(const PlanModel& m, const planner::PlacementProblem& unit, const planner::Subgroups* groups,
+Optimum optimum(const StepModel& m, const PlacementProblem& unit, const Subgroups* groups,
                 const ChooseOptions& options) {
   std::vector<double> unit_path(unit.blocks.size(), 0.0);
   for (std::size_t u = 0; u < unit.blocks.size(); ++u) {
@@ -387,18 +363,18 @@ Optimum optimum(const PlanModel& m, const planner::PlacementProblem& unit, const
     const std::size_t last = groups != nullptr ? groups->first[u + 1] : u + 1;
     for (std::size_t b = first; b < last; ++b) unit_path[u] = std::max(unit_path[u], m.host_path_s[b]);
   }
-  auto expand = [&](const planner::Assignment& a) { return groups != nullptr ? planner::expand(*groups, a) : a; };
+  auto expand = [&](const Assignment& a) { return groups != nullptr ? planner::expand(*groups, a) : a; };
   std::optional<Optimum> best;
   double best_step = std::numeric_limits<double>::infinity();
   double threshold = std::numeric_limits<double>::infinity();
   std::vector<double> tried;
   for (int round = 0; round < 6; ++round) {
-    const planner::Solution s = solve_units(m, unit, unit_path, threshold, options);
-    const planner::Assignment a = polish(m, expand(s.assignment));
+    const Solution s = solve_units(m, unit, unit_path, threshold, options);
+    const Assignment a = polish(m, expand(s.assignment));
     const StepPrediction p = predict_step(m, a);
     if (p.step_s < best_step) {
       best_step = p.step_s;
-      std::string note = std::string(planner::to_string(s.method)) + " solver, " + std::string(planner::to_string(s.status));
+      std::string note = std::string(to_string(s.method)) + " solver, " + std::string(to_string(s.status));
       if (s.mip_gap > 0) note += " (gap " + significant(100 * s.mip_gap, 3) + " %)";
       if (round > 0) note += ", host paths over " + significant(threshold, 4) + " s kept off the host";
       best = Optimum{a, note};
@@ -417,31 +393,31 @@ Optimum optimum(const PlanModel& m, const planner::PlacementProblem& unit, const
 
 }  // namespace
 
-ChosenPlan choose_plan(const PlanModel& m, const PlanMethod& method, const ChooseOptions& options) {
+ChosenPlan choose_plan(const StepModel& m, const PlanMethod& method, const ChooseOptions& options) {
   if (options.subgroups < 1) throw InputError("command line", "--subgroups", "expected an integer >= 1");
   ChosenPlan out;
   out.method = method;
   const std::size_t n = m.problem.blocks.size();
   const bool grouped = n > static_cast<std::size_t>(options.subgroups);
-  const planner::Subgroups groups =
-      grouped ? planner::subgroups(m.problem.blocks, options.subgroups) : planner::Subgroups{};
-  planner::PlacementProblem unit = m.problem;  // the units of placement: blocks or subgroups
+  const Subgroups groups =
+      grouped ? subgroups(m.problem.blocks, options.subgroups) : Subgroups{};
+  PlacementProblem unit = m.problem;  // the units of placement: blocks or subgroups
   if (grouped) unit.blocks = groups.demands;
-  auto expand = [&](const planner::Assignment& a) { return grouped ? planner::expand(groups, a) : a; };
+  auto expand = [&](const Assignment& a) { return grouped ? planner::expand(groups, a) : a; };
   const std::string granularity =
       grouped ? std::to_string(groups.demands.size()) + " subgroups of " + std::to_string(n) + " blocks"
               : std::to_string(n) + " blocks";
   switch (method.kind) {
     case PlanMethod::Kind::all_device:
-      out.assignment = planner::all_device_site(m.problem).assignment;
+      out.assignment = all_device_site(m.problem).assignment;
       out.note = "every update on the device, state by fill order (" + std::to_string(n) + " blocks)";
       break;
     case PlanMethod::Kind::all_host:
-      out.assignment = planner::all_host_site(m.problem).assignment;
+      out.assignment = all_host_site(m.problem).assignment;
       out.note = "every update on the host, state by fill order (" + std::to_string(n) + " blocks)";
       break;
     case PlanMethod::Kind::interleaved:
-      out.assignment = expand(planner::interleaved(unit, method.k).assignment);
+      out.assignment = expand(interleaved(unit, method.k).assignment);
       out.note = "every " + std::to_string(method.k) + "-th unit updated on the device (" + granularity + ")";
       break;
     case PlanMethod::Kind::optimal: {
@@ -455,4 +431,4 @@ ChosenPlan choose_plan(const PlanModel& m, const PlanMethod& method, const Choos
   return out;
 }
 
-}  // namespace asteria::cli
+}  // namespace asteria::planner

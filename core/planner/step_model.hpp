@@ -1,10 +1,11 @@
 #pragma once
-// asteria plan's model of a step: the placement problem of the optimizer blocks
-// (core/planner/placement_problem.hpp) built from a hardware profile, a model and an optimizer,
-// the step's other loads on the same resources, and the methods that choose a placement.
+// The placement planner's model of a step: the placement problem of the optimizer blocks
+// (placement_problem.hpp) built from a hardware profile, a model and a run configuration, the
+// step's other loads on the same resources, and the methods that choose a placement (asteria
+// plan's).
 //
-// Blocks: the optimizer blocks of the workload (workload::optimizer_blocks, fp32 state), in the
-// step driver's block order and with its labels. Per block: state bytes; gradient and weight
+// Blocks: the step's set-up (runtime::set_up_step over the model's layers, fp32 values and
+// state): the step driver's blocks, in its order and with its labels. Per block: state bytes; gradient and weight
 // bytes = its values x 4 (fp32: what a host update moves each way); device_update_s = the
 // profile's device time (CostModel::gpu_optimizer_seconds, as the simulator charges it) of the
 // block's accumulate and apply, plus its publish once every precondition_frequency steps;
@@ -13,7 +14,7 @@
 // bandwidth, which the workers share (the pool divides host_update_s by the workers).
 //
 // Fixed loads (the step without the blocks' updates), from the plan the step driver would build
-// without blocks (plan::schedule_plan over the runtime stack's layers):
+// without blocks (plan::schedule_plan over the set-up's layers):
 //   device_compute  every forward and backward op (gpu_step_seconds per piece, recompute included);
 //   link_*, nvme_*  every transfer op of the layers (weights fetched, gradients sent, checkpoints
 //                   moved): bytes / bandwidth + latency; a transfer between NVMe and the device
@@ -26,7 +27,7 @@
 // The issuing thread is a seventh load: the plan's ops (blocks included, as placed) x the
 // profile's issue latency.
 //
-// Capacities (bytes for resting state, per tier): sim::budgets_from(profile) less the model's own
+// Capacities (bytes for resting state, per tier): hw::budgets_from(profile) less the model's own
 // memory (workload::model_memory with device updates, as asteria sim reserves it for a planned
 // placement), less on the host the refresh jobs' shadow pool (the step driver's in-flight bound
 // for one unit, runtime::shadow_pool_bounds: the pool grows past it only into host room the
@@ -42,7 +43,7 @@
 // values), its weights back up (and its state from NVMe first): the step lasts at least that
 // long, for every block updated on the host (the host path; deferred blocks excepted).
 //
-// The prediction of a placement: per resource, fixed + the blocks' usage (planner::predict);
+// The prediction of a placement: per resource, fixed + the blocks' usage (predict);
 // the step time = the busiest of them, the issuer and the longest host path. The optimal method
 // solves the problem with the fixed loads in it (as forced pseudo-blocks), so the optimum
 // balances the whole step, not the update phase alone (a fixed NVMe load enters the solve as one
@@ -55,28 +56,32 @@
 #include <string>
 #include <vector>
 
-#include "apps/asteria/run_config_options.hpp"
-#include "apps/asteria/sim_verb.hpp"
+#include <array>
+#include <span>
+
 #include "core/plan/schedule.hpp"
 #include "core/planner/placement_problem.hpp"
 #include "core/planner/placement_solver.hpp"
+#include "core/run/run_config.hpp"
+#include "core/runtime/driver/training_model.hpp"
+#include "core/workload/workload_model.hpp"
 #include "hwmodels/profile.hpp"
 
-namespace asteria::cli {
+namespace asteria::planner {
 
 struct PlanCapacity {
-  std::array<double, platform::kTierCount> budget{};   // sim::budgets_from
+  std::array<double, platform::kTierCount> budget{};   // hw::budgets_from
   std::array<double, platform::kTierCount> model{};    // the model's own memory
   std::array<double, platform::kTierCount> staging{};  // reserved for staged blocks
   double shadow_host = 0;                               // refresh jobs' room on the host
 };
 
-struct PlanModel {
+struct StepModel {
   std::string hw;     // the profile's name
   std::string model;  // the model's name
   int batch = 1;      // sequences per step
-  planner::PlacementProblem problem;  // blocks in the driver's order, labelled as the driver labels them
-  planner::Usage fixed_s{};           // the step's loads beside the blocks' updates
+  PlacementProblem problem;  // blocks in the driver's order, labelled as the driver labels them
+  Usage fixed_s{};           // the step's loads beside the blocks' updates
   PlanCapacity capacity;
   double issue_s_per_op = 0;
   // The refreshes' host-worker seconds per step, amortized (warm refreshes every
@@ -91,21 +96,24 @@ struct PlanModel {
   plan::ScheduleOptions schedule;
 };
 
-// `spec`: hw, model, optimizer, hyperparameters, staleness, schedule options, host workers (0:
-// sim::default_host_workers). Throws InputError for bad settings, or when the model's own memory
-// exceeds a tier (naming the tier and the --*-on options).
-PlanModel build_plan_model(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload);
+// `spec`: optimizer, hyperparameters, staleness, schedule options, numerics, warm-up, host
+// workers (0: hw::default_host_workers). `weights`: the model's weights (its own memory, its
+// sequences per step); `layers`: the same model as the step driver's layers. Throws InputError
+// for bad settings, or when the model's own memory exceeds a tier (naming the tier and the
+// --*-on options).
+StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers);
 
 struct StepPrediction {
-  planner::Prediction blocks;  // the blocks' update alone (planner::predict)
-  planner::Usage resource_s{};  // fixed + blocks
+  Prediction blocks;  // the blocks' update alone (predict)
+  Usage resource_s{};  // fixed + blocks
   double issuer_s = 0;
   double host_path_s = 0;  // the longest host path of the host-updated blocks (0: none)
   double step_s = 0;
   std::string binding;  // a planner resource name, "issuer" or "host_path"
 };
 
-StepPrediction predict_step(const PlanModel& model, const planner::Assignment& assignment);
+StepPrediction predict_step(const StepModel& model, const Assignment& assignment);
 
 // optimal | all-device | all-host | interleaved:K (K >= 1).
 struct PlanMethod {
@@ -117,7 +125,7 @@ std::string to_string(const PlanMethod& method);
 
 struct ChosenPlan {
   PlanMethod method;
-  planner::Assignment assignment;  // one choice per block
+  Assignment assignment;  // one choice per block
   StepPrediction prediction;
   std::string note;  // how it was found (solver, status, gap; subgroups)
 };
@@ -130,6 +138,6 @@ struct ChooseOptions {
 };
 
 // Throws InputError when the state fits no tier (the planner's message, naming the tier).
-ChosenPlan choose_plan(const PlanModel& model, const PlanMethod& method, const ChooseOptions& options);
+ChosenPlan choose_plan(const StepModel& model, const PlanMethod& method, const ChooseOptions& options);
 
-}  // namespace asteria::cli
+}  // namespace asteria::planner
