@@ -24,6 +24,27 @@ TierBudgets budgets_from(const HardwareProfile& profile) {
   return b;
 }
 
+TierBudgets less_model_memory(TierBudgets budgets, const workload::ModelMemory& model,
+                              std::vector<runtime::TierShortfall>& short_of) {
+  using platform::Tier;
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
+    std::size_t& budget = t == Tier::device ? budgets.device : (t == Tier::host ? budgets.host : budgets.nvme);
+    if (model.on(t) > budget) short_of.push_back({t, model.on(t), budget, budget});
+    else budget -= model.on(t);
+  }
+  if (budgets.unified != 0) {
+    const std::size_t pooled = model.on(Tier::device) + model.on(Tier::host);
+    if (pooled > budgets.unified) {
+      runtime::TierShortfall pool{Tier::device, pooled, budgets.unified, budgets.unified};
+      pool.shared_pool = true;
+      short_of.push_back(pool);
+    } else {
+      budgets.unified -= pooled;
+    }
+  }
+  return budgets;
+}
+
 int default_host_workers(const HardwareProfile& profile) {
   const int cores = static_cast<int>(profile.cpu.cores.value);
   const int threads = std::max(1, static_cast<int>(profile.cpu.threads_per_worker.value));

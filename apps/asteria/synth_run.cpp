@@ -8,6 +8,7 @@
 #include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
+#include "apps/asteria/run_loop.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/synth.hpp"
 #include "core/runtime/driver/step_driver.hpp"
@@ -54,20 +55,12 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
 
   const runtime::DriverOptions options = driver_options(spec, warmup, device_seconds(s));
   runtime::StepDriver<float> driver(platform.get(), model, spec.optimizer, spec.hp, options);
-  trace.set_plan(0, driver.plan(), options.numerics_site);
-  out.plan = plan::to_text(driver.plan());
+  start_run(driver, trace, 0, options.numerics_site, &out);
   out.state_bytes = driver.state_bytes();
   out.blocks = driver.block_count();
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
   Progress progress(progress_out, "synth" + (name.empty() ? std::string() : " " + name), spec.progress, total);
-  out.records.reserve(static_cast<std::size_t>(total));
-  for (int t = 1; t <= total; ++t) {
-    out.records.push_back(driver.run_step());
-    progress.step(out.records.back());
-  }
-  driver.finish();
-  out.summary = runtime::summarize(out.records);
-  out.refresh_failures = driver.service().totals().failures;
+  run_steps(driver, 1, total, &progress, {}, &out);
   if (trace.enabled() && spec.out) {
     std::map<std::string, std::string> metadata =
         replay_metadata(spec, stack.layers, out.host_workers, warmup, 0, /*state_budgets=*/true, model.pass());

@@ -170,13 +170,17 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
   const workload::ModelMemory own = workload::model_memory(weights, m.schedule, Tier::device);
   PlanCapacity& c = m.capacity;
   c.budget = {static_cast<double>(budgets.device), static_cast<double>(budgets.host), static_cast<double>(budgets.nvme)};
-  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
-    c.model[at(t)] = static_cast<double>(own.on(t));
-    if (c.model[at(t)] > c.budget[at(t)])
-      throw InputError("plan", "capacities." + std::string(platform::to_string(t)),
-                       "room for the model's own weights, gradients and activations: they take " +
-                           significant(c.model[at(t)], 4) + " B of the " + significant(c.budget[at(t)], 4) +
-                           " B (see --weights-on, --gradients-on, --checkpoints-on, --batch)");
+  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) c.model[at(t)] = static_cast<double>(own.on(t));
+  // The model's own memory is reserved as asteria sim reserves it (a unified pool counted once).
+  std::vector<runtime::TierShortfall> short_of;
+  (void)hw::less_model_memory(budgets, own, short_of);
+  if (!short_of.empty()) {
+    const runtime::TierShortfall& s = short_of.front();
+    throw InputError("plan", "capacities." + std::string(s.shared_pool ? "unified" : platform::to_string(s.tier)),
+                     "room for the model's own weights, gradients and activations: they take " +
+                         significant(static_cast<double>(s.needed), 4) + " B, the " + s.where() + " holds " +
+                         significant(static_cast<double>(s.capacity), 4) +
+                         " B (see --weights-on, --gradients-on, --checkpoints-on, --batch)");
   }
   // The shadow pool's in-flight bound, as the step driver sizes it (the refresh and update order
   // is the same wherever the blocks are updated): the pool grows past it only into host room the

@@ -64,8 +64,9 @@ TEST(StepSetup, TheDriverRunsTheBlocksAndThePlanTheSetUpDescribes) {
         std::size_t vector_blocks = 0;
         for (std::size_t b = 0; b < setup.blocks.size(); ++b) {
           EXPECT_EQ(driver.block_label(b), setup.blocks[b].label);
-          if (numerics == platform::Numerics::values)
+          if (numerics == platform::Numerics::values) {
             EXPECT_EQ(driver.block_state(b).tensor_bytes(), setup.blocks[b].state_bytes) << setup.blocks[b].label;
+          }
           vector_blocks += setup.blocks[b].layer == 1 ? 1 : 0;
         }
         // The norm's 9 values: one AdamW block, or pieces of max_precond_dim (4) preconditioned.

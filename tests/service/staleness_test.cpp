@@ -362,7 +362,7 @@ TEST(StalenessMetrics, QueueDepthCountsSubmittedUnpublishedJobs) {
     EXPECT_EQ(run.metrics[i].refresh_backlog, expected_depth[i]) << "step " << i + 1;
     EXPECT_EQ(run.metrics[i].submitted, 1);
     EXPECT_EQ(run.metrics[i].published, i >= 2 ? 1 : 0);
-    EXPECT_GT(run.metrics[i].shadow_bytes, 0u);
+    EXPECT_GT(run.metrics[i].live_job_bytes, 0u);
   }
   EXPECT_EQ(run.totals.max_staleness, 2);
   EXPECT_EQ(run.totals.published, 4);  // jobs of steps 5 and 6 are still in flight

@@ -38,6 +38,32 @@ hw::HardwareProfile unified_profile() {
   return p;
 }
 
+TEST(SimMemory, TheModelsOwnMemoryIsReservedOnceFromAUnifiedPool) {
+  workload::ModelMemory model;
+  model.bytes = {900'000, 800'000, 0};  // 1.7 MB of the 2 MB pool
+  std::vector<runtime::TierShortfall> short_of;
+  const TierBudgets left = hw::less_model_memory(budgets_from(unified_profile()), model, short_of);
+  EXPECT_TRUE(short_of.empty());
+  EXPECT_EQ(left.device, 600'000u);
+  EXPECT_EQ(left.host, 1'200'000u);
+  EXPECT_EQ(left.unified, 300'000u);  // the pool less device and host together
+
+  model.bytes = {1'200'000, 1'000'000, 0};  // each within its tier, 2.2 MB in a 2 MB pool
+  const TierBudgets over = hw::less_model_memory(budgets_from(unified_profile()), model, short_of);
+  ASSERT_EQ(short_of.size(), 1u);
+  EXPECT_TRUE(short_of[0].shared_pool);
+  EXPECT_EQ(short_of[0].needed, 2'200'000u);
+  EXPECT_EQ(short_of[0].where(), "device + host (one unified memory)");
+  EXPECT_EQ(over.unified, 2'000'000u);
+
+  short_of.clear();  // separate memories: each tier on its own
+  model.bytes = {1'200'000, 0, 0};
+  (void)hw::less_model_memory(budgets_from(testing::tiny_profile()), model, short_of);
+  ASSERT_EQ(short_of.size(), 1u);
+  EXPECT_FALSE(short_of[0].shared_pool);
+  EXPECT_EQ(short_of[0].tier, Tier::device);
+}
+
 TEST(SimMemory, BudgetsComeFromTheProfile) {
   const TierBudgets b = budgets_from(testing::tiny_profile());
   EXPECT_EQ(b.device, 1'000'000u);

@@ -352,13 +352,13 @@ StepMetrics PreconditionerService<T>::on_step_end(Step t) {
         if (job.owner >= 0 && !job.done.valid() && job.exchange_step <= t) exchange(job, b->label, t);
   reap_superseded();
   current_.refresh_backlog = static_cast<std::int64_t>(superseded_.size());
-  current_.shadow_bytes = 0;
-  for (const Job& job : superseded_) current_.shadow_bytes += job.bytes;
+  current_.live_job_bytes = 0;
+  for (const Job& job : superseded_) current_.live_job_bytes += job.bytes;
   for (auto& b : blocks_)
     for (Job& job : b->jobs) {
       finished(job);  // counts completions seen at the step boundary
       ++current_.refresh_backlog;
-      current_.shadow_bytes += job.bytes;
+      current_.live_job_bytes += job.bytes;
     }
   in_step_ = false;
   last_step_ = t;

@@ -75,7 +75,9 @@ struct StepMetrics {
   // At the end of the step: jobs the service still holds — submitted and neither published nor
   // failed, plus superseded jobs whose work is still running.
   std::int64_t refresh_backlog = 0;
-  std::size_t shadow_bytes = 0;  // bytes those jobs hold (snapshots and results)
+  // Bytes those jobs hold (snapshots and results). steps.csv's shadow_bytes is the pool's held
+  // buffers, spares included.
+  std::size_t live_job_bytes = 0;
   // The shadow pool during the step: the most jobs holding buffers at once (unresolved and
   // superseded, right after each snapshot), the most bytes held at once (spares included), the
   // snapshots' waits for room (back-pressure; also in visible_wait_s), the jobs installed early
