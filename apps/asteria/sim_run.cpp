@@ -9,13 +9,14 @@
 #include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/replay_metadata.hpp"
+#include "apps/asteria/run_loop.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/runtime/driver/warmup.hpp"
-#include "core/workload/optimizer_blocks.hpp"
+#include "core/runtime/driver/step_setup.hpp"
 #include "core/workload/runtime_stack.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "sim/simulation.hpp"
@@ -27,23 +28,6 @@ using platform::Tier;
 using WallClock = std::chrono::steady_clock;
 
 constexpr std::size_t kStateElementBytes = sizeof(float);  // optimizer state is fp32
-
-// Subtracts what the model itself keeps on each tier (weights, gradients, activations) from the
-// budgets the optimizer state may use; a model that alone exceeds a tier fits nowhere.
-std::vector<runtime::TierShortfall> reserve_model_memory(sim::TierBudgets& budgets, const workload::ModelMemory& model) {
-  std::vector<runtime::TierShortfall> short_of;
-  for (Tier t : {Tier::device, Tier::host, Tier::nvme}) {
-    std::size_t& budget = t == Tier::device ? budgets.device : (t == Tier::host ? budgets.host : budgets.nvme);
-    if (model.on(t) > budget) short_of.push_back({t, model.on(t), budget, budget});
-    else budget -= model.on(t);
-  }
-  const std::size_t pooled = model.on(Tier::device) + model.on(Tier::host);
-  if (budgets.unified != 0) {
-    if (pooled > budgets.unified) short_of.push_back({Tier::device, pooled, budgets.unified, budgets.unified});
-    else budgets.unified -= pooled;
-  }
-  return short_of;
-}
 
 // What the run holds on every running unit (the weights with values, the blocks' bookkeeping
 // data-free) against the machine's memory, before the workload is built: a config of 10^8
@@ -70,6 +54,39 @@ void check_sim_memory(const SimSettings& settings, const hw::HardwareProfile& pr
   run.units_option = settings.nodes ? "--nodes" : "--units";
   run.units_note = "the units that run: --units or --nodes, or --simulated-nodes K for K nodes' worth";
   check_stack_memory(config, run);
+}
+
+// The simulated machine of `units` units, with the shortcuts and the straggler asked for.
+sim::SimulationOptions simulation_options(const SimSettings& settings, const hw::HardwareProfile& profile, int units) {
+  const RunConfig& spec = settings.spec;
+  sim::SimulationOptions options;
+  options.profile = profile;
+  options.units = units;
+  options.host_workers_per_unit = spec.host_workers;
+  options.numerics = spec.numerics;
+  if (settings.simulated_nodes) {
+    if (*settings.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
+    options.simulated_units = std::min(units, *settings.simulated_nodes * profile.units_per_node());
+    // Representative ranks stand for ranks doing the same work; owners and stragglers differ.
+    if (options.simulated_units < units && spec.share_refreshes && !spec.shard_state)
+      throw InputError("command line", "--simulated-nodes",
+                       "ranks that do the same work: with --refresh-sharing owners each rank refreshes other blocks "
+                       "(use --refresh-sharing replicated, or simulate every node)");
+    if (options.simulated_units < units && spec.straggler.rank >= 0)
+      throw InputError("command line", "--simulated-nodes",
+                       "ranks that do the same work: --straggler makes one rank differ (simulate every node)");
+  }
+  options.coalesce_ring_steps = settings.coalesce_ring_steps;
+  options.serial_collectives = settings.serial_collectives;
+  if (spec.straggler.rank >= 0) {
+    if (spec.straggler.rank >= units)
+      throw InputError("command line", "--straggler",
+                       "a rank below the " + std::to_string(units) + " simulated units, found " +
+                           std::to_string(spec.straggler.rank));
+    options.host_slowdown.assign(static_cast<std::size_t>(units), 1.0);
+    options.host_slowdown[static_cast<std::size_t>(spec.straggler.rank)] = spec.straggler.factor;
+  }
+  return options;
 }
 
 }  // namespace
@@ -141,10 +158,14 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.units = count.units;
   out.nodes = count.nodes;
   out.parameters = workload.parameters;
-  const auto blocks = workload::optimizer_blocks(workload.weights, spec.optimizer, spec.hp, kStateElementBytes);
-  const workload::OptimizerTotals totals = workload::summarize(blocks);
-  out.blocks = totals.blocks;
-  out.state_bytes = totals.state_bytes;
+  // The blocks every unit's driver sets up (one state per unit, unsharded).
+  runtime::StepSetupOptions setup_options;
+  setup_options.element_bytes = kStateElementBytes;
+  setup_options.staleness = spec.staleness;
+  const runtime::StepSetup step_setup =
+      runtime::set_up_step(workload.stack.layers, spec.optimizer, spec.hp, setup_options);
+  out.blocks = step_setup.blocks.size();
+  out.state_bytes = step_setup.state_bytes();
   const workload::ModelMemory model_memory =
       workload.model_memory
           ? *workload.model_memory
@@ -162,33 +183,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.extra.emplace_back("model_host_bytes", model_memory.on(Tier::host));
   out.extra.emplace_back("model_nvme_bytes", model_memory.on(Tier::nvme));
 
-  sim::SimulationOptions options;
-  options.profile = profile;
-  options.units = out.units;
-  options.host_workers_per_unit = spec.host_workers;
-  options.numerics = spec.numerics;
-  if (settings.simulated_nodes) {
-    if (*settings.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
-    options.simulated_units = std::min(out.units, *settings.simulated_nodes * profile.units_per_node());
-    // Representative ranks stand for ranks doing the same work; owners and stragglers differ.
-    if (options.simulated_units < out.units && spec.share_refreshes && !spec.shard_state)
-      throw InputError("command line", "--simulated-nodes",
-                       "ranks that do the same work: with --refresh-sharing owners each rank refreshes other blocks "
-                       "(use --refresh-sharing replicated, or simulate every node)");
-    if (options.simulated_units < out.units && spec.straggler.rank >= 0)
-      throw InputError("command line", "--simulated-nodes",
-                       "ranks that do the same work: --straggler makes one rank differ (simulate every node)");
-  }
-  options.coalesce_ring_steps = settings.coalesce_ring_steps;
-  options.serial_collectives = settings.serial_collectives;
-  if (spec.straggler.rank >= 0) {
-    if (spec.straggler.rank >= out.units)
-      throw InputError("command line", "--straggler",
-                       "a rank below the " + std::to_string(out.units) + " simulated units, found " +
-                           std::to_string(spec.straggler.rank));
-    options.host_slowdown.assign(static_cast<std::size_t>(out.units), 1.0);
-    options.host_slowdown[static_cast<std::size_t>(spec.straggler.rank)] = spec.straggler.factor;
-  }
+  sim::SimulationOptions options = simulation_options(settings, profile, out.units);
   out.extra.emplace_back("simulated_units", sim::running_units(options));
   out.extra.emplace_back("coalesce_ring_steps", options.coalesce_ring_steps);
   out.extra.emplace_back("serial_collectives", options.serial_collectives);
@@ -197,15 +192,18 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
     budgets.device = std::min(budgets.device, workload.state_budgets->device);
     budgets.host = std::min(budgets.host, workload.state_budgets->host);
     budgets.nvme = std::min(budgets.nvme, workload.state_budgets->nvme);
-  } else if (auto short_of = reserve_model_memory(budgets, model_memory); !short_of.empty()) {
-    out.fits = false;
-    out.fit_message = "the model's weights, gradients and activations alone exceed the " +
-                      std::string(platform::to_string(short_of.front().tier)) + " memory (see --weights-on, " +
-                      "--gradients-on, --checkpoints-on)";
-    out.shortfall = std::move(short_of);
-    out.capacity_bytes = {0, budgets.host, budgets.nvme};
-    out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
-    return out;
+  } else {
+    std::vector<runtime::TierShortfall> short_of;
+    budgets = hw::less_model_memory(budgets, model_memory, short_of);
+    if (!short_of.empty()) {
+      out.fits = false;
+      out.fit_message = "the model's weights, gradients and activations alone exceed the " + short_of.front().where() +
+                        " memory (see --weights-on, --gradients-on, --checkpoints-on)";
+      out.shortfall = std::move(short_of);
+      out.capacity_bytes = {0, budgets.host, budgets.nvme};
+      out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
+      return out;
+    }
   }
   options.budgets = budgets;
   out.capacity_bytes = {budgets.device, budgets.host, budgets.nvme};
@@ -232,7 +230,6 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
       }();
 
   std::optional<runtime::PlacementError> placement_error;
-  std::int64_t failures = 0;
   // Wall time until every unit has built its driver (placement included): what a run costs
   // before its first step, kept apart so that the wall time per step measures the stepping.
   int drivers_built = 0;
@@ -251,28 +248,21 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
       return;
     }
     if (++drivers_built == simulation.simulated_units()) setup_done = WallClock::now();
-    trace.set_plan(unit, driver->plan(), options_per_unit.numerics_site);
-    if (unit == 0) out.plan = plan::to_text(driver->plan());
-    for (int t = 1; t <= total_steps; ++t) {
-      const runtime::StepRecord r = driver->run_step();
-      if (unit == 0) progress.step(r, "simulated " + significant(platform.clock().now(), 4) + " s");
-    }
-    // As synth and train do: state moves waited for, the service settled (refreshes still in
-    // flight finish and count), every unit alike.
-    driver->finish();
-    if (unit == 0) {
-      out.records = driver->history();
-      failures = driver->service().totals().failures;
-    }
+    // Every unit runs the loop; unit 0 reports.
+    RunReport* report = unit == 0 ? &out : nullptr;
+    start_run(*driver, trace, unit, options_per_unit.numerics_site, report);
+    StepHooks hooks;
+    if (unit == 0)
+      hooks.after = [&platform](int, const runtime::StepRecord&) {
+        return "simulated " + significant(platform.clock().now(), 4) + " s";
+      };
+    run_steps(*driver, 1, total_steps, unit == 0 ? &progress : nullptr, hooks, report);
   });
 
   if (placement_error) {
     out.fits = false;
     out.shortfall = placement_error->shortfalls();
     out.fit_message = placement_error->what();
-  } else {
-    out.summary = runtime::summarize(out.records);
-    out.refresh_failures = failures;
   }
   const sim::ActivityCounts activities = simulation.activity_counts();
   out.extra.emplace_back("simulated_seconds", simulation.now());

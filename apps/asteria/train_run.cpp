@@ -16,6 +16,7 @@
 #include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
+#include "apps/asteria/run_loop.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
@@ -131,6 +132,96 @@ double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_seq
   return weighted / counted;
 }
 
+// The corpus the run trains on: --data, or the built-in one (its source files).
+data::Corpus read_corpus(const TrainSettings& settings, std::ostream* warnings) {
+  data::CorpusOptions corpus_options;
+  corpus_options.validation_fraction = settings.spec.train.validation_fraction;
+  corpus_options.seed = settings.spec.seed;
+  corpus_options.max_bytes = settings.spec.train.max_corpus_bytes;
+  corpus_options.warnings = warnings;  // binary files skipped
+  std::filesystem::path root;
+  if (settings.spec.train.data) {
+    root = *settings.spec.train.data;
+  } else {
+    root = data::default_corpus_dir();
+    corpus_options.extensions = data::default_corpus_extensions();
+  }
+  return data::Corpus::from_directory(root, corpus_options);
+}
+
+// Where checkpoints go, made ready before the first step (the plan must allow them).
+void prepare_checkpoints(const TrainSettings& settings, const RankPlace& place, runtime::StepDriver<float>& driver) {
+  driver.check_checkpointable();
+  const std::filesystem::path dir = checkpoint_directory(settings, place);
+  // A new run must not leave its checkpoints beside an earlier run's: --resume would pick
+  // whichever is newer.
+  if (!settings.resume_from && checkpoint::is_checkpoint_directory(dir)) {
+    bool loadable = true;
+    try {
+      (void)checkpoint::CheckpointReader::open_latest(dir, settings.checkpoint_files);
+    } catch (const InputError&) {  // only a first checkpoint cut short: nothing to keep
+      loadable = false;
+    }
+    if (loadable && !settings.spec.overwrite)
+      throw InputError(dir.string(), "--checkpoint-dir",
+                       "holds checkpoints of an earlier run: --resume it to go on, or --overwrite to replace them");
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// --resume: restores the newest checkpoint (every rank the same step) and returns the first step
+// left to run; the earlier steps.csv rows are kept in `out`.
+int resume(const TrainSettings& settings, const RankPlace& place, runtime::StepDriver<float>& driver,
+           data::BatchLoader& train_loader, std::uint64_t digest, int warmup, int total, RunReport& out,
+           std::ostream& progress_out) {
+  const int first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, digest, progress_out)) + 1;
+  // Ranks resumed from checkpoints of different steps would run different step counts.
+  require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
+  out.earlier_rows = rows_up_to(settings.earlier_steps_csv, first - 1, steps_csv_header(out, false), progress_out);
+  // A checkpoint of the last step is a run killed before it wrote its outputs (or one asked
+  // to write them again): it is finished without a step. Past the last step is an error.
+  if (first > total + 1)
+    throw InputError("command line", "--steps",
+                     "at least " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +
+                         std::to_string(first - 1) + " (" + std::to_string(warmup) +
+                         " warm-up steps, then --steps), past the run's last step " + std::to_string(total));
+  if (first == total + 1 && place.leads())
+    progress_out << "train: the checkpoint holds step " << total
+                 << ", the run's last: no step left to run, writing the run's outputs\n";
+  return first;
+}
+
+// The run's final weights (what --out's weights file holds) and the figures every rank reports
+// (digests of its weights and optimizer state, its step times), gathered on rank 0.
+void keep_final_state(TrainModel& model, const runtime::StepDriver<float>& driver, bool sharded, TrainOutcome& outcome) {
+  RunReport& out = outcome.report;
+  const RankPlace& place = outcome.place;
+  for (std::size_t i = 0; i < model.tensor_count(); ++i) {
+    const workload::WeightSpec& w = model.tensor(i);
+    outcome.tensor_names.push_back(w.name);
+    outcome.tensor_shapes.push_back(w.order == 1 ? std::vector<std::int64_t>{w.cols}
+                                                 : std::vector<std::int64_t>{w.rows, w.cols});
+    outcome.tensors.push_back(model.parameters(i));
+  }
+  // Replicas are equal when these agree on every rank (bitwise: weights and every block's state).
+  RankFigures figures;
+  figures.weights_digest = fnv1a({});
+  for (const std::vector<float>& t : outcome.tensors) figures.weights_digest = fnv1a(std::as_bytes(std::span(t)), figures.weights_digest);
+  // Sharded state: each rank holds other blocks, so only the weights can agree (the state digest is 0).
+  figures.optimizer_state_digest = sharded ? 0 : fnv1a({});
+  for (std::size_t b = 0; b < driver.block_count() && !sharded; ++b) {
+    const std::vector<std::byte> image = driver.block_state(b).serialize();
+    figures.optimizer_state_digest = fnv1a(image, figures.optimizer_state_digest);
+  }
+  figures.p50_step_s = out.summary.p50_step_s;
+  figures.p99_step_s = out.summary.p99_step_s;
+  figures.mean_step_s = out.summary.mean_step_s;
+  figures.mean_visible_optimizer_s = out.summary.mean_visible_optimizer_s;
+  out.extra.emplace_back("weights_digest", hex(figures.weights_digest));
+  out.extra.emplace_back("optimizer_state_digest", hex(figures.optimizer_state_digest));
+  outcome.ranks = gather_figures(place, figures);
+}
+
 }  // namespace
 
 TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out, platform::Comm* comm,
@@ -162,19 +253,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   workload::ModelConfig rank_config = config;
   rank_config.micro_batch = rank_batch;
 
-  data::CorpusOptions corpus_options;
-  corpus_options.validation_fraction = settings.spec.train.validation_fraction;
-  corpus_options.seed = spec.seed;
-  corpus_options.max_bytes = settings.spec.train.max_corpus_bytes;
-  corpus_options.warnings = place.leads() ? &progress_out : nullptr;  // binary files skipped
-  std::filesystem::path root;
-  if (settings.spec.train.data) {
-    root = *settings.spec.train.data;
-  } else {
-    root = data::default_corpus_dir();
-    corpus_options.extensions = data::default_corpus_extensions();
-  }
-  const data::Corpus corpus = data::Corpus::from_directory(root, corpus_options);
+  const data::Corpus corpus = read_corpus(settings, place.leads() ? &progress_out : nullptr);
   // Ranks slice one global batch: each must read the same text, wherever its copy lives.
   const std::uint64_t digest = corpus_digest(corpus);
   require_same_value(place, static_cast<std::int64_t>(digest), "command line", "--data",
@@ -234,59 +313,29 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   runtime::DriverOptions options = driver_options(spec, warmup, [](const platform::Cost&) { return 0.0; });
   options.schedule.data_parallel_ranks = place.ranks;
   runtime::StepDriver<float> driver(platform.get(), timed, spec.optimizer, spec.hp, options);
-  trace.set_plan(0, driver.plan(), options.numerics_site);
-  out.plan = plan::to_text(driver.plan());
+  start_run(driver, trace, 0, options.numerics_site, &out);
   out.blocks = driver.block_count();
   out.state_bytes = driver.state_bytes();
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
   out.extra_columns = {"loss", "validation_loss", "tokens_per_s"};
 
   // Checkpoints: refused now rather than after the first N steps when the plan cannot have them.
-  if (settings.spec.train.checkpoint_every > 0) {
-    driver.check_checkpointable();
-    const std::filesystem::path dir = checkpoint_directory(settings, place);
-    // A new run must not leave its checkpoints beside an earlier run's: --resume would pick
-    // whichever is newer.
-    if (!settings.resume_from && checkpoint::is_checkpoint_directory(dir)) {
-      bool loadable = true;
-      try {
-        (void)checkpoint::CheckpointReader::open_latest(dir, settings.checkpoint_files);
-      } catch (const InputError&) {  // only a first checkpoint cut short: nothing to keep
-        loadable = false;
-      }
-      if (loadable && !spec.overwrite)
-        throw InputError(dir.string(), "--checkpoint-dir",
-                         "holds checkpoints of an earlier run: --resume it to go on, or --overwrite to replace them");
-      std::filesystem::remove_all(dir);
-    }
-  }
-  int first = 1;
-  if (settings.resume_from) {
-    first = static_cast<int>(restore_train_checkpoint(settings, place, driver, train_loader, digest, progress_out)) + 1;
-    // Ranks resumed from checkpoints of different steps would run different step counts.
-    require_same_value(place, first - 1, "command line", "--resume", "step restored from the ranks' checkpoints");
-    out.earlier_rows = rows_up_to(settings.earlier_steps_csv, first - 1, steps_csv_header(out, false), progress_out);
-    // A checkpoint of the last step is a run killed before it wrote its outputs (or one asked
-    // to write them again): it is finished below without a step. Past the last step is an error.
-    if (first > total + 1)
-      throw InputError("command line", "--steps",
-                       "at least " + std::to_string(first - 1 - warmup) + ": the checkpoint was taken after step " +
-                           std::to_string(first - 1) + " (" + std::to_string(warmup) +
-                           " warm-up steps, then --steps), past the run's last step " + std::to_string(total));
-    if (first == total + 1 && place.leads())
-      progress_out << "train: the checkpoint holds step " << total
-                   << ", the run's last: no step left to run, writing the run's outputs\n";
-  }
+  if (settings.spec.train.checkpoint_every > 0) prepare_checkpoints(settings, place, driver);
+  const int first = settings.resume_from ? resume(settings, place, driver, train_loader, digest, warmup, total, out,
+                                                   progress_out)
+                                          : 1;
 
   std::ostringstream quiet;  // ranks other than 0 report nothing while they run
   Progress progress(place.leads() ? progress_out : quiet, "train", spec.progress, total);
   std::vector<data::TokenId> tokens;
   const std::size_t per_sequence = static_cast<std::size_t>(length) + 1;
   double first_loss = 0.0, last_loss = 0.0;
-  for (int t = first; t <= total; ++t) {
+  StepHooks hooks;
+  hooks.before = [&](int) {
     train_loader.next(tokens);
     model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch, micro_batched);
-    const runtime::StepRecord record = driver.run_step();  // compute_s: the model's own measurement
+  };
+  hooks.after = [&](int t, const runtime::StepRecord& record) {  // compute_s: the model's own measurement
     const double loss = mean_over_ranks(place, model->last_loss(), "loss of step " + std::to_string(t));
     if (!std::isfinite(loss))
       throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +
@@ -302,22 +351,19 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                       {t, -1, -1, platform::ActivityRole::other}, {}, eval_start, clock.now(), true});
     }
     const double tokens_per_s = record.step_time_s > 0.0 ? static_cast<double>(rank_batch) * length / record.step_time_s : 0.0;
-    out.records.push_back(record);
     out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
-    progress.step(record, "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : ""));
     if (validation) outcome.final_validation_loss = *validation;
     if (settings.spec.train.checkpoint_every > 0 && t % settings.spec.train.checkpoint_every == 0)
       save_train_checkpoint(settings, place, driver, train_loader, t, digest);
-  }
+    return "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : "");
+  };
+  run_steps(driver, first, total, &progress, hooks, &out);
   if (first > total) {
     // Nothing ran in this process: the run's final validation loss from the restored weights,
     // and no training loss (null in summary.json).
     outcome.final_validation_loss = validation_loss(*model, validation_loader, settings.spec.train.eval_sequences);
     first_loss = last_loss = std::numeric_limits<double>::quiet_NaN();
   }
-  driver.finish();
-  out.summary = runtime::summarize(out.records);
-  out.refresh_failures = driver.service().totals().failures;
   out.extra = {{"corpus", corpus.description()},
                {"train_bytes", corpus.train().size()},
                {"validation_bytes", corpus.validation().size()},
@@ -351,30 +397,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     metadata["blas_threads"] = std::to_string(settings.spec.train.blas_threads > 0 ? settings.spec.train.blas_threads : cores);
     out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));
   }
-  for (std::size_t i = 0; i < model->tensor_count(); ++i) {
-    const workload::WeightSpec& w = model->tensor(i);
-    outcome.tensor_names.push_back(w.name);
-    outcome.tensor_shapes.push_back(w.order == 1 ? std::vector<std::int64_t>{w.cols}
-                                                 : std::vector<std::int64_t>{w.rows, w.cols});
-    outcome.tensors.push_back(model->parameters(i));
-  }
-  // Replicas are equal when these agree on every rank (bitwise: weights and every block's state).
-  RankFigures figures;
-  figures.weights_digest = fnv1a({});
-  for (const std::vector<float>& t : outcome.tensors) figures.weights_digest = fnv1a(std::as_bytes(std::span(t)), figures.weights_digest);
-  // Sharded state: each rank holds other blocks, so only the weights can agree (the state digest is 0).
-  figures.optimizer_state_digest = spec.shard_state ? 0 : fnv1a({});
-  for (std::size_t b = 0; b < driver.block_count() && !spec.shard_state; ++b) {
-    const std::vector<std::byte> image = driver.block_state(b).serialize();
-    figures.optimizer_state_digest = fnv1a(image, figures.optimizer_state_digest);
-  }
-  figures.p50_step_s = out.summary.p50_step_s;
-  figures.p99_step_s = out.summary.p99_step_s;
-  figures.mean_step_s = out.summary.mean_step_s;
-  figures.mean_visible_optimizer_s = out.summary.mean_visible_optimizer_s;
-  out.extra.emplace_back("weights_digest", hex(figures.weights_digest));
-  out.extra.emplace_back("optimizer_state_digest", hex(figures.optimizer_state_digest));
-  outcome.ranks = gather_figures(place, figures);
+  keep_final_state(*model, driver, spec.shard_state, outcome);
   out.wall_seconds = seconds_between(start, WallClock::now());
   return outcome;
 }
