@@ -28,7 +28,7 @@ std::size_t at(Tier t) { return static_cast<std::size_t>(t); }
 double& load(Usage& u, Resource r) { return u[static_cast<std::size_t>(r)]; }
 
 // What the simulator's device stream charges a piece: training kernels at the step's GEMM peak,
-// optimizer kernels at fp32 (sim_run.cpp's DeviceSeconds).
+// optimizer kernels at fp32 (as asteria sim's device time model charges them).
 double device_seconds(const hw::CostModel& costs, const platform::Cost& c) {
   return c.reduced_precision ? costs.gpu_step_seconds(c) : costs.gpu_optimizer_seconds(c);
 }
