@@ -1,9 +1,9 @@
 #include "apps/asteria/train_checkpoint.hpp"
 
-#include <cstdio>
 #include <ostream>
 #include <span>
 
+#include "apps/asteria/train_ranks.hpp"
 #include "core/checkpoint/byte_codec.hpp"
 #include "core/checkpoint/checkpoint_writer.hpp"
 #include "core/common/error.hpp"
@@ -23,12 +23,6 @@ std::uint64_t corpus_digest(const data::Corpus& corpus) {
     hash.update(std::as_bytes(std::span<const std::uint8_t>(*part)));
   }
   return hash.digest();
-}
-
-std::string digest_text(std::uint64_t digest) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(digest));
-  return text;
 }
 
 std::filesystem::path checkpoint_directory(const TrainSettings& s, const RankPlace& place) {
@@ -55,7 +49,7 @@ void save_train_checkpoint(const TrainSettings& s, const RankPlace& place, runti
                                        {"args", s.saved_arguments},
                                        {"rank", std::to_string(place.rank)},
                                        {"ranks", std::to_string(place.ranks)},
-                                       {kCorpusKey, digest_text(corpus)}},
+                                       {kCorpusKey, hex(corpus)}},
                                       s.checkpoint_files);
   driver.save(writer);
   checkpoint::ByteWriter position;
@@ -78,10 +72,10 @@ optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& pl
                          std::to_string(place.ranks));
   if (reader.meta("rank") != std::to_string(place.rank))
     throw InputError(source, "meta.rank", "expected rank " + std::to_string(place.rank) + "'s checkpoint");
-  if (reader.has_meta(kCorpusKey) && reader.meta(kCorpusKey) != digest_text(corpus))
+  if (reader.has_meta(kCorpusKey) && reader.meta(kCorpusKey) != hex(corpus))
     throw InputError("command line", "--data",
                      "the corpus the checkpoint in " + source + " was trained on (digest " + reader.meta(kCorpusKey) +
-                         "); the text read now differs (digest " + digest_text(corpus) +
+                         "); the text read now differs (digest " + hex(corpus) +
                          "): resume with the same files, --max-corpus-bytes and --validation-fraction");
   const std::vector<std::byte> image = reader.read(kLoaderChunk);
   checkpoint::ByteReader position(image, source + " (chunk " + kLoaderChunk + ")");

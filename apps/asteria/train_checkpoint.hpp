@@ -3,7 +3,6 @@
 // they rest, refreshes in flight), the data loader's position and the command line, per rank.
 #include <cstdint>
 #include <filesystem>
-#include <string>
 
 #include "apps/asteria/train.hpp"
 #include "core/data/batch_loader.hpp"
@@ -32,8 +31,7 @@ optim::Step restore_train_checkpoint(const TrainSettings& settings, const RankPl
                                      runtime::StepDriver<float>& driver, data::BatchLoader& loader,
                                      std::uint64_t corpus_digest, std::ostream& warnings);
 
-// XXH64 of the corpus's training and validation text, as 16 hex digits.
+// XXH64 of the corpus's training and validation text (written as 16 hex digits, hex()).
 std::uint64_t corpus_digest(const data::Corpus& corpus);
-std::string digest_text(std::uint64_t digest);
 
 }  // namespace asteria::cli

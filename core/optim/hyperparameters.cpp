@@ -56,11 +56,11 @@ std::string_view to_string(HyperparameterPreset preset) noexcept {
   return preset == HyperparameterPreset::distributed_shampoo ? "distributed-shampoo" : "asteria";
 }
 
-Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source) {
+Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& option) {
   Hyperparameters hp = default_hyperparameters(kind);
   if (preset == HyperparameterPreset::asteria) return hp;
   if (kind != OptimizerKind::shampoo)
-    throw InputError("command line", source,
+    throw InputError("command line", option,
                      "distributed-shampoo sets Shampoo's hyperparameters: expected --optimizer shampoo, found " +
                          std::string(to_string(kind)));
   // DistributedShampoo.__init__: lr, betas, epsilon, weight decay, max_preconditioner_dim,

@@ -105,8 +105,9 @@ Hyperparameters default_hyperparameters(OptimizerKind kind);
 // vectors, small dimensions merged, refresh every step, blocks of 1024 — its trajectories.
 enum class HyperparameterPreset { asteria, distributed_shampoo };
 std::string_view to_string(HyperparameterPreset preset) noexcept;  // "asteria", "distributed-shampoo"
-// The preset's values for `kind`; InputError naming `source` when the preset is not `kind`'s.
-Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& source);
+// The preset's values for `kind`; InputError naming the command line's `option` when the preset
+// is not `kind`'s.
+Hyperparameters preset_hyperparameters(OptimizerKind kind, HyperparameterPreset preset, const std::string& option);
 
 // Throws InputError naming `source` and the field when a value is out of its domain.
 void validate(const Hyperparameters& hp, const std::string& source);

@@ -173,7 +173,7 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
   for (Tier t : {Tier::device, Tier::host, Tier::nvme}) c.model[at(t)] = static_cast<double>(own.on(t));
   // The model's own memory is reserved as asteria sim reserves it (a unified pool counted once).
   std::vector<runtime::TierShortfall> short_of;
-  (void)hw::less_model_memory(budgets, own, short_of);
+  const hw::TierBudgets room = hw::less_model_memory(budgets, own, short_of);
   if (!short_of.empty()) {
     const runtime::TierShortfall& s = short_of.front();
     throw InputError("plan", "capacities." + std::string(s.shared_pool ? "unified" : platform::to_string(s.tier)),
@@ -199,7 +199,7 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
           .in_flight);
   c.shadow_host = shadow;
   // The store keeps the shadow room free before it places anything: without it nothing fits.
-  if (c.model[at(Tier::host)] + shadow > c.budget[at(Tier::host)])
+  if (shadow > static_cast<double>(room.host))
     throw InputError("plan", "capacities.host",
                      "room for the refresh jobs' shadow state: " + significant(shadow, 4) + " B beside the model's " +
                          significant(c.model[at(Tier::host)], 4) + " B, in the host's " +
@@ -210,14 +210,15 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
   const std::vector<plan::Resource> on_host(m.blocks.size(), plan::Resource::host);
   c.staging[at(Tier::device)] = largest_held_set(plan_with_sites(m, on_device, 1), m.problem.blocks);
   c.staging[at(Tier::host)] = largest_held_set(plan_with_sites(m, on_host, 1), m.problem.blocks);
-  std::array<double, platform::kTierCount> left{};
-  for (Tier t : {Tier::device, Tier::host, Tier::nvme})
-    left[at(t)] = c.budget[at(t)] - c.model[at(t)] - c.staging[at(t)] - (t == Tier::host ? c.shadow_host : 0.0);
+  std::array<double, platform::kTierCount> left = {static_cast<double>(room.device), static_cast<double>(room.host),
+                                                   static_cast<double>(room.nvme)};
+  for (Tier t : {Tier::device, Tier::host}) left[at(t)] -= c.staging[at(t)];
+  left[at(Tier::host)] -= c.shadow_host;
   if (budgets.unified != 0) {
     // One pool for device and host. State that fits the pool whole fits it however it splits;
     // otherwise the device's budget comes first and the host has the rest.
-    const double pool = static_cast<double>(budgets.unified) - c.model[at(Tier::device)] - c.model[at(Tier::host)] -
-                        c.staging[at(Tier::device)] - c.staging[at(Tier::host)] - c.shadow_host;
+    const double pool = static_cast<double>(room.unified) - c.staging[at(Tier::device)] - c.staging[at(Tier::host)] -
+                        c.shadow_host;
     double state = 0;
     for (const BlockDemand& d : m.problem.blocks) state += d.state_bytes;
     left[at(Tier::device)] = std::min(left[at(Tier::device)], pool);

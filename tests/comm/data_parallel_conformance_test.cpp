@@ -372,8 +372,7 @@ TEST_P(DataParallelReference, AtStalenessZeroRanksRunTheSynchronousOptimizerOnTh
   for (std::size_t l = 0; l < reference.layer_count(); ++l) {
     const runtime::LayerSpec& spec = reference.layer(l);
     tensors.push_back(std::make_unique<optim::TensorOptimizer<float>>(
-        kind, hp, spec.vector ? std::vector<linalg::index>{spec.cols} : std::vector<linalg::index>{spec.rows, spec.cols},
-        spec.name));
+        kind, hp, runtime::tensor_shape(spec), spec.name));
   }
   std::vector<Weights<float>> expected;
   for (int t = 1; t <= kSteps; ++t) {

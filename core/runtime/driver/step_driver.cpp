@@ -186,16 +186,10 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
   setup.host_workers = platform_.host_workers().concurrency();
   setup_ = set_up_step(layers, kind, hp, setup);
   // The blocking TensorOptimizer uses (the same plan_blocks): with values each layer's blocks are
-  // its TensorOptimizer's, in order.
-  std::vector<optim::TensorOptimizer<T>*> tensors(layer_count_, nullptr);
+  // its TensorOptimizer's (tensors_[layer]), in order.
   if (options_.numerics != platform::Numerics::shapes)
-    for (std::size_t l = 0; l < layer_count_; ++l) {
-      const LayerSpec& spec = layers[l];
-      const std::vector<index> shape =
-          spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
-      tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, shape, spec.name));
-      tensors[l] = tensors_.back().get();
-    }
+    for (const LayerSpec& spec : layers)
+      tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, tensor_shape(spec), spec.name));
   std::size_t within = 0;
   for (std::size_t i = 0; i < setup_.blocks.size(); ++i) {
     const BlockSetup& s = setup_.blocks[i];
@@ -203,8 +197,8 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
     Block block;
     block.layer = s.layer;
     block.label = s.label;
-    if (optim::TensorOptimizer<T>* tensor = tensors[s.layer]; tensor != nullptr) {
-      block.optimizer = tensor->blocks().at(within).optimizer.get();
+    if (!tensors_.empty()) {
+      block.optimizer = tensors_[s.layer]->blocks().at(within).optimizer.get();
       block.bytes = std::make_unique<BlockStateRelocatable<T>>(block.optimizer->state());
     } else {
       auto shape_block = std::make_unique<optim::ShapeBlock<T>>(s.cut.kind, s.cut.hp, s.cut.region.rows, s.cut.region.cols);

@@ -21,8 +21,7 @@ StepSetup set_up_step(std::span<const LayerSpec> layers, optim::OptimizerKind ki
     const double values = static_cast<double>(spec.rows) * static_cast<double>(spec.cols) * static_cast<double>(element);
     s.layers.push_back({spec.name, spec.forward, spec.backward, values,
                         spec.weight_bytes > 0.0 ? spec.weight_bytes : values, spec.checkpoint_bytes});
-    const std::vector<index> shape =
-        spec.vector ? std::vector<index>{spec.cols} : std::vector<index>{spec.rows, spec.cols};
+    const std::vector<index> shape = tensor_shape(spec);
     const std::vector<optim::BlockPlan> cuts = optim::plan_blocks(kind, hp, shape);
     const optim::MatrixShape view = optim::tensor_view(kind, hp, shape).shape;
     for (std::size_t b = 0; b < cuts.size(); ++b) {

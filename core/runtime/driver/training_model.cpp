@@ -7,6 +7,10 @@
 
 namespace asteria::runtime {
 
+std::vector<index> tensor_shape(const LayerSpec& layer) {
+  return layer.vector ? std::vector<index>{layer.cols} : std::vector<index>{layer.rows, layer.cols};
+}
+
 std::string_view to_string(ModelPass pass) noexcept {
   switch (pass) {
     case ModelPass::layer_by_layer: return "layer_by_layer";

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/linalg/matrix.hpp"
 #include "core/optim/block_optimizer.hpp"
@@ -35,6 +36,9 @@ struct LayerSpec {
   // over the micro-batches): what moves when checkpoints rest off the device.
   double checkpoint_bytes = 0.0;
 };
+
+// The layer's tensor as its optimizer blocks it: {cols} for a vector, {rows, cols} otherwise.
+std::vector<index> tensor_shape(const LayerSpec& layer);
 
 // How a model computes a step's gradients: layer_by_layer (each layer's backward body computes
 // its own), or whole_step (the first backward body of a step runs the whole forward and backward
