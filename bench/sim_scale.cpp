@@ -131,8 +131,7 @@ struct Result {
 Result simulate_in_child(int units, const std::string& mode) {
   const Flags& f = flags();
   const sim::ChildOutcome outcome = sim::run_in_child_process([&](sim::ChildReport& report) {
-    cli::SimSettings settings;
-    cli::RunConfig& spec = settings.spec;
+    cli::RunConfig spec = cli::default_run_config(cli::RunVerb::sim);
     spec.hw = "gh200-alps";
     spec.model = f.model;
     spec.optimizer = optim::parse_optimizer_kind(f.optimizer);
@@ -146,13 +145,13 @@ Result simulate_in_child(int units, const std::string& mode) {
     spec.share_refreshes = f.refresh_sharing == "owners";
     spec.numerics = platform::Numerics::shapes;
     spec.progress = false;
-    settings.units = units;
-    settings.serial_collectives = f.serial_collectives;
-    if (mode != "full") settings.simulated_nodes = f.simulated_nodes;
-    settings.coalesce_ring_steps = mode == "coalesced";
+    spec.sim.units = units;
+    spec.sim.serial_collectives = f.serial_collectives;
+    if (mode != "full") spec.sim.simulated_nodes = f.simulated_nodes;
+    spec.sim.coalesce_ring_steps = mode == "coalesced";
     const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
     std::ostringstream progress;
-    const cli::RunReport r = cli::simulate(settings, profile, cli::workload_from_config(f.model, spec.seed), progress);
+    const cli::RunReport r = cli::simulate(spec, profile, cli::workload_from_config(f.model, spec.seed), progress);
     if (!f.out.empty()) {
       const std::filesystem::path dir = std::filesystem::path(f.out) / (mode + "-" + std::to_string(units));
       cli::prepare_output(dir, true, "sim");

@@ -1,4 +1,5 @@
 // asteria replay: the recorded run rebuilt from its trace and run on the simulator.
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -37,11 +38,17 @@ std::vector<std::string> merged_arguments(const std::vector<std::string>& record
   return out;
 }
 
+RunVerb recorded_verb(const RecordedRun& run, const std::string& source) {
+  for (RunVerb verb : {RunVerb::synth, RunVerb::sim, RunVerb::train})
+    if (run.verb == to_string(verb)) return verb;
+  throw InputError(source, "metadata verb", "expected synth, sim or train, found '" + run.verb + "'");
+}
+
 RunConfig replayed_spec(const RecordedRun& run, const ReplaySettings& settings, const std::string& source) {
   po::variables_map values;
   try {
     po::store(po::command_line_parser(merged_arguments(run.arguments, settings.what_if))
-                  .options(run_config_options(RunVerb::train))
+                  .options(run_config_options(std::nullopt))
                   .positional({})
                   .run(),
               values);
@@ -49,9 +56,21 @@ RunConfig replayed_spec(const RecordedRun& run, const ReplaySettings& settings, 
   } catch (const po::error& e) {
     throw InputError(source, "metadata run_arguments (with the what-if options)", std::string("options that parse: ") + e.what());
   }
-  RunConfig spec = read_run_config(RunVerb::train, values);
+  // The recorded verb's own settings too (a sim trace's machine: --units, --simulated-nodes ...).
+  RunConfig spec = read_run_config(recorded_verb(run, source), values, /*every_verbs_settings=*/true);
   const RunConfig sim = default_run_config(RunVerb::sim);
   spec.verb = RunVerb::sim;
+  // The recorded ranks, whatever the profile's node size (unless a what-if gives others): a
+  // data-parallel rank's trace replays with every rank (its collectives and shared refreshes are
+  // part of its step).
+  const auto given = [&](const std::string& option) {
+    return std::any_of(settings.what_if.begin(), settings.what_if.end(),
+                       [&](const std::string& a) { return a.substr(0, a.find('=')) == option; });
+  };
+  if (!given("--units") && !given("--nodes")) {
+    spec.sim.units = run.units;
+    spec.sim.nodes.reset();
+  }
   spec.numerics = platform::Numerics::shapes;
   spec.time = platform::TimeSource::simulated;
   spec.hw = settings.hw;
@@ -175,21 +194,17 @@ ReplayResult run_replay(const ReplaySettings& settings, std::ostream& progress) 
   const std::string source = settings.trace.string();
   const traces::NativeTrace recorded = traces::read_native_trace(settings.trace);
   const RecordedRun run = recorded_run(recorded, source);
-  SimSettings sim;
-  sim.spec = replayed_spec(run, settings, source);
-  // A data-parallel rank's trace replays with every rank: its collectives and shared refreshes
-  // are part of its step (the trace keeps unit 0).
-  if (run.units > 1) sim.units = run.units;
+  RunConfig spec = replayed_spec(run, settings, source);
   const auto first = recorded.metadata.find("window_first_step");
   const auto last = recorded.metadata.find("window_last_step");
   if (first != recorded.metadata.end() && last != recorded.metadata.end())
-    sim.spec.trace.steps = parse_step_range(first->second + ":" + last->second, source + ": metadata window");
-  validate(sim.spec);
+    spec.trace.steps = parse_step_range(first->second + ":" + last->second, source + ": metadata window");
+  validate(spec);
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(settings.hw));
 
   ReplayResult result;
   result.what_if = !settings.what_if.empty();
-  result.predicted = simulate(sim, profile, recorded_workload(run, sim.spec, source), progress);
+  result.predicted = simulate(spec, profile, recorded_workload(run, spec, source), progress);
   write_report(result.predicted, *settings.out);
   if (!result.predicted.fits) return result;
   const traces::NativeTrace predicted = traces::read_native_trace(*settings.out / "trace.csv");

@@ -17,11 +17,25 @@
 
 namespace asteria::cli {
 
-po::options_description run_config_options(RunVerb verb) {
-  RunConfig defaults = default_run_config(verb);
-  po::options_description o("Run options (shared by synth, sim and train)");
-  OptionsBuilder run(o, verb, /*show_defaults=*/true);
-  run::describe_run(run, defaults);
+po::options_description run_config_options(std::optional<RunVerb> verb) {
+  RunConfig defaults = default_run_config(verb.value_or(RunVerb::sim));
+  po::options_description o;
+  po::options_description shared("Run options (synth, sim, train)");
+  // Each verb's own settings apart, so --help shows what is particular to it.
+  po::options_description own(verb ? std::string(to_string(*verb)) + "'s own options" : std::string("Verbs' own options"));
+  const auto count = [](run::Verbs verbs) {
+    int n = 0;
+    for (; verbs != 0; verbs &= static_cast<run::Verbs>(verbs - 1)) ++n;
+    return n;
+  };
+  OptionsBuilder shared_options(shared, verb, /*show_defaults=*/true,
+                                [&](const run::Setting& s) { return count(s.verbs) > 1; });
+  OptionsBuilder own_options(own, verb, /*show_defaults=*/true,
+                             [&](const run::Setting& s) { return count(s.verbs) == 1; });
+  run::describe_run(shared_options, defaults);
+  run::describe_run(own_options, defaults);
+  o.add(shared);
+  if (!own.options().empty()) o.add(own);
   o.add(hyperparameter_options());
   return o;
 }
@@ -95,9 +109,9 @@ void apply_plan_schedule(RunConfig& s, const po::variables_map& v, const PlanFil
 }
 }  // namespace
 
-RunConfig read_run_config(RunVerb verb, const po::variables_map& v) {
+RunConfig read_run_config(RunVerb verb, const po::variables_map& v, bool every_verbs_settings) {
   RunConfig s = default_run_config(verb);
-  OptionsReader reader(v, verb);
+  OptionsReader reader(v, every_verbs_settings ? std::nullopt : std::optional<RunVerb>(verb));
   run::describe_run(reader, s);
   std::optional<PlanFile> plan;
   if (s.placement_file) {

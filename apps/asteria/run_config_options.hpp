@@ -33,11 +33,13 @@ using run::TraceSettings;
 using run::default_run_config;
 using run::to_string;
 
-// The shared options of `verb`, with its defaults shown, plus the hyperparameter options.
-po::options_description run_config_options(RunVerb verb);
-// Reads the shared options (and hyperparameters) from `values` into a spec; validate() is
-// called by the verbs once their own settings are read too.
-RunConfig read_run_config(RunVerb verb, const po::variables_map& values);
+// The run options `verb` takes (the shared ones, then its own), with its defaults shown, plus the
+// hyperparameter options; nullopt: every verb's (what a replay reads from a trace).
+po::options_description run_config_options(std::optional<RunVerb> verb);
+// Reads the run options (and hyperparameters) from `values` into a spec from `verb`'s defaults;
+// `every_verbs_settings`: other verbs' settings too (a replay reads a trace of any verb into a
+// simulation). validate() is called by the verbs once their own settings are read too.
+RunConfig read_run_config(RunVerb verb, const po::variables_map& values, bool every_verbs_settings = false);
 
 // The one validation of a spec: every value in its domain, and the settings valid together
 // (numerics with time, time with the verb, placement with an NVMe directory, ...). Throws

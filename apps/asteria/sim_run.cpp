@@ -32,16 +32,16 @@ constexpr std::size_t kStateElementBytes = sizeof(float);  // optimizer state is
 // What the run holds on every running unit (the weights with values, the blocks' bookkeeping
 // data-free) against the machine's memory, before the workload is built: a config of 10^8
 // layers or a d_model of 4194304 would otherwise take minutes to exhaust it.
-void check_sim_memory(const SimSettings& settings, const hw::HardwareProfile& profile) {
-  const RunConfig& spec = settings.spec;
+void check_sim_memory(const RunConfig& spec, const hw::HardwareProfile& profile) {
+  const run::SimConfig& machine = spec.sim;
   workload::ModelConfig config = workload::find_model_config(*spec.model);
-  if (settings.batch && *settings.batch >= 1) config.micro_batch = *settings.batch;
-  const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
+  if (spec.batch >= 1) config.micro_batch = spec.batch;
+  const UnitCount count = resolve_unit_count(machine.units, machine.nodes, profile.units_per_node(), profile.name);
   // The platform's own bound first: fewer ranks running would not help there.
-  sim::check_platform_units(count.units, profile, "command line", settings.nodes ? "--nodes" : "--units");
+  sim::check_platform_units(count.units, profile, "command line", machine.nodes ? "--nodes" : "--units");
   long long running = count.units;
-  if (settings.simulated_nodes && *settings.simulated_nodes >= 1)
-    running = std::min(running, static_cast<long long>(*settings.simulated_nodes) * profile.units_per_node());
+  if (machine.simulated_nodes && *machine.simulated_nodes >= 1)
+    running = std::min(running, static_cast<long long>(*machine.simulated_nodes) * profile.units_per_node());
   const sim::TierBudgets budgets = sim::budgets_from(profile);
   StackRun run;
   run.units = static_cast<int>(running);
@@ -51,22 +51,23 @@ void check_sim_memory(const SimSettings& settings, const hw::HardwareProfile& pr
   run.state_budget = static_cast<double>(budgets.device) + static_cast<double>(budgets.host) +
                      static_cast<double>(budgets.nvme);
   run.model_source = *spec.model;
-  run.units_option = settings.nodes ? "--nodes" : "--units";
+  run.units_option = machine.nodes ? "--nodes" : "--units";
   run.units_note = "the units that run: --units or --nodes, or --simulated-nodes K for K nodes' worth";
   check_stack_memory(config, run);
 }
 
 // The simulated machine of `units` units, with the shortcuts and the straggler asked for.
-sim::SimulationOptions simulation_options(const SimSettings& settings, const hw::HardwareProfile& profile, int units) {
-  const RunConfig& spec = settings.spec;
+sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::HardwareProfile& profile, int units) {
+  const run::SimConfig& machine = spec.sim;
   sim::SimulationOptions options;
   options.profile = profile;
   options.units = units;
   options.host_workers_per_unit = spec.host_workers;
   options.numerics = spec.numerics;
-  if (settings.simulated_nodes) {
-    if (*settings.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
-    options.simulated_units = std::min(units, *settings.simulated_nodes * profile.units_per_node());
+  if (machine.simulated_nodes) {
+    if (*machine.simulated_nodes < 1) throw InputError("command line", "--simulated-nodes", "expected an integer >= 1");
+    options.simulated_units =
+        static_cast<int>(std::min<long long>(units, static_cast<long long>(*machine.simulated_nodes) * profile.units_per_node()));
     // Representative ranks stand for ranks doing the same work; owners and stragglers differ.
     if (options.simulated_units < units && spec.share_refreshes && !spec.shard_state)
       throw InputError("command line", "--simulated-nodes",
@@ -76,8 +77,8 @@ sim::SimulationOptions simulation_options(const SimSettings& settings, const hw:
       throw InputError("command line", "--simulated-nodes",
                        "ranks that do the same work: --straggler makes one rank differ (simulate every node)");
   }
-  options.coalesce_ring_steps = settings.coalesce_ring_steps;
-  options.serial_collectives = settings.serial_collectives;
+  options.coalesce_ring_steps = machine.coalesce_ring_steps;
+  options.serial_collectives = machine.serial_collectives;
   if (spec.straggler.rank >= 0) {
     if (spec.straggler.rank >= units)
       throw InputError("command line", "--straggler",
@@ -117,12 +118,10 @@ UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes,
   return {*units, *nodes};
 }
 
-SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, std::optional<int> batch) {
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, int batch) {
   workload::ModelConfig config = workload::find_model_config(model);
-  if (batch) {
-    if (*batch < 1) throw InputError("command line", "--batch", "expected an integer >= 1");
-    config.micro_batch = static_cast<workload::count>(*batch);
-  }
+  if (batch < 0) throw InputError("command line", "--batch", "expected an integer >= 0 (0: the config's micro_batch)");
+  if (batch > 0) config.micro_batch = static_cast<workload::count>(batch);
   workload::WorkloadModel wl = workload::build_workload(config);
   SimWorkload w;
   w.name = config.name;
@@ -132,24 +131,22 @@ SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, s
   return w;
 }
 
-RunReport run_sim(const SimSettings& settings, std::ostream& progress_out) {
-  validate(settings.spec);
-  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*settings.spec.hw));
-  check_sim_memory(settings, profile);
-  return simulate(settings, profile, workload_from_config(*settings.spec.model, settings.spec.seed, settings.batch),
-                  progress_out);
+RunReport run_sim(const RunConfig& spec, std::ostream& progress_out) {
+  validate(spec);
+  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
+  check_sim_memory(spec, profile);
+  return simulate(spec, profile, workload_from_config(*spec.model, spec.seed, spec.batch), progress_out);
 }
 
-RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
+RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload,
                    std::ostream& progress_out) {
-  const RunConfig& spec = settings.spec;
   validate(spec);
   const auto wall_start = WallClock::now();
   RunReport out;
   out.spec = spec;
   out.hw = profile.name;
   out.model = workload.name;
-  const UnitCount count = resolve_unit_count(settings.units, settings.nodes, profile.units_per_node(), profile.name);
+  const UnitCount count = resolve_unit_count(spec.sim.units, spec.sim.nodes, profile.units_per_node(), profile.name);
   if (workload.weights.config.micro_batch % static_cast<workload::count>(spec.micro_batches) != 0)
     throw InputError("command line", "--micro-batches",
                      "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
@@ -183,7 +180,7 @@ RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profi
   out.extra.emplace_back("model_host_bytes", model_memory.on(Tier::host));
   out.extra.emplace_back("model_nvme_bytes", model_memory.on(Tier::nvme));
 
-  sim::SimulationOptions options = simulation_options(settings, profile, out.units);
+  sim::SimulationOptions options = simulation_options(spec, profile, out.units);
   out.extra.emplace_back("simulated_units", sim::running_units(options));
   out.extra.emplace_back("coalesce_ring_steps", options.coalesce_ring_steps);
   out.extra.emplace_back("serial_collectives", options.serial_collectives);

@@ -18,21 +18,6 @@
 
 namespace asteria::cli {
 
-struct SimSettings {
-  RunConfig spec = default_run_config(RunVerb::sim);
-  // GPUs and whole nodes simulated; units fill nodes of profile.units_per_node() in order. Either
-  // or both may be given (both must agree); neither: one unit.
-  std::optional<int> units;
-  std::optional<int> nodes;
-  std::optional<int> batch;  // sequences per step and unit (the model config's micro_batch otherwise)
-  // Shortcuts (sim/simulation_options.hpp): only the first `simulated_nodes` nodes run, the other
-  // units mirror them (representative ranks: exact when every rank runs the same work); and the
-  // ring steps of collectives coalesced (approximate).
-  std::optional<int> simulated_nodes;
-  bool coalesce_ring_steps = false;
-  bool serial_collectives = true;  // each group's collectives one at a time (a model choice, as NCCL)
-};
-
 struct UnitCount {
   int units = 1;
   int nodes = 1;
@@ -44,10 +29,11 @@ struct UnitCount {
 UnitCount resolve_unit_count(std::optional<int> units, std::optional<int> nodes, int units_per_node,
                              const std::string& hw_name);
 
-// Runs the simulation (spec validated first; --out must have been prepared: the trace goes
-// there). Throws InputError for settings out of their domain or bad profile/model files; a
-// configuration that does not fit is a result (report.fits false), not an error.
-RunReport run_sim(const SimSettings& settings, std::ostream& progress);
+// Runs the simulation of `spec` (its machine: spec.sim; validated first; --out must have been
+// prepared: the trace goes there). Throws InputError for settings out of their domain or bad
+// profile/model files; a configuration that does not fit is a result (report.fits false), not an
+// error.
+RunReport run_sim(const RunConfig& spec, std::ostream& progress);
 
 // What a simulation runs: the model's layers (with their device costs), its weights as the
 // optimizer blocks them, and what the model itself keeps on the device. From a model config
@@ -71,11 +57,11 @@ struct SimWorkload {
 };
 
 // The workload a model config describes (layers from core/workload), gradients seeded by `seed`.
-// `batch`: sequences per step, replacing the config's micro_batch.
-SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, std::optional<int> batch = {});
+// `batch` > 0: sequences per step and unit, replacing the config's micro_batch.
+SimWorkload workload_from_config(const std::string& model, std::uint64_t seed, int batch = 0);
 
-// Runs `workload` on `profile` under the spec of `settings` (spec validated first).
-RunReport simulate(const SimSettings& settings, const hw::HardwareProfile& profile, const SimWorkload& workload,
+// Runs `workload` on `profile` under `spec` (validated first).
+RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload,
                    std::ostream& progress);
 
 }  // namespace asteria::cli

@@ -1,83 +1,121 @@
-// The settings a study can give a run: their YAML keys, sim options, value checks and slug tags.
+// The settings a study can give a run: asteria sim's, read from the one settings list, each
+// checked and normalized by its own codec; and how a run's name shows their values.
 #include "apps/asteria/study_settings.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
-#include <charconv>
-#include <cmath>
-#include <limits>
+#include <type_traits>
 
 #include "core/common/error.hpp"
-#include "core/optim/hyperparameters.hpp"
-#include "core/runtime/store/store_options.hpp"
+#include "core/run/run_schema.hpp"
 
 namespace asteria::cli::study {
 namespace {
 
-enum class Kind {
-  name_or_path,
-  optimizer,
-  placement,
-  numerics,
-  publish,
-  count_or_zero,
-  count,
-  refresh_sharing,  // owners | replicated
-  flag,             // true | false: the bare option when true, nothing when false
-  straggler,        // RANK:FACTOR
-  schedule,         // horizontal | vertical
-  fraction,         // a number in [0, 1)
-  tier,             // device | host | nvme
-  refresh_site,     // host | device
+// Collects the settings of asteria sim that a study may give: not those of the run's output.
+struct Collector {
+  std::vector<StudySetting> settings;
+
+  static bool takes(const run::Setting& s) { return s.taken_by(run::RunVerb::sim) && !s.output; }
+
+  static StudySetting described(const run::Setting& s) {
+    StudySetting out;
+    out.key = std::string(s.name);
+    std::replace(out.key.begin(), out.key.end(), '-', '_');
+    out.option = "--" + std::string(s.name);
+    out.file_value = s.file_value;
+    return out;
+  }
+
+  template <class T>
+  void value(const run::Setting& s, T&, const run::Codec<T>& codec) {
+    if (!takes(s)) return;
+    StudySetting setting = described(s);
+    setting.word_value = std::is_enum_v<T>;
+    setting.normalize = [codec](const std::string& text, const std::string& option) {
+      return codec.format(codec.parse(text, option)).value_or(text);
+    };
+    settings.push_back(std::move(setting));
+  }
+
+  void flag(const run::Setting& s, bool&, bool) {
+    if (!takes(s)) return;
+    StudySetting setting = described(s);
+    setting.flag = true;
+    // YAML's booleans, in any case.
+    setting.normalize = [](const std::string& text, const std::string& option) {
+      std::string lower = text;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (lower != "true" && lower != "false")
+        throw InputError("study", option, "expected true or false, found '" + text + "'");
+      return lower;
+    };
+    settings.push_back(std::move(setting));
+  }
 };
 
-struct SettingInfo {
-  Setting setting;
+// How a run's name shows a setting: its tag before the value, and a usual value it leaves out.
+// Settings not listed show their name before a number, their word alone, a switch's name when
+// set; these keep the short names studies have always used.
+struct SlugStyle {
   std::string_view key;
-  std::string_view option;
-  Kind kind;
-  std::string_view slug_tag;  // prefix of the value in a run's slug ("" for the core settings)
+  std::string_view tag;
+  std::string_view unshown;  // the usual value (sim's default), left out of the name
 };
-
-constexpr std::array<SettingInfo, kSettingCount> kSettings = {{
-    {Setting::hw, "hw", "--hw", Kind::name_or_path, ""},
-    {Setting::model, "model", "--model", Kind::name_or_path, ""},
-    {Setting::optimizer, "optimizer", "--optimizer", Kind::optimizer, ""},
-    {Setting::placement, "placement", "--placement", Kind::placement, ""},
-    {Setting::staleness, "staleness", "--staleness", Kind::count_or_zero, "s"},
-    {Setting::publish, "publish", "--publish", Kind::publish, ""},
-    {Setting::steps, "steps", "--steps", Kind::count, "steps"},
-    {Setting::warmup_steps, "warmup_steps", "--warmup-steps", Kind::count_or_zero, "warmup"},
-    {Setting::numerics, "numerics", "--numerics", Kind::numerics, ""},
-    {Setting::precondition_frequency, "precondition_frequency", "--precondition-frequency", Kind::count, "freq"},
-    {Setting::max_precond_dim, "max_precond_dim", "--max-precond-dim", Kind::count, "dim"},
-    {Setting::units, "units", "--units", Kind::count, "units"},
-    {Setting::nodes, "nodes", "--nodes", Kind::count, "nodes"},
-    {Setting::refresh_sharing, "refresh_sharing", "--refresh-sharing", Kind::refresh_sharing, ""},
-    {Setting::sync_period, "sync_period", "--sync-period", Kind::count, "k"},
-    {Setting::shard_state, "shard_state", "--shard-state", Kind::flag, "sharded"},
-    {Setting::straggler, "straggler", "--straggler", Kind::straggler, "slow"},
-    {Setting::batch, "batch", "--batch", Kind::count, "b"},
-    {Setting::schedule, "schedule", "--schedule", Kind::schedule, ""},
-    {Setting::micro_batches, "micro_batches", "--micro-batches", Kind::count, "mb"},
-    {Setting::defer_fraction, "defer_fraction", "--defer-fraction", Kind::fraction, "defer"},
-    {Setting::weights_on, "weights_on", "--weights-on", Kind::tier, "w-"},
-    {Setting::gradients_on, "gradients_on", "--gradients-on", Kind::tier, "g-"},
-    {Setting::checkpoints_on, "checkpoints_on", "--checkpoints-on", Kind::tier, "ckpt-"},
-    {Setting::placement_file, "placement_file", "--placement-file", Kind::name_or_path, "plan-"},
-    {Setting::host_workers, "host_workers", "--host-workers", Kind::count, "workers"},
-    {Setting::refresh_on, "refresh_on", "--refresh-on", Kind::refresh_site, "refresh-on-"},
+constexpr std::array<SlugStyle, 27> kSlugStyles = {{
+    {"hw", "", ""},
+    {"model", "", ""},
+    {"optimizer", "", ""},
+    {"placement", "", ""},
+    {"staleness", "s", ""},
+    {"publish", "", "deterministic"},
+    {"steps", "steps", ""},
+    {"warmup_steps", "warmup", ""},
+    {"numerics", "", ""},
+    {"precondition_frequency", "freq", ""},
+    {"max_precond_dim", "dim", ""},
+    {"units", "units", ""},
+    {"nodes", "nodes", ""},
+    {"refresh_sharing", "", "owners"},
+    {"sync_period", "k", ""},
+    {"shard_state", "sharded", ""},
+    {"straggler", "slow", ""},
+    {"batch", "b", ""},
+    {"schedule", "", ""},
+    {"micro_batches", "mb", ""},
+    {"defer_fraction", "defer", ""},
+    {"weights_on", "w-", ""},
+    {"gradients_on", "g-", ""},
+    {"checkpoints_on", "ckpt-", ""},
+    {"placement_file", "plan-", ""},
+    {"host_workers", "workers", ""},
+    {"refresh_on", "refresh-on-", "host"},
 }};
 
-// The table is indexed by Setting: every entry must sit at its own enumerator's place.
-constexpr bool table_in_setting_order() {
-  for (std::size_t i = 0; i < kSettings.size(); ++i)
-    if (static_cast<std::size_t>(kSettings[i].setting) != i || kSettings[i].key.empty()) return false;
-  return true;
+std::vector<StudySetting> collect_study_settings() {
+  run::RunConfig config = run::default_run_config(run::RunVerb::sim);
+  Collector c;
+  run::describe_run(c, config);
+  run::describe(c, config.hp);
+  // The settings with a slug style first, in its order (the core ones lead it; studies' run names
+  // and table columns keep their order), then the others in the schema's.
+  std::vector<StudySetting> ordered;
+  for (const SlugStyle& style : kSlugStyles) {
+    const auto found =
+        std::find_if(c.settings.begin(), c.settings.end(), [&](const StudySetting& s) { return s.key == style.key; });
+    if (found == c.settings.end()) continue;
+    ordered.push_back(*found);
+    c.settings.erase(found);
+  }
+  ordered.insert(ordered.end(), c.settings.begin(), c.settings.end());
+  return ordered;
 }
-static_assert(table_in_setting_order(), "kSettings must list every Setting in enum order");
 
-const SettingInfo& info(Setting s) { return kSettings[static_cast<std::size_t>(s)]; }
+const SlugStyle* slug_style(std::string_view key) {
+  const auto found = std::find_if(kSlugStyles.begin(), kSlugStyles.end(), [&](const SlugStyle& s) { return s.key == key; });
+  return found == kSlugStyles.end() ? nullptr : &*found;
+}
 
 // A value that names a file rather than a shipped profile or model: it has a directory part or
 // a YAML extension.
@@ -88,72 +126,22 @@ bool looks_like_path(const std::string& value) {
   return value.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
 }
 
-std::string whole_number(const std::string& text, long long minimum, const std::string& source,
-                         const std::string& field, const std::string& where) {
-  const std::string expectation = minimum == 0 ? "expected a whole number >= 0" : "expected a whole number >= 1";
-  long long value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || text.empty() || value > std::numeric_limits<int>::max())
-    throw InputError(source, field, expectation + ", found '" + text + "'" + where);
-  if (value < minimum) throw InputError(source, field, expectation + ", found " + text + where);
-  return std::to_string(value);
-}
-
-// true/false in any case (YAML's booleans), normalized to lower case.
-std::string boolean(const std::string& text, const std::string& source, const std::string& field,
-                    const std::string& where) {
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (lower == "true" || lower == "false") return lower;
-  throw InputError(source, field, "expected true or false, found '" + text + "'" + where);
-}
-
-// The most a straggler may be slowed down (asteria sim's own bound).
-constexpr double kMaxStragglerFactor = 1000.0;
-
-// RANK:FACTOR, a rank >= 0 and a slowdown factor in [1, 1000], normalized to "3:2.5" (the rank
-// without sign or leading zeros, the factor as the shortest decimal that reads back the same).
-std::string straggler(const std::string& text, const std::string& source, const std::string& field,
-                      const std::string& where) {
-  const std::string expectation =
-      "expected RANK:FACTOR (a rank >= 0 and a slowdown factor in [1, 1000], e.g. \"3:2.5\"; quote it in YAML), "
-      "found '" +
-      text + "'" + where;
-  const auto colon = text.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) throw InputError(source, field, expectation);
-  const std::string rank_text = text.substr(0, colon);
-  const std::string factor_text = text.substr(colon + 1);
-  long long rank = 0;
-  const auto [rank_end, rank_ec] = std::from_chars(rank_text.data(), rank_text.data() + rank_text.size(), rank);
-  if (rank_ec != std::errc() || rank_end != rank_text.data() + rank_text.size() || rank < 0 ||
-      rank > std::numeric_limits<int>::max())
-    throw InputError(source, field, expectation);
-  double factor = 0.0;
-  const auto [factor_end, factor_ec] =
-      std::from_chars(factor_text.data(), factor_text.data() + factor_text.size(), factor);
-  if (factor_ec != std::errc() || factor_end != factor_text.data() + factor_text.size() || !std::isfinite(factor) ||
-      factor < 1.0 || factor > kMaxStragglerFactor)
-    throw InputError(source, field, expectation);
-  char buffer[32];
-  const auto written = std::to_chars(buffer, buffer + sizeof buffer, factor);
-  return std::to_string(rank) + ":" + std::string(buffer, written.ptr);
-}
-
 }  // namespace
 
-std::string_view key_of(Setting setting) noexcept { return info(setting).key; }
-std::string_view option_of(Setting setting) noexcept { return info(setting).option; }
+const std::vector<StudySetting>& study_settings() {
+  static const std::vector<StudySetting> settings = collect_study_settings();
+  return settings;
+}
 
-std::optional<Setting> setting_named(std::string_view key) noexcept {
-  for (const SettingInfo& s : kSettings)
-    if (s.key == key) return s.setting;
-  return std::nullopt;
+const StudySetting* find_study_setting(std::string_view key) {
+  const std::vector<StudySetting>& all = study_settings();
+  const auto found = std::find_if(all.begin(), all.end(), [&](const StudySetting& s) { return s.key == key; });
+  return found == all.end() ? nullptr : &*found;
 }
 
 std::string known_settings_list() {
   std::string list;
-  for (const SettingInfo& s : kSettings) {
+  for (const StudySetting& s : study_settings()) {
     if (!list.empty()) list += ", ";
     list += s.key;
   }
@@ -165,7 +153,7 @@ std::string line_suffix(const YAML::Node& node) {
   return mark.line >= 0 ? " (line " + std::to_string(mark.line + 1) + ")" : "";
 }
 
-std::string parse_setting_value(const YAML::Node& node, Setting setting, const ValueContext& context) {
+std::string parse_setting_value(const YAML::Node& node, const StudySetting& setting, const ValueContext& context) {
   const std::string where = line_suffix(node);
   const std::string& field = context.field;
   if (!node.IsScalar() || node.Scalar().empty()) {
@@ -173,74 +161,34 @@ std::string parse_setting_value(const YAML::Node& node, Setting setting, const V
     throw InputError(context.source, field, "expected a single value, found " + found + where);
   }
   const std::string text = node.Scalar();
-  switch (info(setting).kind) {
-    case Kind::name_or_path: {
-      if (!looks_like_path(text)) return text;
-      const std::filesystem::path path(text);
-      return path.is_absolute() ? path.lexically_normal().string() : (context.base_dir / path).lexically_normal().string();
-    }
-    case Kind::optimizer:
-      try {
-        return std::string(optim::to_string(optim::parse_optimizer_kind(text, context.source)));
-      } catch (const InputError&) {
-        throw InputError(context.source, field,
-                         "expected one of adamw, shampoo, soap, kl-shampoo, muon; found '" + text + "'" + where);
-      }
-    case Kind::placement:
-      try {
-        return std::string(runtime::to_string(runtime::parse_placement_policy(text, context.source)));
-      } catch (const InputError&) {
-        throw InputError(context.source, field, "expected one of device, host, tiered, nvme; found '" + text + "'" + where);
-      }
-    case Kind::numerics:
-      if (text == "shapes" || text == "values") return text;
-      throw InputError(context.source, field, "expected shapes or values, found '" + text + "'" + where);
-    case Kind::publish:
-      if (text == "deterministic" || text == "opportunistic") return text;
-      throw InputError(context.source, field, "expected deterministic or opportunistic, found '" + text + "'" + where);
-    case Kind::count_or_zero: return whole_number(text, 0, context.source, field, where);
-    case Kind::count: return whole_number(text, 1, context.source, field, where);
-    case Kind::refresh_sharing:
-      if (text == "owners" || text == "replicated") return text;
-      throw InputError(context.source, field, "expected owners or replicated, found '" + text + "'" + where);
-    case Kind::flag: return boolean(text, context.source, field, where);
-    case Kind::straggler: return straggler(text, context.source, field, where);
-    case Kind::schedule:
-      if (text == "horizontal" || text == "vertical") return text;
-      throw InputError(context.source, field, "expected horizontal or vertical, found '" + text + "'" + where);
-    case Kind::refresh_site:
-      if (text == "host" || text == "device") return text;
-      throw InputError(context.source, field, "expected host or device, found '" + text + "'" + where);
-    case Kind::tier:
-      if (text == "device" || text == "host" || text == "nvme") return text;
-      throw InputError(context.source, field, "expected device, host or nvme, found '" + text + "'" + where);
-    case Kind::fraction: {
-      double value = -1.0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0.0 && value < 1.0))
-        throw InputError(context.source, field, "expected a fraction in [0, 1), found '" + text + "'" + where);
-      char buffer[32];
-      const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
-      return std::string(buffer, written.ptr);
-    }
+  if (setting.file_value && looks_like_path(text)) {
+    const std::filesystem::path path(text);
+    return path.is_absolute() ? path.lexically_normal().string() : (context.base_dir / path).lexically_normal().string();
   }
-  return text;
+  try {
+    return setting.normalize(text, setting.option);
+  } catch (const InputError& e) {
+    throw InputError(context.source, field, e.expectation() + where);
+  }
 }
 
-std::string slug_part(Setting setting, const std::string& value) {
-  const Kind kind = info(setting).kind;
-  // Deterministic publishing and owned refreshes are the usual cases (asteria sim's defaults):
-  // only their alternatives are spelled out.
-  if (kind == Kind::publish && value == "deterministic") return {};
-  if (kind == Kind::refresh_sharing && value == "owners") return {};
-  if (kind == Kind::refresh_site && value == "host") return {};
-  // A flag shows as its tag when set ("sharded"), and not at all when not.
-  if (kind == Kind::flag) return value == "true" ? std::string(info(setting).slug_tag) : std::string();
+std::string slug_part(const StudySetting& setting, const std::string& value) {
+  const SlugStyle* style = slug_style(setting.key);
+  if (style != nullptr && !style->unshown.empty() && value == style->unshown) return {};
+  std::string name = setting.key;
+  std::replace(name.begin(), name.end(), '_', '-');
+  // A switch shows as its tag (or name) when set, and not at all when not.
+  if (setting.flag) return value == "true" ? std::string(style != nullptr ? style->tag : name) : std::string();
   std::string part = value;
-  if (kind == Kind::name_or_path && looks_like_path(value)) part = std::filesystem::path(value).stem().string();
+  if (setting.file_value && looks_like_path(value)) part = std::filesystem::path(value).stem().string();
   // RANK:FACTOR reads as "slow3x2.5": rank 3 slowed down 2.5 times.
-  if (kind == Kind::straggler) std::replace(part.begin(), part.end(), ':', 'x');
-  part = std::string(info(setting).slug_tag) + part;
+  std::replace(part.begin(), part.end(), ':', 'x');
+  if (style != nullptr) {
+    part = std::string(style->tag) + part;
+  } else if (!setting.word_value) {
+    const bool number = !part.empty() && (std::isdigit(static_cast<unsigned char>(part.front())) != 0);
+    part = name + (number ? "" : "-") + part;
+  }
   // Keep directory names portable and free of separators.
   std::replace_if(
       part.begin(), part.end(),
@@ -253,12 +201,12 @@ std::string slug_part(Setting setting, const std::string& value) {
   return part;
 }
 
-void append_sim_arguments(Setting setting, const std::string& value, std::vector<std::string>& args) {
-  if (info(setting).kind == Kind::flag) {
-    if (value == "true") args.emplace_back(info(setting).option);
+void append_sim_arguments(const StudySetting& setting, const std::string& value, std::vector<std::string>& args) {
+  if (setting.flag) {
+    if (value == "true") args.push_back(setting.option);
     return;
   }
-  args.emplace_back(info(setting).option);
+  args.push_back(setting.option);
   args.push_back(value);
 }
 

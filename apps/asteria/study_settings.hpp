@@ -1,7 +1,10 @@
 #pragma once
-// Internals of the study parser: checking one setting's value and naming runs.
+// Internals of the study parser: the settings a study can give a run (asteria sim's, from the one
+// settings list, core/run/run_schema.hpp), checking one value and naming runs.
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -9,6 +12,25 @@
 #include "apps/asteria/study_spec.hpp"
 
 namespace asteria::cli::study {
+
+// One setting a study can give a run.
+struct StudySetting {
+  std::string key;     // "warmup_steps"
+  std::string option;  // "--warmup-steps"
+  bool flag = false;   // a switch: true is the bare option, false none
+  bool file_value = false;  // a relative path in the study resolves against the study's directory
+  bool word_value = false;  // its values are words that name themselves ("vertical", "replicated")
+  // The setting's codec: parses the text (InputError naming the option otherwise) and writes the
+  // value back in its one form.
+  std::function<std::string(const std::string& text, const std::string& option)> normalize;
+};
+
+// Every setting a study can give a run, built once from the schema: the core five first
+// (kCoreSettings), then the others studies have long used in their order (run names and table
+// columns stay as they were), then the rest in the schema's order, hyperparameters last.
+const std::vector<StudySetting>& study_settings();
+// The setting with this key; nullptr when a study has none.
+const StudySetting* find_study_setting(std::string_view key);
 
 struct ValueContext {
   const std::string& source;             // the study file, for messages
@@ -22,19 +44,21 @@ std::string known_settings_list();
 // " (line 12)" for a node read from text; "" when the node has no position.
 std::string line_suffix(const YAML::Node& node);
 
-// Checks a scalar value of `setting` and returns it normalized (canonical optimizer names,
-// integers without signs or leading zeros, absolute paths, true/false in lower case, a straggler
-// as RANK:FACTOR with the shortest factor). Throws InputError otherwise.
-std::string parse_setting_value(const YAML::Node& node, Setting setting, const ValueContext& context);
+// Checks a scalar value of `setting` with its codec and returns it normalized (canonical names,
+// integers without signs or leading zeros, the shortest exact number, absolute paths, true/false
+// in lower case for switches). Throws InputError(source, field, expectation (line N)) otherwise.
+std::string parse_setting_value(const YAML::Node& node, const StudySetting& setting, const ValueContext& context);
 
 // The piece of a run's slug that shows `value` ("s3", "freq10", "opportunistic", a path's stem),
 // with every character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator;
-// empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners, refresh_on: host,
-// shard_state: false). shard_state: true is "sharded"; a straggler 3:2.5 is "slow3x2.5".
-std::string slug_part(Setting setting, const std::string& value);
+// empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners,
+// refresh_on: host, a switch that is false). A switch that is true shows its tag (shard_state:
+// "sharded"); a straggler 3:2.5 is "slow3x2.5". Settings without a tag of their own show their
+// name before a number ("lr0.001", "seed3") and their word alone.
+std::string slug_part(const StudySetting& setting, const std::string& value);
 
 // Appends the `asteria sim` arguments of one normalized value: the option and the value, or for a
-// flag (shard_state) the bare option when true and nothing when false.
-void append_sim_arguments(Setting setting, const std::string& value, std::vector<std::string>& args);
+// switch the bare option when true and nothing when false.
+void append_sim_arguments(const StudySetting& setting, const std::string& value, std::vector<std::string>& args);
 
 }  // namespace asteria::cli::study

@@ -12,11 +12,11 @@
 namespace asteria::cli::study {
 namespace {
 
-using Values = std::array<std::optional<std::string>, kSettingCount>;
-using Origins = std::array<ValueOrigin, kSettingCount>;
+using Values = std::map<std::string, std::string, std::less<>>;
+using Origins = std::map<std::string, ValueOrigin, std::less<>>;
 
 struct Axis {
-  Setting setting;
+  const StudySetting* setting;
   std::vector<std::string> values;
   std::vector<ValueOrigin> origins;  // one per value
 };
@@ -56,15 +56,15 @@ bool safe_name(const std::string& name) {
   });
 }
 
-Setting known_setting(const YAML::Node& key, const std::string& source, const std::string& parent) {
+const StudySetting& known_setting(const YAML::Node& key, const std::string& source, const std::string& parent) {
   const std::string name = key_text(key);
-  const std::optional<Setting> setting = setting_named(name);
+  const StudySetting* setting = find_study_setting(name);
   const std::string field = parent.empty() ? name : parent + "." + name;
   if (name == "mode")
     throw InputError(source, field,
                      "renamed: use numerics: shapes|values instead (data-free is shapes, data-true is values)" +
                          line_suffix(key));
-  if (!setting)
+  if (setting == nullptr)
     throw InputError(source, field, "unknown setting; expected one of " + known_settings_list() + line_suffix(key));
   return *setting;
 }
@@ -75,14 +75,13 @@ Defaults parse_defaults(const YAML::Node& node, const std::string& source, const
     throw InputError(source, "defaults", "expected a mapping of setting: value, found " + found_kind(node) +
                                              line_suffix(node));
   for (const auto& entry : node) {
-    const Setting setting = known_setting(entry.first, source, "defaults");
-    const std::string field = "defaults." + std::string(key_of(setting));
+    const StudySetting& setting = known_setting(entry.first, source, "defaults");
+    const std::string field = "defaults." + setting.key;
     if (entry.second.IsSequence())
       throw InputError(source, field, "expected a single value (lists of values go under grid)" +
                                           line_suffix(entry.second));
-    const auto i = static_cast<std::size_t>(setting);
-    defaults.values[i] = parse_setting_value(entry.second, setting, {source, field, base_dir});
-    defaults.origins[i] = origin_of(entry.second, field);
+    defaults.values[setting.key] = parse_setting_value(entry.second, setting, {source, field, base_dir});
+    defaults.origins[setting.key] = origin_of(entry.second, field);
   }
   return defaults;
 }
@@ -94,12 +93,12 @@ std::vector<Axis> parse_subgrid(const YAML::Node& node, const std::string& field
                                         line_suffix(node));
   std::vector<Axis> axes;
   for (const auto& entry : node) {
-    const Setting setting = known_setting(entry.first, source, field);
-    const std::string axis_field = field + "." + std::string(key_of(setting));
+    const StudySetting& setting = known_setting(entry.first, source, field);
+    const std::string axis_field = field + "." + setting.key;
     const bool repeated =
-        std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
+        std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == &setting; });
     if (repeated) throw InputError(source, axis_field, "given twice in one sub-grid" + line_suffix(entry.first));
-    Axis axis{setting, {}, {}};
+    Axis axis{&setting, {}, {}};
     const YAML::Node& list = entry.second;
     if (list.IsSequence()) {
       if (list.size() == 0)
@@ -121,13 +120,12 @@ std::vector<Axis> parse_subgrid(const YAML::Node& node, const std::string& field
 
 void require_core_settings(const std::vector<Axis>& axes, const Defaults& defaults, const YAML::Node& node,
                            const std::string& field, const std::string& source) {
-  for (std::size_t i = 0; i < kCoreSettingCount; ++i) {
-    const auto setting = static_cast<Setting>(i);
-    const bool on_axis = std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting == setting; });
-    if (!on_axis && !defaults.values[i])
+  for (std::string_view key : kCoreSettings) {
+    const bool on_axis = std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.setting->key == key; });
+    if (!on_axis && defaults.values.count(key) == 0)
       throw InputError(source, field,
-                       "missing axis '" + std::string(key_of(setting)) +
-                           "' (give it in this sub-grid or under defaults)" + line_suffix(node));
+                       "missing axis '" + std::string(key) + "' (give it in this sub-grid or under defaults)" +
+                           line_suffix(node));
   }
 }
 
@@ -154,9 +152,9 @@ void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector
   while (true) {
     StudyPoint point{defaults.values, {}, defaults.origins};
     for (std::size_t a = 0; a < axes.size(); ++a) {
-      const auto s = static_cast<std::size_t>(axes[a].setting);
-      point.values[s] = axes[a].values[index[a]];
-      point.origins[s] = axes[a].origins[index[a]];
+      const std::string& key = axes[a].setting->key;
+      point.values[key] = axes[a].values[index[a]];
+      point.origins[key] = axes[a].origins[index[a]];
     }
     // A point reached by two sub-grids runs once, at its first place.
     if (seen.insert(point.values).second) out.push_back(std::move(point));
@@ -171,18 +169,18 @@ void expand(const std::vector<Axis>& axes, const Defaults& defaults, std::vector
   }
 }
 
-std::string slug_of(const Values& values, const std::vector<Setting>& extra_axes) {
+std::string slug_of(const Values& values, const std::vector<std::string>& extra_axes) {
   std::string slug;
-  auto add = [&](Setting s) {
-    const auto& value = values[static_cast<std::size_t>(s)];
-    if (!value) return;
-    const std::string part = slug_part(s, *value);
+  auto add = [&](std::string_view key) {
+    const auto value = values.find(key);
+    if (value == values.end()) return;
+    const std::string part = slug_part(*find_study_setting(key), value->second);
     if (part.empty()) return;
     if (!slug.empty()) slug += '_';
     slug += part;
   };
-  for (std::size_t i = 0; i < kCoreSettingCount; ++i) add(static_cast<Setting>(i));
-  for (Setting s : extra_axes) add(s);
+  for (std::string_view key : kCoreSettings) add(key);
+  for (const std::string& key : extra_axes) add(key);
   return slug;
 }
 
@@ -211,6 +209,12 @@ std::string optional_text(const YAML::Node& root, const char* key, const std::st
 }
 
 }  // namespace
+
+const ValueOrigin& StudyPoint::origin(std::string_view key) const {
+  static const ValueOrigin kNowhere;
+  const auto found = origins.find(key);
+  return found == origins.end() ? kNowhere : found->second;
+}
 
 StudySpec parse_study(std::string_view yaml_text, const std::string& source, const std::filesystem::path& base_dir) {
   YAML::Node root;
@@ -248,18 +252,22 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
                                          line_suffix(grid));
   std::vector<StudyPoint> points;
   std::set<Values> seen;
+  std::set<std::string> extra_axes;
   std::size_t runs = 0;
   for (std::size_t g = 0; g < grid.size(); ++g) {
     const std::string field = "grid[" + std::to_string(g) + "]";
     const std::vector<Axis> axes = parse_subgrid(grid[g], field, source, base_dir);
     require_core_settings(axes, defaults, grid[g], field, source);
     count_runs(axes, runs, grid[g], field, source);
-    for (const Axis& axis : axes)
-      if (static_cast<std::size_t>(axis.setting) >= kCoreSettingCount) spec.extra_axes.push_back(axis.setting);
+    for (const Axis& axis : axes) {
+      const bool core = std::find(kCoreSettings.begin(), kCoreSettings.end(), axis.setting->key) != kCoreSettings.end();
+      if (!core) extra_axes.insert(axis.setting->key);
+    }
     expand(axes, defaults, points, seen);
   }
-  std::sort(spec.extra_axes.begin(), spec.extra_axes.end());
-  spec.extra_axes.erase(std::unique(spec.extra_axes.begin(), spec.extra_axes.end()), spec.extra_axes.end());
+  // In the settings' order (the schema's), whatever order the sub-grids gave them in.
+  for (const StudySetting& setting : study_settings())
+    if (extra_axes.count(setting.key) != 0) spec.extra_axes.push_back(setting.key);
   name_points(spec, std::move(points));
   return spec;
 }
@@ -275,9 +283,9 @@ StudySpec load_study(const std::filesystem::path& file) {
 
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir) {
   std::vector<std::string> args{"sim"};
-  for (std::size_t i = 0; i < kSettingCount; ++i) {
-    if (point.values[i]) append_sim_arguments(static_cast<Setting>(i), *point.values[i], args);
-  }
+  for (const StudySetting& setting : study_settings())
+    if (const auto value = point.values.find(setting.key); value != point.values.end())
+      append_sim_arguments(setting, value->second, args);
   args.insert(args.end(), {"--out", run_dir.string(), "--no-progress"});
   return args;
 }

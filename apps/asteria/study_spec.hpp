@@ -5,6 +5,8 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,44 +14,12 @@
 
 namespace asteria::cli::study {
 
-// Every setting a study can give a run; each maps to one `asteria sim` option.
-enum class Setting : std::size_t {
-  hw,
-  model,
-  optimizer,
-  placement,
-  staleness,
-  publish,
-  steps,
-  warmup_steps,
-  numerics,
-  precondition_frequency,
-  max_precond_dim,
-  units,
-  nodes,
-  refresh_sharing,
-  sync_period,
-  shard_state,
-  straggler,
-  batch,
-  schedule,
-  micro_batches,
-  defer_fraction,
-  weights_on,
-  gradients_on,
-  checkpoints_on,
-  placement_file,
-  host_workers,
-  refresh_on,
-};
-inline constexpr std::size_t kSettingCount = 27;
-
-// The first five are required for every run (from its sub-grid or the defaults).
-inline constexpr std::size_t kCoreSettingCount = 5;
-
-std::string_view key_of(Setting setting) noexcept;     // "warmup_steps" (the YAML key)
-std::string_view option_of(Setting setting) noexcept;  // "--warmup-steps" (the sim option)
-std::optional<Setting> setting_named(std::string_view key) noexcept;
+// The settings a study can give a run are asteria sim's (core/run/run_schema.hpp: run settings,
+// hyperparameters, the simulated machine), less those of its output (--out, --trace, ...), which
+// the study decides itself. A setting's key is its option's name with '_' for '-' ("warmup_steps"
+// for --warmup-steps). The first five are required for every run (from its sub-grid or the
+// defaults) and lead each run's name and the table's columns.
+inline constexpr std::array<std::string_view, 5> kCoreSettings = {"hw", "model", "optimizer", "placement", "staleness"};
 
 // Where in the study file a value was written, so that a problem found later (a profile that
 // does not load) can point at it.
@@ -58,29 +28,32 @@ struct ValueOrigin {
   int line = 0;       // 1-based; 0 when unknown
 };
 
-// One run of the study. Values are normalized text: "kl-shampoo", "3", an absolute path for a
-// hw/model given as a path.
+// One run of the study. Values are normalized text, as the setting's own codec writes it back:
+// "kl-shampoo", "3", "0.25", an absolute path for a hw/model given as a path.
 struct StudyPoint {
-  std::array<std::optional<std::string>, kSettingCount> values;
+  std::map<std::string, std::string, std::less<>> values;  // key -> value, the given settings only
   std::string slug;  // unique within the study; the run's directory name and its `config` label
-  std::array<ValueOrigin, kSettingCount> origins;  // of each given value (where the point first appears)
+  std::map<std::string, ValueOrigin, std::less<>> origins;  // of each given value (where the point first appears)
 
-  const std::optional<std::string>& operator[](Setting s) const { return values[static_cast<std::size_t>(s)]; }
-  std::optional<std::string>& operator[](Setting s) { return values[static_cast<std::size_t>(s)]; }
-  const std::string& hw() const { return *(*this)[Setting::hw]; }
-  const std::string& model() const { return *(*this)[Setting::model]; }
-  const std::string& optimizer() const { return *(*this)[Setting::optimizer]; }
-  const std::string& placement() const { return *(*this)[Setting::placement]; }
-  int staleness() const { return std::stoi(*(*this)[Setting::staleness]); }
-  const ValueOrigin& origin(Setting s) const { return origins[static_cast<std::size_t>(s)]; }
+  std::optional<std::string> operator[](std::string_view key) const {
+    const auto found = values.find(key);
+    return found == values.end() ? std::nullopt : std::optional<std::string>(found->second);
+  }
+  const std::string& hw() const { return values.find("hw")->second; }
+  const std::string& model() const { return values.find("model")->second; }
+  const std::string& optimizer() const { return values.find("optimizer")->second; }
+  const std::string& placement() const { return values.find("placement")->second; }
+  int staleness() const { return std::stoi(values.find("staleness")->second); }
+  const ValueOrigin& origin(std::string_view key) const;
 };
 
 struct StudySpec {
   std::string name;         // a safe directory name: results/<name> by default
   std::string description;  // optional free text
   std::string source;       // the file it came from, for messages
-  // Non-core settings used as an axis by some sub-grid, in Setting order: extra table columns.
-  std::vector<Setting> extra_axes;
+  // Keys of the non-core settings used as an axis by some sub-grid, in the schema's order: the
+  // table's extra columns.
+  std::vector<std::string> extra_axes;
   std::vector<StudyPoint> points;  // the union of the sub-grids' products, in file order
 };
 
@@ -95,8 +68,8 @@ StudySpec load_study(const std::filesystem::path& file);
 
 // The `asteria sim` arguments (without the program name) of one point, writing to `run_dir`;
 // no trace option (the runner adds --trace when traces are kept). Each given setting is its
-// option and value, except a flag (shard_state), which is the bare option when true and nothing
-// when false.
+// option and value, except a switch (shard_state), which is the bare option when true and
+// nothing when false.
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir);
 
 }  // namespace asteria::cli::study

@@ -74,11 +74,13 @@ std::string markdown_number(double value, Unit unit) {
 }
 
 std::vector<std::string> csv_header(const StudySpec& spec) {
-  std::vector<std::string> cells = {"config", "hw", "model", "optimizer", "placement", "staleness", "fits"};
+  std::vector<std::string> cells = {"config"};
+  cells.insert(cells.end(), kCoreSettings.begin(), kCoreSettings.end());
+  cells.emplace_back("fits");
   for (const MetricColumn& c : kMetricColumns) cells.emplace_back(key_of(c.metric));
   cells.emplace_back("shortfall");
   cells.emplace_back("run_dir");
-  for (Setting s : spec.extra_axes) cells.emplace_back(key_of(s));
+  cells.insert(cells.end(), spec.extra_axes.begin(), spec.extra_axes.end());
   return cells;
 }
 
@@ -88,7 +90,7 @@ std::string failure_text(const StudyPoint& point, const RunResult& result) {
 
 std::vector<std::string> csv_row(const StudySpec& spec, const StudyPoint& point, const RunResult& result) {
   std::vector<std::string> cells = {point.slug};
-  for (std::size_t s = 0; s < kCoreSettingCount; ++s) cells.push_back(point.values[s].value_or(""));
+  for (std::string_view key : kCoreSettings) cells.push_back(point[key].value_or(""));
   cells.emplace_back(result.fits && !result.failed() ? "true" : "false");
   for (const MetricColumn& c : kMetricColumns) {
     const std::optional<double>& value = result[c.metric];
@@ -96,7 +98,7 @@ std::vector<std::string> csv_row(const StudySpec& spec, const StudyPoint& point,
   }
   cells.push_back(result.failed() ? "run failed: " + failure_text(point, result) : shortfall_text(result.shortfall));
   cells.push_back(relative_run_dir(point).string());
-  for (Setting s : spec.extra_axes) cells.push_back(point[s].value_or(""));
+  for (const std::string& key : spec.extra_axes) cells.push_back(point[key].value_or(""));
   return cells;
 }
 

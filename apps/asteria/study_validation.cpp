@@ -8,7 +8,9 @@
 #include <utility>
 #include <string>
 
+#include "apps/asteria/run_config_options.hpp"
 #include "apps/asteria/sim_verb.hpp"
+#include "apps/asteria/study_settings.hpp"
 #include "core/common/error.hpp"
 #include "core/optim/hyperparameters.hpp"
 #include "core/workload/model_config.hpp"
@@ -30,10 +32,10 @@ std::optional<int> whole_number(const std::optional<std::string>& value) {
 
 // The setting whose value the underlying error is about (`named` is its key or its sim option),
 // when the point gives it; otherwise `fallback`.
-const ValueOrigin& origin_named(const StudyPoint& point, const std::string& named, Setting fallback) {
-  for (std::size_t i = 0; i < kSettingCount; ++i) {
-    const auto s = static_cast<Setting>(i);
-    if ((named == key_of(s) || named == option_of(s)) && point[s]) return point.origin(s);
+const ValueOrigin& origin_named(const StudyPoint& point, const std::string& named, std::string_view fallback) {
+  for (const auto& [key, value] : point.values) {
+    const StudySetting* setting = find_study_setting(key);
+    if (setting != nullptr && (named == setting->key || named == setting->option)) return point.origin(key);
   }
   return point.origin(fallback);
 }
@@ -46,14 +48,17 @@ class Checker {
     const hw::HardwareProfile* profile = check_profile(point);
     check_model(point);
     if (profile != nullptr) check_units(point, *profile);
-    check_hyperparameters(point);
+    check_settings(point);
   }
 
   std::vector<RunProblem> take_problems() { return std::move(problems_); }
 
  private:
   void add(const ValueOrigin& origin, const std::string& expectation, const Error& cause) {
-    problems_.push_back({origin.field, expectation + at_line(origin) + ": " + cause.what()});
+    add(origin, expectation, std::string(cause.what()));
+  }
+  void add(const ValueOrigin& origin, const std::string& expectation, const std::string& cause) {
+    problems_.push_back({origin.field, expectation + at_line(origin) + ": " + cause});
   }
 
   // The point's profile, loaded once per distinct value; nullptr when it does not load.
@@ -64,7 +69,7 @@ class Checker {
       try {
         profile = hw::load_profile(hw::find_profile(point.hw()));
       } catch (const Error& e) {
-        add(point.origin(Setting::hw), "expected a hardware profile that loads", e);
+        add(point.origin("hw"), "expected a hardware profile that loads", e);
       }
       found = profiles_.emplace(point.hw(), std::move(profile)).first;
     }
@@ -76,13 +81,13 @@ class Checker {
     try {
       workload::find_model_config(point.model());
     } catch (const Error& e) {
-      add(point.origin(Setting::model), "expected a model config that loads", e);
+      add(point.origin("model"), "expected a model config that loads", e);
     }
   }
 
   void check_units(const StudyPoint& point, const hw::HardwareProfile& profile) {
-    const auto& units = point[Setting::units];
-    const auto& nodes = point[Setting::nodes];
+    const auto units = point["units"];
+    const auto nodes = point["nodes"];
     const Key key{point.hw(), units, nodes};
     auto found = unit_counts_.find(key);
     if (found == unit_counts_.end()) {
@@ -92,9 +97,8 @@ class Checker {
       } catch (const InputError& e) {
         std::string expectation = "expected units and nodes that agree on profile " + profile.name;
         if (units && nodes)
-          expectation += " (units " + point.origin(Setting::units).field + ", nodes " +
-                         point.origin(Setting::nodes).field + ")";
-        add(origin_named(point, e.field(), Setting::hw), expectation, e);
+          expectation += " (units " + point.origin("units").field + ", nodes " + point.origin("nodes").field + ")";
+        add(origin_named(point, e.field(), "hw"), expectation, e);
       }
       found = unit_counts_.emplace(key, count).first;
     }
@@ -103,30 +107,34 @@ class Checker {
 
   // A straggler's rank is one of the run's units (ranks 0 .. units-1).
   void check_straggler(const StudyPoint& point, const UnitCount& count) {
-    const auto& straggler = point[Setting::straggler];
+    const auto straggler = point["straggler"];
     if (!straggler) return;
     const int rank = std::stoi(straggler->substr(0, straggler->find(':')));  // the parser has checked it
     if (rank < count.units) return;
     if (!stragglers_.insert({*straggler, count.units}).second) return;
-    const ValueOrigin& origin = point.origin(Setting::straggler);
+    const ValueOrigin& origin = point.origin("straggler");
     problems_.push_back({origin.field, "expected a straggler rank below the run's " + std::to_string(count.units) +
                                            " unit(s) (ranks 0-" + std::to_string(count.units - 1) + " on " +
                                            point.hw() + "), found rank " + std::to_string(rank) + at_line(origin)});
   }
 
-  // The hyperparameters the run would use: the optimizer's defaults with what the point sets.
-  void check_hyperparameters(const StudyPoint& point) {
-    const auto& frequency = point[Setting::precondition_frequency];
-    const auto& dimension = point[Setting::max_precond_dim];
-    if (!hyperparameters_.insert(Key{point.optimizer(), frequency, dimension}).second) return;
+  // The run's settings read and checked together as asteria sim reads them (the optimizer's
+  // hyperparameters with what the point sets, placement with schedule, ...).
+  void check_settings(const StudyPoint& point) {
+    std::vector<std::string> args = sim_arguments(point, "run");
+    args.erase(args.begin());  // "sim"
+    if (!settings_.insert(args).second) return;
     try {
-      optim::Hyperparameters hp = optim::default_hyperparameters(optim::parse_optimizer_kind(point.optimizer()));
-      if (frequency) hp.precondition_frequency = *whole_number(frequency);
-      if (dimension) hp.max_precond_dim = *whole_number(dimension);
-      optim::validate(hp, "asteria sim");
+      po::variables_map values;
+      po::store(po::command_line_parser(args).options(sim_options_).positional({}).run(), values);
+      po::notify(values);
+      validate(read_run_config(RunVerb::sim, values));
     } catch (const InputError& e) {
-      add(origin_named(point, e.field(), Setting::optimizer),
-          "expected hyperparameters that " + point.optimizer() + " accepts", e);
+      // The setting at fault and what it needs, without the command line's name for the source.
+      const std::string what = "settings that asteria sim accepts together, with optimizer " + point.optimizer();
+      add(origin_named(point, e.field(), "optimizer"), "expected " + what, e.field() + ": " + e.expectation());
+    } catch (const po::error& e) {
+      add(point.origin("optimizer"), "expected settings that asteria sim reads", std::string(e.what()));
     }
   }
 
@@ -136,7 +144,8 @@ class Checker {
   std::set<std::string> models_;
   std::map<Key, std::optional<UnitCount>> unit_counts_;
   std::set<std::pair<std::string, int>> stragglers_;  // (straggler, units) already reported
-  std::set<Key> hyperparameters_;
+  std::set<std::vector<std::string>> settings_;  // the sim arguments already checked
+  const po::options_description sim_options_ = run_config_options(RunVerb::sim);
 };
 
 }  // namespace

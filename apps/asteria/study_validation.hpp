@@ -20,8 +20,8 @@ struct RunProblem {
 //  - each distinct model config loads;
 //  - units and nodes agree with the profile's units per node;
 //  - a straggler's rank is one of the run's units;
-//  - the optimizer hyperparameters a run would use (the optimizer's defaults with the point's
-//    precondition_frequency and max_precond_dim) are valid.
+//  - the run's settings read and validated as asteria sim reads them (its hyperparameters with
+//    the optimizer's defaults, settings that exclude each other, a plan file that reads).
 // A problem shared by several runs is reported once, where its value first appears.
 std::vector<RunProblem> run_input_problems(const StudySpec& spec);
 

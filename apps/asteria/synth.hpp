@@ -23,35 +23,32 @@
 
 namespace asteria::cli {
 
-struct SynthSettings {
-  RunConfig spec = default_run_config(RunVerb::synth);
-  std::vector<std::pair<linalg::index, linalg::index>> shapes;  // one weight matrix per layer (no --model)
-  std::optional<double> layer_flops;   // forward + backward flops of one layer per step
-  std::optional<double> step_seconds;  // modelled forward + backward seconds of a step
-  real::DeviceModel device_model;      // paces device work without --hw
-  double fake_host_flops = 20e9;       // --time simulated: refresh speed of one host worker
-  runtime::GradientSpec gradients;  // rank and noise; the seed is spec.seed
-};
+// The stack's shapes: --shape's list, or --layers matrices of --rows x --cols (defaults 8 of
+// 512 x 512); none with --model.
+std::vector<std::pair<linalg::index, linalg::index>> synth_shapes(const RunConfig& spec);
+// The roofline device that paces device work without --hw.
+real::DeviceModel synth_device_model(const RunConfig& spec);
 
-// Throws InputError naming the option for settings out of their domain (the spec included).
-void validate(const SynthSettings& settings);
+// Throws InputError naming the option for settings out of their domain or given together where
+// they exclude each other (the spec's own validate() included).
+void validate_synth(const RunConfig& settings);
 
 // The layers with their modelled costs: the --model's weights, or the --shape stack with costs
 // from --layer-flops or --step-seconds.
-runtime::SyntheticModelSpec model_spec(const SynthSettings& settings);
+runtime::SyntheticModelSpec model_spec(const RunConfig& settings);
 // Modelled seconds of a device work on the settings' device (the --hw profile or the roofline).
-std::function<platform::Seconds(const platform::Cost&)> device_seconds(const SynthSettings& settings);
+std::function<platform::Seconds(const platform::Cost&)> device_seconds(const RunConfig& settings);
 
 // The device time of the settings: the --hw profile's cost model, or the roofline device model.
-DeviceTime device_time(const SynthSettings& settings);
+DeviceTime device_time(const RunConfig& settings);
 
 // Runs one configuration (the trace, with --trace, goes to spec.out, prepared by the caller).
 // Progress on `progress` once it has run for more than a second.
-RunReport run_synth(const SynthSettings& settings, const std::string& name, std::ostream& progress);
+RunReport run_synth(const RunConfig& settings, const std::string& name, std::ostream& progress);
 
 // --compare: AdamW, then Shampoo and SOAP with synchronous, S = 1 and S = 5 refreshes.
 struct CompareResult {
-  SynthSettings base;
+  RunConfig base;
   double refresh_ratio_target = 3.0;
   double shampoo_refresh_s = 0.0;  // one refresh of every block, measured at startup
   double soap_refresh_s = 0.0;
@@ -60,7 +57,7 @@ struct CompareResult {
   std::vector<RunReport> runs;
 };
 // `hyperparameters` gives each optimizer's settings (defaults plus the user's overrides).
-CompareResult run_compare(const SynthSettings& base, double refresh_ratio,
+CompareResult run_compare(const RunConfig& base, double refresh_ratio,
                           const std::function<optim::Hyperparameters(optim::OptimizerKind)>& hyperparameters,
                           std::ostream& out, std::ostream& progress);
 void print_compare(const CompareResult& result, std::ostream& out);

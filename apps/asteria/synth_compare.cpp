@@ -20,15 +20,15 @@ namespace {
 // Seconds one refresh of every block takes on the settings' platform (host workers, real
 // LAPACK; on the fake backend, modelled), after a few real steps so the statistics are real.
 // Best of two rounds.
-double measure_full_refresh(const SynthSettings& s) {
+double measure_full_refresh(const RunConfig& s) {
   openblas_set_num_threads(1);  // as the runs: one BLAS thread per refresh worker
-  RunPlatform platform(s.spec, device_time(s), nullptr);
+  RunPlatform platform(s, device_time(s), nullptr);
   runtime::SyntheticModel<float> model(model_spec(s));
   std::vector<std::unique_ptr<optim::TensorOptimizer<float>>> tensors;
   for (std::size_t l = 0; l < model.layer_count(); ++l)
     tensors.push_back(std::make_unique<optim::TensorOptimizer<float>>(
-        s.spec.optimizer, s.spec.hp, std::vector<linalg::index>{model.layer(l).rows, model.layer(l).cols}, model.layer(l).name));
-  const int warmup = std::max(2, s.spec.warmup_steps.value_or(2));
+        s.optimizer, s.hp, std::vector<linalg::index>{model.layer(l).rows, model.layer(l).cols}, model.layer(l).name));
+  const int warmup = std::max(2, s.warmup_steps.value_or(2));
   for (int t = 1; t <= warmup; ++t)
     for (std::size_t l = 0; l < tensors.size(); ++l) {
       model.compute_gradient(l, t);
@@ -59,7 +59,7 @@ double measure_full_refresh(const SynthSettings& s) {
   return best;
 }
 
-double modelled_step(const SynthSettings& s) {
+double modelled_step(const RunConfig& s) {
   const auto seconds = device_seconds(s);
   double total = 0.0;
   for (const runtime::LayerSpec& layer : model_spec(s).layers)
@@ -114,22 +114,22 @@ Table data_table(const CompareResult& r) {
 }
 
 std::string describe(const CompareResult& r) {
-  const SynthSettings& s = r.base;
+  const RunConfig& s = r.base;
   std::string stack;
-  if (s.spec.model) {
-    stack = "model " + *s.spec.model;
+  if (s.model) {
+    stack = "model " + *s.model;
   } else {
-    for (const auto& [rows, cols] : s.shapes) {
+    for (const auto& [rows, cols] : synth_shapes(s)) {
       if (!stack.empty()) stack += ',';
       stack += std::to_string(rows) + 'x' + std::to_string(cols);
     }
-    stack = std::to_string(s.shapes.size()) + " layers " + stack;
+    stack = std::to_string(synth_shapes(s).size()) + " layers " + stack;
   }
-  std::string text = "numerics " + std::string(platform::to_string(s.spec.numerics)) + ", time " +
-                     std::string(platform::to_string(s.spec.time)) + "; " + stack + ", f = " +
-                     std::to_string(s.spec.hp.precondition_frequency) + ", max_precond_dim " +
-                     std::to_string(s.spec.hp.max_precond_dim) + ", " + std::to_string(s.spec.steps) +
-                     " measured steps after the warm-up, publish " + std::string(runtime::to_string(s.spec.publish)) +
+  std::string text = "numerics " + std::string(platform::to_string(s.numerics)) + ", time " +
+                     std::string(platform::to_string(s.time)) + "; " + stack + ", f = " +
+                     std::to_string(s.hp.precondition_frequency) + ", max_precond_dim " +
+                     std::to_string(s.hp.max_precond_dim) + ", " + std::to_string(s.steps) +
+                     " measured steps after the warm-up, publish " + std::string(runtime::to_string(s.publish)) +
                      "\n";
   text += "one full refresh: shampoo " + significant(r.shampoo_refresh_s, 4) + " s, soap " +
           significant(r.soap_refresh_s, 4) + " s; modelled forward+backward step " + significant(r.step_compute_s, 4) +
@@ -162,24 +162,24 @@ std::string verdict(const CompareResult& r) {
 
 }  // namespace
 
-CompareResult run_compare(const SynthSettings& base, double refresh_ratio,
+CompareResult run_compare(const RunConfig& base, double refresh_ratio,
                           const std::function<optim::Hyperparameters(optim::OptimizerKind)>& hyperparameters,
                           std::ostream& out, std::ostream& progress) {
   CompareResult result;
   result.base = base;
-  result.base.spec.optimizer = optim::OptimizerKind::shampoo;
-  result.base.spec.hp = hyperparameters(optim::OptimizerKind::shampoo);
+  result.base.optimizer = optim::OptimizerKind::shampoo;
+  result.base.hp = hyperparameters(optim::OptimizerKind::shampoo);
   result.refresh_ratio_target = refresh_ratio;
-  result.step_given = base.step_seconds.has_value() || base.layer_flops.has_value() || base.spec.model.has_value();
+  result.step_given = base.synth.step_seconds.has_value() || base.synth.layer_flops.has_value() || base.model.has_value();
 
   for (optim::OptimizerKind kind : {optim::OptimizerKind::shampoo, optim::OptimizerKind::soap}) {
-    SynthSettings s = base;
-    s.spec.optimizer = kind;
-    s.spec.hp = hyperparameters(kind);
-    validate(s);
+    RunConfig s = base;
+    s.optimizer = kind;
+    s.hp = hyperparameters(kind);
+    validate_synth(s);
     (kind == optim::OptimizerKind::shampoo ? result.shampoo_refresh_s : result.soap_refresh_s) = measure_full_refresh(s);
   }
-  if (!result.step_given) result.base.step_seconds = result.shampoo_refresh_s / refresh_ratio;
+  if (!result.step_given) result.base.synth.step_seconds = result.shampoo_refresh_s / refresh_ratio;
   result.step_compute_s = modelled_step(result.base);
   out << describe(result) << std::flush;
 
@@ -193,11 +193,11 @@ CompareResult run_compare(const SynthSettings& base, double refresh_ratio,
       {"soap async S=5", optim::OptimizerKind::soap, 5},
   };
   for (const Config& c : configs) {
-    SynthSettings s = result.base;
-    s.spec.optimizer = c.kind;
-    s.spec.hp = hyperparameters(c.kind);
-    s.spec.staleness = c.staleness;
-    s.spec.trace.enabled = false;  // one trace per run would overwrite the last
+    RunConfig s = result.base;
+    s.optimizer = c.kind;
+    s.hp = hyperparameters(c.kind);
+    s.staleness = c.staleness;
+    s.trace.enabled = false;  // one trace per run would overwrite the last
     result.runs.push_back(run_synth(s, c.name, progress));
   }
   return result;

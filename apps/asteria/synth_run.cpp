@@ -16,9 +16,9 @@
 
 namespace asteria::cli {
 
-RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostream& progress_out) {
-  validate(s);
-  const RunConfig& spec = s.spec;
+RunReport run_synth(const RunConfig& s, const std::string& name, std::ostream& progress_out) {
+  validate_synth(s);
+  const RunConfig& spec = s;
   if (spec.model) {
     // Before the stack is built: its weights, gradients and state (the state within the
     // budgets the store may fill), or data-free the blocks' bookkeeping, fit in memory.
@@ -68,8 +68,6 @@ RunReport run_synth(const SynthSettings& s, const std::string& name, std::ostrea
     metadata["model"] = out.model;
     out.trace = trace.write(*spec.out, std::move(metadata));
   }
-  out.extra.emplace_back("gradient_rank", s.gradients.rank);
-  out.extra.emplace_back("gradient_noise", s.gradients.noise);
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
 }

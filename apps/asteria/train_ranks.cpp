@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "core/common/error.hpp"
 
@@ -24,6 +25,16 @@ int local_batch(int batch, int ranks) {
                      "a global batch that splits evenly over the " + std::to_string(ranks) + " data-parallel ranks (a multiple of " +
                          std::to_string(ranks) + "), found " + std::to_string(batch));
   return batch / ranks;
+}
+
+int global_batch(int rank_batch, int ranks) {
+  const long long global = static_cast<long long>(rank_batch) * ranks;
+  if (rank_batch < 1 || ranks < 1 || global > std::numeric_limits<int>::max())
+    throw InputError("command line", "--batch",
+                     "sequences per rank >= 1 whose global batch over the " + std::to_string(ranks) +
+                         " data-parallel ranks is at most " + std::to_string(std::numeric_limits<int>::max()) +
+                         ", found " + std::to_string(rank_batch));
+  return static_cast<int>(global);
 }
 
 namespace {

@@ -27,6 +27,9 @@ RankPlace rank_place(platform::Comm* comm);
 // Sequences of rank r in a global batch of `batch` (each `per_sequence` tokens long): the r-th of
 // `ranks` equal slices. Throws InputError naming --batch when the batch does not split evenly.
 int local_batch(int batch, int ranks);
+// The global batch of `ranks` ranks of `rank_batch` sequences each (--batch is per rank); throws
+// InputError naming --batch past the largest batch an int counts.
+int global_batch(int rank_batch, int ranks);
 template <class Token>
 std::span<const Token> rank_slice(std::span<const Token> global, int batch, std::size_t per_sequence,
                                   const RankPlace& place) {

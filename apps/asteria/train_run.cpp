@@ -67,7 +67,7 @@ void validate(const TrainSettings& s) {
   const std::string source = "command line";
   if (s.spec.train.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
   if (s.spec.train.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
-  if (s.spec.train.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
+  if (s.spec.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
   if (s.spec.host_workers < 1) throw InputError(source, "--host-workers", "expected an integer >= 1");
   if (s.spec.train.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
   if (!(s.spec.train.validation_fraction > 0.0 && s.spec.train.validation_fraction < 1.0))
@@ -236,16 +236,16 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   out.spec = spec;
 
   workload::ModelConfig config = workload::find_model_config(*spec.model);
-  if (settings.spec.train.batch > 0) config.micro_batch = settings.spec.train.batch;
+  if (spec.batch > 0) config.micro_batch = spec.batch;  // each rank's
   if (config.vocab != data::kByteVocabulary)
     throw InputError(*spec.model, "vocab",
                      "expected " + std::to_string(data::kByteVocabulary) + " (byte-level tokens), found " +
                          std::to_string(config.vocab));
   out.model = config.name;
-  const int batch = static_cast<int>(config.micro_batch);  // the global batch
+  // Each rank's model holds its own batch; the ranks slice one global batch between them.
+  const int rank_batch = static_cast<int>(config.micro_batch);
+  const int batch = global_batch(rank_batch, place.ranks);
   const int length = static_cast<int>(config.sequence_length);
-  // Each rank's model holds its slice of the batch.
-  const int rank_batch = local_batch(batch, place.ranks);
   if (spec.straggler.rank >= place.ranks)
     throw InputError("command line", "--straggler",
                      "a rank below the " + std::to_string(place.ranks) + " data-parallel ranks, found " +

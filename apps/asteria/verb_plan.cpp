@@ -54,9 +54,10 @@ constexpr std::string_view kDetails =
     "  core/planner/step_model.hpp); waits between dependent ops make the simulated step longer.\n";
 
 // Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
-constexpr std::array<const char*, 9> kNotForPlan = {"placement",   "placement-file", "trace",
-                                                    "trace-steps", "trace-units",    "numerics",
-                                                    "time",        "shard-state",    "straggler"};
+constexpr std::array<const char*, 14> kNotForPlan = {
+    "placement", "placement-file", "trace",           "trace-steps",         "trace-units",
+    "numerics",  "time",           "shard-state",     "straggler",           "units",
+    "nodes",     "simulated-nodes", "coalesce-ring-steps", "concurrent-collectives"};
 
 po::options_description plan_options() {
   po::options_description o("Options (those of asteria sim that a plan uses)");
@@ -65,7 +66,6 @@ po::options_description plan_options() {
     if (option->long_name() != "out") o.add(option);
   po::options_description own("Plan");
   own.add_options()
-      ("batch", po::value<int>()->value_name("N"), "sequences per step (default: the model config's micro_batch)")
       ("method", po::value<std::string>()->default_value("optimal")->value_name("METHOD"),
        "optimal | all-device | all-host | interleaved:K")
       ("subgroups", po::value<int>()->default_value(256)->value_name("N"),
@@ -196,15 +196,13 @@ PlanFile plan_file(const planner::StepModel& m, const RunConfig& spec, const Cho
 }
 
 // The simulated p50 step of a plan (data-free, one unit); nullopt when it does not fit.
-std::optional<double> simulated_step(const RunConfig& plan_spec, std::optional<int> batch, const PlanFile& file,
+std::optional<double> simulated_step(const RunConfig& plan_spec, const PlanFile& file,
                                      const hw::HardwareProfile& profile, const SimWorkload& workload,
                                      std::ostream& err) {
-  SimSettings settings;
-  settings.spec = plan_spec;
-  settings.batch = batch;
-  settings.spec.placement = runtime::PlacementPolicy::planned;
-  settings.spec.planned_blocks = file.blocks;
-  if (!settings.spec.placement_file) settings.spec.placement_file = "(asteria plan)";
+  RunConfig settings = plan_spec;
+  settings.placement = runtime::PlacementPolicy::planned;
+  settings.planned_blocks = file.blocks;
+  if (!settings.placement_file) settings.placement_file = "(asteria plan)";
   // One simulation per process (SimGrid's engine cannot be reset): each candidate in a child.
   const sim::ChildOutcome outcome = sim::run_in_child_process([&](sim::ChildReport& report) {
     std::ostringstream quiet;
@@ -223,7 +221,7 @@ std::optional<double> simulated_step(const RunConfig& plan_spec, std::optional<i
 // (vertical only); each candidate placed by `method`, simulated, the fastest returned. The
 // placement model cannot see what a deferred fraction overlaps, so the schedule's two numbers
 // are chosen by simulation (an exact search over a small grid).
-RunConfig search_schedule(const RunConfig& spec, std::optional<int> batch, const hw::HardwareProfile& profile,
+RunConfig search_schedule(const RunConfig& spec, const hw::HardwareProfile& profile,
                         const SimWorkload& workload, const PlanMethod& method, const ChooseOptions& options,
                         bool show_progress, std::ostream& out, std::ostream& err) {
   const auto sequences = static_cast<int>(workload.weights.config.micro_batch);
@@ -255,7 +253,7 @@ RunConfig search_schedule(const RunConfig& spec, std::optional<int> batch, const
       }
       const ChosenPlan chosen = choose_plan(*model, method, options);
       const std::optional<double> simulated =
-          simulated_step(candidate, batch, plan_file(*model, candidate, chosen), profile, workload, err);
+          simulated_step(candidate, plan_file(*model, candidate, chosen), profile, workload, err);
       t.add_row({std::to_string(m), significant(alpha, 2), seconds_text(chosen.prediction.step_s),
                  simulated ? seconds_text(*simulated) : std::string("does not fit")});
       progress.done(++done, which + ": " + (simulated ? seconds_text(*simulated) + " s simulated" : "does not fit"));
@@ -271,16 +269,13 @@ RunConfig search_schedule(const RunConfig& spec, std::optional<int> batch, const
 }
 
 // Simulates the plan (data-free, one unit) and prints predicted against simulated.
-int check_plan(const RunConfig& plan_spec, std::optional<int> batch, const PlanFile& file, const hw::HardwareProfile& profile,
+int check_plan(const RunConfig& plan_spec, const PlanFile& file, const hw::HardwareProfile& profile,
                const SimWorkload& workload, std::ostream& out, std::ostream& err) {
-  SimSettings settings;
-  settings.spec = plan_spec;
-  settings.batch = batch;
-  RunConfig& s = settings.spec;
+  RunConfig s = plan_spec;
   s.placement = runtime::PlacementPolicy::planned;
   s.planned_blocks = file.blocks;
   if (!s.placement_file) s.placement_file = "(asteria plan --check)";
-  const RunReport report = simulate(settings, profile, workload, err);
+  const RunReport report = simulate(s, profile, workload, err);
   if (!report.fits) {
     err << "asteria plan: the simulation could not place the plan: " << report.fit_message << '\n';
     return 1;
@@ -319,8 +314,6 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
   const bool show_progress = spec.progress;  // the plan's own lines; its simulations stay quiet
   spec.progress = false;
   validate(spec);
-  std::optional<int> batch;
-  if (v.count("batch") != 0) batch = v["batch"].as<int>();
   ChooseOptions options;
   options.subgroups = v["subgroups"].as<int>();
   options.time_limit_s = v["time-limit"].as<double>();
@@ -333,13 +326,13 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (out_file) prepare_output_file(*out_file, spec.overwrite, "plan");
 
   const hw::HardwareProfile profile = hw::load_profile(hw::find_profile(*spec.hw));
-  const SimWorkload workload = workload_from_config(*spec.model, spec.seed, batch);
+  const SimWorkload workload = workload_from_config(*spec.model, spec.seed, spec.batch);
   if (workload.weights.config.micro_batch % static_cast<workload::count>(spec.micro_batches) != 0)
     throw InputError("command line", "--micro-batches",
                      "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
-  if (v.count("search-schedule") != 0) spec = search_schedule(spec, batch, profile, workload, method, options, show_progress, out, err);
+  if (v.count("search-schedule") != 0) spec = search_schedule(spec, profile, workload, method, options, show_progress, out, err);
   const planner::StepModel model = planner::build_step_model(spec, profile, workload.weights, workload.stack.layers);
   const ChosenPlan chosen = choose_plan(model, method, options);
   print_plan(model, spec, chosen, options, out);
@@ -349,7 +342,7 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
     out << "\nwrote " << out_file->string() << " (use: asteria sim --placement-file " << out_file->string() << ")\n";
     spec.placement_file = std::filesystem::absolute(*out_file);
   }
-  if (v.count("check") != 0) return check_plan(spec, batch, file, profile, workload, out, err);
+  if (v.count("check") != 0) return check_plan(spec, file, profile, workload, out, err);
   return 0;
 }
 

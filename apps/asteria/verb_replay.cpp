@@ -51,15 +51,15 @@ int replay_main(const Args& args, std::ostream& out, std::ostream& err) {
       ("overwrite", po::bool_switch(), "replace the results of an earlier replay in --out")
       ("no-progress", po::bool_switch(), "no progress lines on stderr");
   // The what-if options: the recorded settings a simulated run takes (a trace records them and
-  // the replay rebuilds the run from them; the model's own, such as train's batch, it cannot change).
+  // the replay rebuilds the run from them). Not the batch: the replay runs the recorded layers,
+  // whose costs are the recorded batch's.
   po::options_description what_if("What-if options (replace the recorded values)");
-  const po::options_description run_options = run_config_options(RunVerb::train);
+  const po::options_description run_options = run_config_options(RunVerb::sim);
   const std::vector<run::Setting> run_settings = run::all_settings();
   for (const auto& option : run_options.options()) {
     const auto s = std::find_if(run_settings.begin(), run_settings.end(),
                                 [&](const run::Setting& x) { return x.name == option->long_name(); });
-    if (s != run_settings.end() && s->recorded && (s->taken_by(RunVerb::sim) || s->taken_by(RunVerb::synth)))
-      what_if.add(option);
+    if (s != run_settings.end() && s->recorded && s->name != "batch") what_if.add(option);
   }
   o.add(what_if);
   int exit_code = 0;

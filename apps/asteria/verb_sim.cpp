@@ -40,50 +40,19 @@ constexpr std::string_view kDetails =
     "  trace.csv     with --trace: the native trace (traces/README.md), every op of every unit\n"
     "  trace.json    with --trace: the Chrome trace drawn from it (open in Perfetto)\n";
 
-po::options_description sim_options() {
-  po::options_description o = run_config_options(RunVerb::sim);
-  po::options_description own("Simulated machine");
-  own.add_options()
-      ("units", po::value<int>()->value_name("N"),
-       "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)")
-      ("batch", po::value<int>()->value_name("N"),
-       "sequences per step and unit (default: the model config's micro_batch), split over --micro-batches")
-      ("nodes", po::value<int>()->value_name("N"),
-       "whole nodes simulated: N x the profile's units per node (with --units, they must agree)")
-      ("simulated-nodes", po::value<int>()->value_name("K"),
-       "representative ranks: only the first K nodes run, the other units mirror them (exact when every "
-       "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)")
-      ("coalesce-ring-steps", po::bool_switch(),
-       "run each collective's ring steps as one transfer (approximate: faster with many nodes)")
-      ("concurrent-collectives", po::bool_switch(),
-       "a collective starts once its members have called it, alongside the group's earlier ones "
-       "(they share links); default: each group runs its collectives one at a time, in call order, "
-       "as NCCL does on one stream");
-  o.add(own);
-  return o;
-}
-
 }  // namespace
 
 int sim_main(const Args& args, std::ostream& out, std::ostream& err) {
   int exit_code = 0;
   const std::string details = std::string(kDetails) + '\n' + hyperparameter_defaults_table();
-  const auto values = parse_verb_options({"sim", "[options]", kAbout, details}, sim_options(), args, out, err,
-                                         exit_code);
+  const auto values = parse_verb_options({"sim", "[options]", kAbout, details}, run_config_options(RunVerb::sim), args,
+                                         out, err, exit_code);
   if (!values) return exit_code;
-  SimSettings settings;
-  settings.spec = read_run_config(RunVerb::sim, *values);
-  if (values->count("units") != 0) settings.units = (*values)["units"].as<int>();
-  if (values->count("nodes") != 0) settings.nodes = (*values)["nodes"].as<int>();
-  if (values->count("batch") != 0) settings.batch = (*values)["batch"].as<int>();
-  if (values->count("simulated-nodes") != 0) settings.simulated_nodes = (*values)["simulated-nodes"].as<int>();
-  settings.coalesce_ring_steps = (*values)["coalesce-ring-steps"].as<bool>();
-  settings.serial_collectives = !(*values)["concurrent-collectives"].as<bool>();
-  validate(settings.spec);
-  const RunConfig& spec = settings.spec;
+  const RunConfig spec = read_run_config(RunVerb::sim, *values);
+  validate(spec);
   warn_if_planned_elsewhere(spec, "sim", err);
   if (spec.out) prepare_output(*spec.out, spec.overwrite, "sim");
-  const RunReport report = run_sim(settings, err);
+  const RunReport report = run_sim(spec, err);
   print_report(report, out);
   if (spec.out) {
     write_report(report, *spec.out);

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "apps/asteria/hyperparameter_options.hpp"
-#include "core/run/option_values.hpp"
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/synth.hpp"
@@ -45,61 +44,13 @@ constexpr std::string_view kDetails =
 
 po::options_description synth_options() {
   po::options_description o = run_config_options(RunVerb::synth);
-  po::options_description own("Synthetic stack and device model");
+  po::options_description own("Comparison");
   own.add_options()
-      ("layers", po::value<int>()->default_value(8)->value_name("N"), "layers of the stack")
-      ("rows", po::value<linalg::index>()->default_value(512)->value_name("R"), "rows of every layer's weight")
-      ("cols", po::value<linalg::index>()->default_value(512)->value_name("C"), "cols of every layer's weight")
-      ("shape", po::value<std::string>()->value_name("LIST"),
-       "layer shapes instead of --layers/--rows/--cols: 512x512,1024x256,...")
-      ("layer-flops", po::value<double>()->value_name("F"), "forward+backward flops of one layer per step")
-      ("step-seconds", po::value<double>()->value_name("S"),
-       "modelled forward+backward seconds of a step, split over layers by weight count (default 0.1)")
-      ("device-tflops", po::value<double>()->default_value(67.0)->value_name("X"),
-       "device model without --hw: FLOP/s in units of 1e12 (H100 FP32 by default)")
-      ("device-bandwidth", po::value<double>()->default_value(3.35, "3.35")->value_name("X"), "device model: TB/s")
-      ("launch-latency-us", po::value<double>()->default_value(5.0)->value_name("X"), "device model: us per kernel")
-      ("fake-host-gflops", po::value<double>()->default_value(20.0)->value_name("X"),
-       "--time simulated: refresh speed of one host worker, GFLOP/s")
-      ("gradient-rank", po::value<int>()->default_value(8)->value_name("R"), "rank of the gradients' structure")
-      ("gradient-noise", po::value<double>()->default_value(0.1, "0.1")->value_name("X"), "gradient noise level")
       ("compare", "run the side-by-side comparison (see above)")
       ("refresh-ratio", po::value<double>()->default_value(3.0)->value_name("X"),
        "--compare: a full refresh costs this many steps (when no step time is given)");
   o.add(own);
   return o;
-}
-
-bool given(const po::variables_map& v, const char* name) { return v.count(name) != 0 && !v[name].defaulted(); }
-
-SynthSettings settings_from(const po::variables_map& v) {
-  SynthSettings s;
-  s.spec = read_run_config(RunVerb::synth, v);
-  if (s.spec.model && v.count("shape") != 0)
-    throw InputError("command line", "--model", "either --model or --shape/--layers/--rows/--cols, not both");
-  if (v.count("shape") != 0) {
-    if (given(v, "layers") || given(v, "rows") || given(v, "cols"))
-      throw InputError("command line", "--shape", "either --shape or --layers/--rows/--cols, not both");
-    s.shapes = run::parse_shapes(v["shape"].as<std::string>(), "--shape");
-  } else if (!s.spec.model || given(v, "layers") || given(v, "rows") || given(v, "cols")) {
-    const int layers = v["layers"].as<int>();
-    if (layers < 1) throw InputError("command line", "--layers", "expected an integer >= 1");
-    const linalg::index rows = v["rows"].as<linalg::index>();
-    const linalg::index cols = v["cols"].as<linalg::index>();
-    if (rows < 1) throw InputError("command line", "--rows", "expected an integer >= 1");
-    if (cols < 1) throw InputError("command line", "--cols", "expected an integer >= 1");
-    s.shapes.assign(static_cast<std::size_t>(layers), {rows, cols});
-  }
-  if (v.count("layer-flops") != 0) s.layer_flops = v["layer-flops"].as<double>();
-  if (v.count("step-seconds") != 0) s.step_seconds = v["step-seconds"].as<double>();
-  s.device_model.flops_per_second = v["device-tflops"].as<double>() * 1e12;
-  s.device_model.bytes_per_second = v["device-bandwidth"].as<double>() * 1e12;
-  s.device_model.launch_latency = v["launch-latency-us"].as<double>() * 1e-6;
-  s.fake_host_flops = v["fake-host-gflops"].as<double>() * 1e9;
-  s.gradients.rank = v["gradient-rank"].as<int>();
-  s.gradients.noise = v["gradient-noise"].as<double>();
-  validate(s);
-  return s;
 }
 
 }  // namespace
@@ -110,8 +61,8 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
   const auto values = parse_verb_options({"synth", "[options]", kAbout, details}, synth_options(), args, out, err,
                                          exit_code);
   if (!values) return exit_code;
-  const SynthSettings settings = settings_from(*values);
-  const RunConfig& spec = settings.spec;
+  const RunConfig spec = read_run_config(RunVerb::synth, *values);
+  validate_synth(spec);
 
   if (values->count("compare") != 0) {
     const double ratio = (*values)["refresh-ratio"].as<double>();
@@ -119,7 +70,7 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
     if (spec.trace.enabled) throw InputError("command line", "--trace", "a single configuration (not --compare)");
     if (spec.out) prepare_output(*spec.out, spec.overwrite, "synth");
     const CompareResult result = run_compare(
-        settings, ratio,
+        spec, ratio,
         [&](optim::OptimizerKind kind) {
           optim::Hyperparameters hp = optim::default_hyperparameters(kind);
           hp.precondition_frequency = 10;  // the runtime's setting of interest, unless given
@@ -138,7 +89,7 @@ int synth_main(const Args& args, std::ostream& out, std::ostream& err) {
   if (spec.out) prepare_output(*spec.out, spec.overwrite, "synth");
   const std::string name = std::string(optim::to_string(spec.optimizer)) +
                            (spec.staleness == 0 ? " sync S=0" : " async S=" + std::to_string(spec.staleness));
-  const RunReport report = run_synth(settings, name, err);
+  const RunReport report = run_synth(spec, name, err);
   print_report(report, out);
   if (spec.out) {
     write_report(report, *spec.out);

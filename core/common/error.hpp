@@ -17,13 +17,17 @@ class Error : public std::runtime_error {
 class InputError : public Error {
  public:
   InputError(const std::string& source, const std::string& field, const std::string& expectation)
-      : Error(source + ": " + field + ": " + expectation), source_(source), field_(field) {}
+      : Error(source + ": " + field + ": " + expectation), source_(source), field_(field), expectation_(expectation) {}
   const std::string& source() const noexcept { return source_; }
   const std::string& field() const noexcept { return field_; }
+  // What was expected (and found): the message without its source and field, for a reader that
+  // names the value's place itself (a study file's field for a setting's value).
+  const std::string& expectation() const noexcept { return expectation_; }
 
  private:
   std::string source_;
   std::string field_;
+  std::string expectation_;
 };
 
 // A file that could not be written or read back intact (disk full, I/O error, a short or torn

@@ -6,18 +6,19 @@ namespace asteria::run {
 namespace {
 
 struct ArgumentWriter {
+  RunVerb verb;
   std::vector<std::string> arguments;
 
   template <class T>
   void value(const Setting& s, T& value, const Codec<T>& codec) {
-    if (!s.recorded) return;
+    if (!s.recorded || !s.taken_by(verb)) return;
     if (const std::optional<std::string> text = codec.format(value)) {
       arguments.push_back("--" + std::string(s.name));
       arguments.push_back(*text);
     }
   }
   void flag(const Setting& s, bool& value, bool when_given) {
-    if (s.recorded && value == when_given) arguments.push_back("--" + std::string(s.name));
+    if (s.recorded && s.taken_by(verb) && value == when_given) arguments.push_back("--" + std::string(s.name));
   }
 };
 
@@ -47,7 +48,7 @@ std::vector<std::pair<std::string, std::string>> setting_values(const RunConfig&
 
 std::vector<std::string> recorded_arguments(const RunConfig& config) {
   RunConfig copy = config;  // the visitors take what they describe by reference
-  ArgumentWriter writer;
+  ArgumentWriter writer{config.verb, {}};
   describe_run(writer, copy);
   describe(writer, copy.hp);
   return writer.arguments;

@@ -9,8 +9,8 @@
 
 namespace asteria::run {
 
-// Every recorded setting of `config` with a value, hyperparameters included: "--optimizer",
-// "soap", ..., flags bare when set. Reading them back (with the options of any verb that takes
+// Every recorded setting of `config`'s verb with a value, hyperparameters included:
+// "--optimizer", "soap", ..., flags bare when set. Reading them back (with the options of any verb that takes
 // them) gives `config`'s recorded settings.
 std::vector<std::string> recorded_arguments(const RunConfig& config);
 

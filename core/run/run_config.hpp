@@ -48,13 +48,40 @@ struct TrainConfig {
   std::string device = "cpu";        // cpu | cuda
   int eval_every = 50;               // validation loss every N steps (and after the last); 0: only at the end
   int eval_sequences = 64;           // validation windows per evaluation (in order from the start)
-  int batch = 0;                     // sequences per step, all ranks together; 0: the config's micro_batch
   int blas_threads = 0;              // OpenBLAS threads of the model's GEMMs; 0: all cores
   // Checkpoints of the whole training state after every checkpoint_every-th step (0: none) into
   // checkpoint_dir (each rank's in rank<r>/ of it when data-parallel).
   int checkpoint_every = 0;
   std::optional<std::filesystem::path> checkpoint_dir;
   std::optional<std::filesystem::path> resume;  // --resume DIR: the run whose checkpoints are there
+};
+
+// sim's simulated machine: GPUs and whole nodes (units fill nodes of the profile in order; either
+// or both, agreeing; neither: one unit), and the simulator's shortcuts (sim/simulation_options.hpp).
+struct SimConfig {
+  std::optional<int> units;
+  std::optional<int> nodes;
+  // Representative ranks: only the first simulated_nodes nodes run, the other units mirror them.
+  std::optional<int> simulated_nodes;
+  bool coalesce_ring_steps = false;  // each collective's ring steps as one transfer (approximate)
+  bool serial_collectives = true;    // each group's collectives one at a time, in call order (as NCCL)
+};
+
+// synth's stack without --model: one weight matrix per layer, either --shape's list or --layers
+// matrices of --rows x --cols, with costs from --layer-flops or --step-seconds; the roofline device
+// that paces device work without --hw; the fake backend's host speed; the gradients' structure.
+struct SynthConfig {
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;  // --shape
+  std::optional<int> layers;                 // default 8
+  std::optional<std::int64_t> rows, cols;    // default 512 each
+  std::optional<double> layer_flops;         // forward + backward flops of one layer per step
+  std::optional<double> step_seconds;        // modelled forward + backward seconds of a step (default 0.1)
+  double device_tflops = 67.0;               // H100 FP32
+  double device_bandwidth_tbps = 3.35;
+  double launch_latency_us = 5.0;
+  double fake_host_gflops = 20.0;            // --time simulated: one host worker's refresh speed
+  int gradient_rank = 8;
+  double gradient_noise = 0.1;
 };
 
 struct RunConfig {
@@ -91,6 +118,9 @@ struct RunConfig {
   // synchronous optimizer, the baseline).
   runtime::RefreshSite refresh_on = runtime::RefreshSite::host;
   int host_workers = 0;  // refresh workers per unit; 0: the platform's default
+  // Sequences per step on each unit (GPU, data-parallel rank), split over the micro-batches; 0:
+  // the model config's micro_batch. The step's global batch is batch x units.
+  int batch = 0;
   int steps = 30;        // measured steps
   std::optional<int> warmup_steps;  // default: the verb's (sim, synth: until the first refresh is published)
   std::uint64_t seed = 1;
@@ -106,6 +136,8 @@ struct RunConfig {
   std::size_t nvme_budget = std::size_t{64} << 30;
   std::optional<std::filesystem::path> nvme_dir;
   TrainConfig train;  // train only
+  SimConfig sim;      // sim only
+  SynthConfig synth;  // synth only
 };
 
 // The verb's defaults (numerics, time, steps, budgets, optimizer) before options are read.

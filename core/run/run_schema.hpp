@@ -107,7 +107,7 @@ void describe(V& v, optim::Hyperparameters& hp) {
 }
 
 // train's own settings. Not recorded: where the corpus, checkpoints and evaluations go change
-// nothing a replay simulates; the batch, the BLAS threads and the device do.
+// nothing a replay simulates; the BLAS threads and the device do.
 template <class V>
 void describe_train(V& v, TrainConfig& t) {
   const Verbs train = verb_bit(RunVerb::train);
@@ -130,9 +130,6 @@ void describe_train(V& v, TrainConfig& t) {
   v.value(eval_every, t.eval_every, codec::integer(0));
   v.value(setting("eval-sequences", "N", "validation windows per evaluation", false), t.eval_sequences,
           codec::integer(1));
-  v.value(setting("batch", "N", "sequences per step, all data-parallel ranks together (0: the config's micro_batch)",
-                  true),
-          t.batch, codec::integer(0));
   v.value(setting("blas-threads", "N", "OpenBLAS threads (0: all cores)", true), t.blas_threads, codec::integer(0));
   Setting every = setting("checkpoint-every", "N", "save the whole training state after every N-th step (0: never)", false);
   every.resumable = true;
@@ -146,6 +143,61 @@ void describe_train(V& v, TrainConfig& t) {
                            false);
   resume.resumable = resume.per_rank = true;
   v.value(resume, t.resume, codec::path());
+}
+
+// sim's simulated machine. Recorded: a replay of a sim trace simulates the same machine.
+template <class V>
+void describe_sim(V& v, SimConfig& m) {
+  const Verbs sim = verb_bit(RunVerb::sim);
+  v.value(Setting{"units", "N", "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)",
+                  sim},
+          m.units, codec::optional_integer(1));
+  v.value(Setting{"nodes", "N", "whole nodes simulated: N x the profile's units per node (with --units, they must agree)",
+                  sim},
+          m.nodes, codec::optional_integer(1));
+  v.value(Setting{"simulated-nodes", "K",
+                  "representative ranks: only the first K nodes run, the other units mirror them (exact when every "
+                  "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)",
+                  sim},
+          m.simulated_nodes, codec::optional_integer(1));
+  v.flag(Setting{"coalesce-ring-steps", "",
+                 "run each collective's ring steps as one transfer (approximate: faster with many nodes)", sim},
+         m.coalesce_ring_steps, true);
+  v.flag(Setting{"concurrent-collectives", "",
+                 "a collective starts once its members have called it, alongside the group's earlier ones (they "
+                 "share links); default: each group runs its collectives one at a time, in call order, as NCCL does "
+                 "on one stream",
+                 sim},
+         m.serial_collectives, false);
+}
+
+// synth's synthetic stack and device model. Not recorded: a trace keeps the layers with their
+// costs, which is what these settings make; a replay simulates a profile's device instead.
+template <class V>
+void describe_synth(V& v, SynthConfig& s) {
+  auto setting = [](std::string_view name, std::string_view value_name, std::string_view help) {
+    return Setting{name, value_name, help, verb_bit(RunVerb::synth), false};
+  };
+  v.value(setting("shape", "LIST", "layer shapes instead of --layers/--rows/--cols: 512x512,1024x256,..."), s.shapes,
+          codec::shapes());
+  v.value(setting("layers", "N", "layers of the stack (default: 8)"), s.layers, codec::optional_integer(1));
+  v.value(setting("rows", "R", "rows of every layer's weight (default: 512)"), s.rows, codec::optional_long_integer(1));
+  v.value(setting("cols", "C", "cols of every layer's weight (default: 512)"), s.cols, codec::optional_long_integer(1));
+  v.value(setting("layer-flops", "F", "forward+backward flops of one layer per step"), s.layer_flops,
+          codec::optional_non_negative_number());
+  v.value(setting("step-seconds", "S",
+                  "modelled forward+backward seconds of a step, split over layers by weight count (default: 0.1)"),
+          s.step_seconds, codec::optional_positive_number());
+  v.value(setting("device-tflops", "X", "device model without --hw: FLOP/s in units of 1e12 (H100 FP32 by default)"),
+          s.device_tflops, codec::positive_number());
+  v.value(setting("device-bandwidth", "X", "device model: TB/s (0: not modelled)"), s.device_bandwidth_tbps,
+          codec::non_negative_number());
+  v.value(setting("launch-latency-us", "X", "device model: us per kernel"), s.launch_latency_us,
+          codec::non_negative_number());
+  v.value(setting("fake-host-gflops", "X", "--time simulated: refresh speed of one host worker, GFLOP/s"),
+          s.fake_host_gflops, codec::positive_number());
+  v.value(setting("gradient-rank", "R", "rank of the gradients' structure"), s.gradient_rank, codec::integer(1));
+  v.value(setting("gradient-noise", "X", "gradient noise level"), s.gradient_noise, codec::non_negative_number());
 }
 
 // The defaults the hyperparameters start from: a run setting, and asteria optim's too.
@@ -166,17 +218,23 @@ void describe_run(V& v, RunConfig& c) {
   // Not recorded: where files go and what the console shows change nothing of the run.
   auto output = [](Setting s) {
     s.recorded = false;
+    s.output = true;
     return s;
   };
   auto resumable = [](Setting s) {
     s.resumable = true;
     return s;
   };
-  v.value(Setting{"hw", "PROFILE", "hardware profile name or path (modelled and simulated time; train measures "
-                  "the machine it runs on and takes none)", kAll, false},
+  auto names_file = [](Setting s) {
+    s.file_value = true;
+    return s;
+  };
+  v.value(names_file(Setting{"hw", "PROFILE", "hardware profile name or path (modelled and simulated time; train "
+                             "measures the machine it runs on and takes none)", kAll, false}),
           c.hw, codec::text());
-  v.value(Setting{"model", "MODEL", "model config name or path (synth: default the --shape stack)", kAll, false}, c.model,
-          codec::text());
+  v.value(names_file(Setting{"model", "MODEL", "model config name or path (synth: default the --shape stack)", kAll,
+                             false}),
+          c.model, codec::text());
   v.value(Setting{"optimizer", "NAME", "adamw | shampoo | soap | kl-shampoo | muon"}, c.optimizer,
           codec::name<optim::OptimizerKind>([](const std::string& t, const std::string& o) { return optim::parse_optimizer_kind(t, o); },
                                             [](optim::OptimizerKind k) { return optim::to_string(k); }));
@@ -186,9 +244,9 @@ void describe_run(V& v, RunConfig& c) {
           c.placement,
           codec::named({runtime::PlacementPolicy::device, runtime::PlacementPolicy::host, runtime::PlacementPolicy::tiered,
                         runtime::PlacementPolicy::nvme, runtime::PlacementPolicy::planned}));
-  v.value(Setting{"placement-file", "FILE",
-                  "place and update every optimizer block as this plan (asteria plan --out FILE) says; its schedule "
-                  "settings (and model, optimizer) apply unless given here"},
+  v.value(names_file(Setting{"placement-file", "FILE",
+                             "place and update every optimizer block as this plan (asteria plan --out FILE) says; its "
+                             "schedule settings (and model, optimizer) apply unless given here"}),
           c.placement_file, codec::path());
   v.value(Setting{"lookahead", "N", "uses ahead the store prefetches state"}, c.lookahead, codec::integer(0));
   v.value(Setting{"staleness", "S", "steps a refresh may be published after the synchronous schedule (0: synchronous)"},
@@ -242,6 +300,10 @@ void describe_run(V& v, RunConfig& c) {
          c.recompute_activations, true);
   v.value(Setting{"host-workers", "N", "refresh workers per unit (0: the cores but one, by the profile's threads per worker)"},
           c.host_workers, codec::integer(0));
+  v.value(Setting{"batch", "N",
+                  "sequences per step on each unit (GPU, data-parallel rank), split over --micro-batches (0: the model "
+                  "config's micro_batch); the global batch is N x units (synth: with --model)"},
+          c.batch, codec::integer(0));
   v.value(resumable(Setting{"steps", "N", "measured steps"}), c.steps, codec::integer(1));
   v.value(Setting{"warmup-steps", "N",
                   "steps run first and left out of the summary (train: default 0; sim, synth: default until the first "
@@ -290,6 +352,8 @@ void describe_run(V& v, RunConfig& c) {
   nvme_dir.per_rank = true;  // a node's own disk
   v.value(nvme_dir, c.nvme_dir, codec::path());
   describe_train(v, c.train);
+  describe_sim(v, c.sim);
+  describe_synth(v, c.synth);
 }
 
 }  // namespace asteria::run

@@ -32,6 +32,12 @@ struct Setting {
   bool per_rank = false;
   // A hyperparameter: bit k set when OptimizerKind k reads it (0xff: not a hyperparameter).
   std::uint8_t optimizers = 0xff;
+  // Where the run's files go or what its console shows (--out, --trace, --no-progress): nothing
+  // of the run itself, so a study, which decides these for each of its runs, takes none of them.
+  bool output = false;
+  // Its value names a file (or a shipped name): given in a study file, a relative path resolves
+  // against that file's directory.
+  bool file_value = false;
 
   bool taken_by(RunVerb verb) const noexcept { return (verbs & verb_bit(verb)) != 0; }
 };

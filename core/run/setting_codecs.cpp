@@ -59,6 +59,72 @@ Codec<double> number() {
   return {finite, [](const double& v) { return std::optional<std::string>(exact_number(v)); }};
 }
 
+namespace {
+// A finite number with a lower bound (> bound when strict, else >=).
+double bounded(const std::string& t, const std::string& o, double bound, bool strict) {
+  const double v = finite(t, o);
+  if (strict ? !(v > bound) : !(v >= bound))
+    throw InputError(kSource, o, std::string("expected a number ") + (strict ? "> " : ">= ") + exact_number(bound) +
+                                     ", found '" + t + "'");
+  return v;
+}
+std::optional<std::string> number_text(const double& v) { return exact_number(v); }
+std::optional<std::string> optional_number_text(const std::optional<double>& v) {
+  return v ? std::optional<std::string>(exact_number(*v)) : std::nullopt;
+}
+}  // namespace
+
+Codec<double> positive_number() {
+  return {[](const std::string& t, const std::string& o) { return bounded(t, o, 0.0, true); }, number_text};
+}
+
+Codec<double> non_negative_number() {
+  return {[](const std::string& t, const std::string& o) { return bounded(t, o, 0.0, false); }, number_text};
+}
+
+Codec<std::optional<double>> optional_positive_number() {
+  return {[](const std::string& t, const std::string& o) { return std::optional<double>(bounded(t, o, 0.0, true)); },
+          optional_number_text};
+}
+
+Codec<std::optional<double>> optional_non_negative_number() {
+  return {[](const std::string& t, const std::string& o) { return std::optional<double>(bounded(t, o, 0.0, false)); },
+          optional_number_text};
+}
+
+Codec<std::optional<std::int64_t>> optional_long_integer(std::int64_t minimum) {
+  return {[minimum](const std::string& t, const std::string& o) {
+            return std::optional<std::int64_t>(whole<std::int64_t>(t, o, minimum));
+          },
+          [](const std::optional<std::int64_t>& v) {
+            return v ? std::optional<std::string>(std::to_string(*v)) : std::nullopt;
+          }};
+}
+
+Codec<std::vector<std::pair<std::int64_t, std::int64_t>>> shapes() {
+  using Shapes = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  return {[](const std::string& t, const std::string& o) {
+            try {
+              Shapes out;
+              for (const auto& [rows, cols] : parse_shapes(t, o)) out.emplace_back(rows, cols);
+              return out;
+            } catch (const InputError& e) {
+              throw InputError(kSource, o, e.expectation());
+            }
+          },
+          [](const Shapes& v) {
+            if (v.empty()) return std::optional<std::string>();
+            std::string text;
+            for (const auto& [rows, cols] : v) {
+              if (!text.empty()) text += ',';
+              text += std::to_string(rows);
+              text += 'x';
+              text += std::to_string(cols);
+            }
+            return std::optional<std::string>(text);
+          }};
+}
+
 Codec<double> fraction_below_one() {
   return {[](const std::string& t, const std::string& o) {
             const double v = finite(t, o);
@@ -134,7 +200,8 @@ Codec<std::optional<std::pair<std::int64_t, std::int64_t>>> step_range() {
 
 Codec<Straggler> straggler() {
   return {[](const std::string& t, const std::string& o) {
-            const std::string expectation = "expected RANK:FACTOR (e.g. 3:2.5), found '" + t + "'";
+            const std::string expectation =
+                "expected RANK:FACTOR (a rank >= 0 and a slowdown factor in [1, 1000], e.g. 3:2.5), found '" + t + "'";
             const std::size_t colon = t.find(':');
             if (colon == std::string::npos) throw InputError(kSource, o, expectation);
             Straggler s;
@@ -144,6 +211,7 @@ Codec<Straggler> straggler() {
             if (rank.empty() || rank_error != std::errc{} || rank_end != rank.data() + rank.size() || factor.empty() ||
                 factor_error != std::errc{} || factor_end != factor.data() + factor.size())
               throw InputError(kSource, o, expectation);
+            if (s.rank < 0 || !(s.factor >= 1.0 && s.factor <= 1000.0)) throw InputError(kSource, o, expectation);
             return s;
           },
           [](const Straggler& s) {

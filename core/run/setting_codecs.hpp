@@ -24,6 +24,12 @@ Codec<std::int64_t> long_integer(std::int64_t minimum);
 Codec<std::optional<int>> optional_integer(int minimum);
 // Any finite number (the optimizer's own checks bound hyperparameters).
 Codec<double> number();
+// A finite number > 0, or >= 0.
+Codec<double> positive_number();
+Codec<double> non_negative_number();
+Codec<std::optional<double>> optional_positive_number();
+Codec<std::optional<double>> optional_non_negative_number();
+Codec<std::optional<std::int64_t>> optional_long_integer(std::int64_t minimum);
 // A number in [0, 1).
 Codec<double> fraction_below_one();
 // true | false.
@@ -69,6 +75,8 @@ Codec<std::optional<std::string>> text();
 Codec<std::optional<std::filesystem::path>> path();
 // FIRST:LAST, steps >= 1 with FIRST <= LAST.
 Codec<std::optional<std::pair<std::int64_t, std::int64_t>>> step_range();
+// ROWSxCOLS,ROWSxCOLS,... (integers >= 1); an empty list writes nothing.
+Codec<std::vector<std::pair<std::int64_t, std::int64_t>>> shapes();
 // RANK:FACTOR, a rank >= 0 and a factor in [1, 1000]; rank -1 (none) writes nothing.
 Codec<Straggler> straggler();
 

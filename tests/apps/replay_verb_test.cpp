@@ -121,14 +121,15 @@ TEST(ReplayVerb, ASimulatedRunReplaysToItself) {
 }
 
 // A data-parallel rank's trace replays as the run it was: every rank, with its data-parallel
-// settings (sharded state, replicated refreshes, the sync period), not one rank without them.
+// settings (sharded state, replicated refreshes, the sync period) and its simulated machine's
+// (concurrent collectives), not one rank without them.
 TEST(ReplayVerb, ADataParallelRunReplaysWithItsRanksAndTheirSettings) {
   const testing::TempDir dir;
   const std::string recorded = (dir.path() / "recorded").string();
   const auto rec = run_cli_in_child({"sim", "--hw", "gh200", "--model", "tiny", "--optimizer", "soap", "--staleness", "2",
                                      "--units", "4", "--shard-state", "--refresh-sharing", "replicated", "--sync-period",
-                                     "2", "--steps", "6", "--precondition-frequency", "3", "--trace", "--out", recorded,
-                                     "--no-progress"});
+                                     "2", "--concurrent-collectives", "--steps", "6", "--precondition-frequency", "3",
+                                     "--trace", "--out", recorded, "--no-progress"});
   ASSERT_EQ(rec.code, 0) << rec.err;
   const std::string replay = (dir.path() / "replay").string();
   const auto r = run_cli_in_child({"replay", recorded + "/trace.csv", "--hw", "gh200", "--out", replay, "--no-progress"});
@@ -138,6 +139,9 @@ TEST(ReplayVerb, ADataParallelRunReplaysWithItsRanksAndTheirSettings) {
   EXPECT_EQ(summary.at("setting_shard_state"), "true") << summary.dump();
   EXPECT_EQ(summary.at("setting_refresh_sharing"), "replicated") << summary.dump();
   EXPECT_EQ(summary.at("setting_sync_period"), "2") << summary.dump();
+  // The simulated machine's own settings come back too (sim's, read with sim's options).
+  EXPECT_EQ(summary.at("setting_concurrent_collectives"), "true") << summary.dump();
+  EXPECT_EQ(summary.at("serial_collectives"), false) << summary.dump();
   const nlohmann::json e = json_of(std::filesystem::path(replay) / "replay.json");
   EXPECT_NE(e.at("plan").get<std::string>().find("the same plan"), std::string::npos) << e.at("plan");
   EXPECT_LT(e.at("median_abs_step_error").get<double>(), 1e-9);

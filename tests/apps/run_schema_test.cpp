@@ -3,8 +3,10 @@
 // replay, the resume rule and the data-parallel agreement.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/asteria/run_config_options.hpp"
@@ -107,13 +109,68 @@ TEST(RunSchema, RecordedArgumentsReadBackToTheRecordedRun) {
     EXPECT_TRUE(a != "--out" && a != "--trace" && a != "--no-progress") << a;
 }
 
+// sim's simulated machine and synth's stack are settings of the schema like the others: read,
+// recorded for a replay (the machine; the stack travels as the trace's layers) and read back.
+TEST(RunSchema, TheVerbsOwnSettingsAreSettingsOfTheSchema) {
+  const RunConfig sim = read(RunVerb::sim, {"--units", "8", "--simulated-nodes", "1", "--coalesce-ring-steps",
+                                            "--concurrent-collectives", "--batch", "3"});
+  EXPECT_EQ(sim.sim.units, 8);
+  EXPECT_EQ(sim.sim.simulated_nodes, 1);
+  EXPECT_TRUE(sim.sim.coalesce_ring_steps);
+  EXPECT_FALSE(sim.sim.serial_collectives);
+  EXPECT_EQ(sim.batch, 3);
+  const RunConfig replayed = read(RunVerb::sim, run::recorded_arguments(sim));
+  EXPECT_EQ(replayed.sim.units, 8);
+  EXPECT_EQ(replayed.sim.simulated_nodes, 1);
+  EXPECT_TRUE(replayed.sim.coalesce_ring_steps);
+  EXPECT_FALSE(replayed.sim.serial_collectives);
+  EXPECT_EQ(replayed.batch, 3);
+
+  const RunConfig synth = read(RunVerb::synth, {"--shape", "64x32,16x8", "--step-seconds", "0.5", "--gradient-rank",
+                                                "4", "--device-tflops", "10"});
+  EXPECT_EQ(synth.synth.shapes, (std::vector<std::pair<std::int64_t, std::int64_t>>{{64, 32}, {16, 8}}));
+  EXPECT_EQ(synth.synth.step_seconds, 0.5);
+  EXPECT_EQ(synth.synth.gradient_rank, 4);
+  EXPECT_EQ(synth.synth.device_tflops, 10.0);
+  const std::vector<std::pair<std::string, std::string>> values = run::setting_values(synth);
+  EXPECT_NE(std::find(values.begin(), values.end(), std::pair<std::string, std::string>{"shape", "64x32,16x8"}),
+            values.end());
+
+  // One verb's own settings are not another's options.
+  for (const auto& [verb, option] : std::vector<std::pair<RunVerb, std::string>>{
+           {RunVerb::train, "units"}, {RunVerb::synth, "nodes"}, {RunVerb::sim, "shape"}, {RunVerb::train, "layers"}})
+    EXPECT_EQ(run_config_options(verb).find_nothrow(option, false), nullptr) << to_string(verb) << " --" << option;
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--units", "0"}, "--units: expected an integer >= 1, found '0'"},
+           {{"--simulated-nodes", "x"}, "--simulated-nodes: expected an integer >= 1, found 'x'"},
+           {{"--batch", "-2"}, "--batch: expected an integer >= 0, found '-2'"}}) {
+    try {
+      (void)read(RunVerb::sim, args);
+      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--shape", "4x"}, "--shape: expected ROWSxCOLS with integers >= 1, found '4x'"},
+           {{"--step-seconds", "0"}, "--step-seconds: expected a number > 0, found '0'"},
+           {{"--gradient-noise", "-1"}, "--gradient-noise: expected a number >= 0, found '-1'"}}) {
+    try {
+      (void)read(RunVerb::synth, args);
+      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--staleness", "-1"}, "--staleness: expected an integer >= 0, found '-1'"},
            {{"--steps", "ten"}, "--steps: expected an integer >= 1, found 'ten'"},
            {{"--defer-fraction", "1"}, "--defer-fraction: expected a fraction in [0, 1), found '1'"},
            {{"--refresh-sharing", "some"}, "--refresh-sharing: expected owners or replicated, found 'some'"},
-           {{"--straggler", "x"}, "--straggler: expected RANK:FACTOR (e.g. 3:2.5), found 'x'"},
+           {{"--straggler", "x"}, "--straggler: expected RANK:FACTOR (a rank >= 0 and a slowdown factor in [1, 1000], e.g. 3:2.5), found 'x'"},
            {{"--grafting", "yes"}, "--grafting: expected true or false, found 'yes'"},
            {{"--weights-on", "disk"}, "--weights-on: expected device, host or nvme, found 'disk'"},
            // Every enumeration in the same words: the option, the names, what was found.

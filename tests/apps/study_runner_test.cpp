@@ -296,7 +296,7 @@ TEST(StudyVerb, BadInput) {
                  "    placement: [gpu]\n    staleness: [0]\n");
   const auto invalid = run_cli({"study", f.study.string(), "--asteria", f.program.string()});
   EXPECT_EQ(invalid.code, 1);
-  EXPECT_NE(invalid.err.find(f.study.string() + ": grid[0].placement[0]: expected one of device, host, tiered, nvme"),
+  EXPECT_NE(invalid.err.find(f.study.string() + ": grid[0].placement[0]: expected device, host, tiered, nvme or planned, found 'gpu' (line 6)"),
             std::string::npos)
       << invalid.err;
   const auto missing = run_cli({"study", (f.dir.path() / "none.yaml").string()});
@@ -433,14 +433,31 @@ TEST(StudyChecks, AnInvalidPreconditionFrequencyLaunchesNothing) {
       "  - {hw: gb10, model: m1.yaml, optimizer: soap, placement: device, staleness: 0}\n");
   const auto r = run_cli({"study", f.study.string(), "--out", f.out.string(), "--asteria", f.program.string()});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find(f.study.string() + ": defaults.precondition_frequency: expected a whole number >= 1, found 0"),
+  EXPECT_NE(r.err.find(f.study.string() +
+                       ": defaults.precondition_frequency: expected settings that asteria sim accepts together, with "
+                       "optimizer soap (line 3): precondition_frequency: expected an integer >= 1"),
             std::string::npos)
       << r.err;
   EXPECT_TRUE(f.nothing_ran());
 }
 
+// Settings that exclude each other are found as asteria sim would find them, before any run.
+TEST(StudyChecks, SettingsThatExcludeEachOtherAreFoundBeforeAnyRun) {
+  const std::string yaml =
+      "name: together\n"
+      "grid:\n"
+      "  - {hw: gb10, model: tiny, optimizer: soap, placement: device, staleness: 0,\n"
+      "     shard_state: true, defer_fraction: [0, 0.25]}\n";
+  const study::StudySpec spec = study::parse_study(yaml, "together.yaml", "/studies");
+  const std::vector<study::RunProblem> problems = study::run_input_problems(spec);
+  ASSERT_EQ(problems.size(), 1U);  // the run that defers
+  EXPECT_EQ(problems[0].field, "grid[0].defer_fraction[1]");
+  EXPECT_NE(problems[0].expectation.find("--defer-fraction: 0 with --shard-state"), std::string::npos)
+      << problems[0].expectation;
+}
+
 TEST(StudyChecks, TheHyperparametersARunWouldUseAreValidated) {
-  // The parser already refuses 0; a point that carries it anyway must still be caught, with the
+  // A point that carries a value the optimizer refuses is caught before any run, with the
   // optimizer's own check and the field where the value was written.
   const std::string yaml =
       "name: hp\n"
@@ -449,22 +466,22 @@ TEST(StudyChecks, TheHyperparametersARunWouldUseAreValidated) {
       "     precondition_frequency: 10}\n";
   study::StudySpec spec = study::parse_study(yaml, "hp.yaml", "/studies");
   EXPECT_TRUE(study::run_input_problems(spec).empty());
-  for (study::StudyPoint& point : spec.points) point[study::Setting::precondition_frequency] = "0";
+  for (study::StudyPoint& point : spec.points) point.values["precondition_frequency"] = "0";
   const std::vector<study::RunProblem> problems = study::run_input_problems(spec);
   ASSERT_EQ(problems.size(), 2U);  // one per optimizer
   EXPECT_EQ(problems[0].field, "grid[0].precondition_frequency");
   EXPECT_EQ(problems[0].expectation,
-            "expected hyperparameters that soap accepts (line 4): asteria sim: precondition_frequency: expected an "
-            "integer >= 1");
-  EXPECT_NE(problems[1].expectation.find("that adamw accepts"), std::string::npos) << problems[1].expectation;
+            "expected settings that asteria sim accepts together, with optimizer soap (line 4): "
+            "precondition_frequency: expected an integer >= 1");
+  EXPECT_NE(problems[1].expectation.find("with optimizer adamw"), std::string::npos) << problems[1].expectation;
   try {
     study::check_run_inputs(spec);
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(e.source(), "hp.yaml");
     EXPECT_EQ(e.field(), "grid[0].precondition_frequency");
-    EXPECT_NE(std::string(e.what()).find("\nhp.yaml: grid[0].precondition_frequency: expected hyperparameters that "
-                                         "adamw accepts"),
+    EXPECT_NE(std::string(e.what()).find("\nhp.yaml: grid[0].precondition_frequency: expected settings that asteria "
+                                         "sim accepts together, with optimizer adamw"),
               std::string::npos)
         << e.what();
   }

@@ -2,6 +2,8 @@
 // command line of a run, every class of invalid input, and the shipped studies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -96,17 +98,17 @@ TEST(StudySpec, DefaultsFillEveryPointAndADefaultKeyCanBeAnAxis) {
                                "grid:\n"
                                "  -\n" + kCore + "    placement: [device]\n    steps: [10, 20]\n"
                                "  -\n" + kCore + "    placement: [host]\n    staleness: [4]\n");
-  ASSERT_EQ(spec.extra_axes, std::vector<Setting>{Setting::steps});
+  ASSERT_EQ(spec.extra_axes, std::vector<std::string>{"steps"});
   ASSERT_EQ(spec.points.size(), 3U);
   EXPECT_EQ(spec.points[0].slug, "gb10_m_soap_device_s1_steps10");
   EXPECT_EQ(spec.points[1].slug, "gb10_m_soap_device_s1_steps20");
   EXPECT_EQ(spec.points[2].slug, "gb10_m_soap_host_s4_steps30");  // the default, shown since steps varies
-  EXPECT_EQ(*spec.points[1][Setting::steps], "20");
-  EXPECT_EQ(*spec.points[2][Setting::steps], "30");
+  EXPECT_EQ(*spec.points[1]["steps"], "20");
+  EXPECT_EQ(*spec.points[2]["steps"], "30");
   for (const StudyPoint& p : spec.points) {
-    EXPECT_EQ(*p[Setting::numerics], "shapes");
-    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
-    EXPECT_FALSE(p[Setting::units].has_value());
+    EXPECT_EQ(*p["numerics"], "shapes");
+    EXPECT_EQ(*p["precondition_frequency"], "10");
+    EXPECT_FALSE(p["units"].has_value());
   }
 }
 
@@ -117,7 +119,7 @@ TEST(StudySpec, ValuesAreNormalizedAndAScalarIsAOnePointAxis) {
       "  - hw: gb10\n    model: m\n    optimizer: [kl_shampoo]\n    placement: tiered\n    staleness: [007]\n");
   ASSERT_EQ(spec.points.size(), 1U);
   EXPECT_EQ(spec.points[0].optimizer(), "kl-shampoo");
-  EXPECT_EQ(*spec.points[0][Setting::staleness], "7");
+  EXPECT_EQ(*spec.points[0]["staleness"], "7");
   EXPECT_EQ(spec.points[0].slug, "gb10_m_kl-shampoo_tiered_s7");
 }
 
@@ -163,7 +165,7 @@ TEST(StudySpec, NumericsAndPublishAreAxesWithReadableSlugs) {
   const StudySpec spec = parse(std::string("name: axes\ngrid:\n  -\n") + kCore +
                                "    placement: [device]\n    staleness: [1]\n"
                                "    numerics: [shapes, values]\n    publish: [deterministic, opportunistic]\n");
-  EXPECT_EQ(spec.extra_axes, (std::vector<Setting>{Setting::publish, Setting::numerics}));
+  EXPECT_EQ(spec.extra_axes, (std::vector<std::string>{"publish", "numerics"}));
   // Deterministic publishing is left out of the name; every other value is spelled out.
   EXPECT_EQ(slugs(spec), (std::vector<std::string>{
                              "gb10_m_soap_device_s1_shapes",
@@ -171,8 +173,8 @@ TEST(StudySpec, NumericsAndPublishAreAxesWithReadableSlugs) {
                              "gb10_m_soap_device_s1_values",
                              "gb10_m_soap_device_s1_opportunistic_values",
                          }));
-  EXPECT_EQ(*spec.points[1][Setting::publish], "opportunistic");
-  EXPECT_EQ(*spec.points[2][Setting::numerics], "values");
+  EXPECT_EQ(*spec.points[1]["publish"], "opportunistic");
+  EXPECT_EQ(*spec.points[2]["numerics"], "values");
 }
 
 // The data-parallel settings: how refreshes are shared, the sync period, state sharding (a flag)
@@ -185,8 +187,8 @@ TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
                                "  -\n" + kCore +
                                "    placement: [tiered]\n    staleness: [1]\n    shard_state: [false]\n"
                                "    straggler: ['03:2.50', \"1:3\", 0:1e1]\n");
-  EXPECT_EQ(spec.extra_axes, (std::vector<Setting>{Setting::refresh_sharing, Setting::sync_period,
-                                                   Setting::shard_state, Setting::straggler}));
+  EXPECT_EQ(spec.extra_axes, (std::vector<std::string>{"refresh_sharing", "sync_period",
+                                                   "shard_state", "straggler"}));
   // owners (asteria sim's default) is left out of the name, replicated spelled out; sync period k<K>;
   // shard_state true is "sharded" and false nothing; a straggler RANK:FACTOR is slow<RANK>x<FACTOR>.
   EXPECT_EQ(slugs(spec), (std::vector<std::string>{
@@ -198,15 +200,15 @@ TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
                              "gb10_m_soap_tiered_s1_slow1x3",
                              "gb10_m_soap_tiered_s1_slow0x10",
                          }));
-  EXPECT_EQ(*spec.points[0][Setting::refresh_sharing], "owners");
-  EXPECT_EQ(*spec.points[2][Setting::refresh_sharing], "replicated");
-  EXPECT_EQ(*spec.points[0][Setting::sync_period], "1");
-  EXPECT_EQ(*spec.points[0][Setting::shard_state], "true");
-  EXPECT_EQ(*spec.points[4][Setting::shard_state], "false");
-  EXPECT_FALSE(spec.points[4][Setting::refresh_sharing].has_value());
-  EXPECT_EQ(*spec.points[4][Setting::straggler], "3:2.5");
-  EXPECT_EQ(*spec.points[5][Setting::straggler], "1:3");
-  EXPECT_EQ(*spec.points[6][Setting::straggler], "0:10");
+  EXPECT_EQ(*spec.points[0]["refresh_sharing"], "owners");
+  EXPECT_EQ(*spec.points[2]["refresh_sharing"], "replicated");
+  EXPECT_EQ(*spec.points[0]["sync_period"], "1");
+  EXPECT_EQ(*spec.points[0]["shard_state"], "true");
+  EXPECT_EQ(*spec.points[4]["shard_state"], "false");
+  EXPECT_FALSE(spec.points[4]["refresh_sharing"].has_value());
+  EXPECT_EQ(*spec.points[4]["straggler"], "3:2.5");
+  EXPECT_EQ(*spec.points[5]["straggler"], "1:3");
+  EXPECT_EQ(*spec.points[6]["straggler"], "0:10");
 }
 
 TEST(StudySpec, SimArgumentsOfTheDistributedSettings) {
@@ -240,13 +242,42 @@ TEST(StudySpec, EveryValueRemembersWhereItWasWritten) {
       "    staleness: [0]\n");
   ASSERT_EQ(spec.points.size(), 2U);
   const StudyPoint& second = spec.points[1];
-  EXPECT_EQ(second.origin(Setting::hw).field, "grid[0].hw[1]");
-  EXPECT_EQ(second.origin(Setting::hw).line, 5);
-  EXPECT_EQ(second.origin(Setting::model).field, "grid[0].model");
-  EXPECT_EQ(second.origin(Setting::model).line, 6);
-  EXPECT_EQ(second.origin(Setting::steps).field, "defaults.steps");
-  EXPECT_EQ(second.origin(Setting::steps).line, 3);
-  EXPECT_TRUE(second.origin(Setting::units).field.empty());
+  EXPECT_EQ(second.origin("hw").field, "grid[0].hw[1]");
+  EXPECT_EQ(second.origin("hw").line, 5);
+  EXPECT_EQ(second.origin("model").field, "grid[0].model");
+  EXPECT_EQ(second.origin("model").line, 6);
+  EXPECT_EQ(second.origin("steps").field, "defaults.steps");
+  EXPECT_EQ(second.origin("steps").line, 3);
+  EXPECT_TRUE(second.origin("units").field.empty());
+}
+
+// Every setting of asteria sim is a study setting (the schema's list, not a table of the study's
+// own): hyperparameters, the simulated machine's shortcuts, the seed. Each is checked by its own
+// codec, named in the run's slug and passed to sim as its option.
+TEST(StudySpec, EverySimSettingIsAStudySetting) {
+  const StudySpec spec = parse(std::string("name: any\ngrid:\n  -\n") + kCore +
+                               "    placement: [device]\n    staleness: [0]\n    lr: [0.001, 1e-2]\n"
+                               "    coalesce_ring_steps: [true]\n    seed: [7]\n    root_method: [coupled-newton]\n");
+  EXPECT_EQ(slugs(spec), (std::vector<std::string>{
+                             "gb10_m_soap_device_s0_seed7_coalesce-ring-steps_lr0.001_coupled-newton",
+                             "gb10_m_soap_device_s0_seed7_coalesce-ring-steps_lr0.01_coupled-newton"}));
+  EXPECT_EQ(spec.extra_axes, (std::vector<std::string>{"seed", "coalesce_ring_steps", "lr", "root_method"}));
+  const std::vector<std::string> args = sim_arguments(spec.points[1], "/r/x");
+  for (const std::vector<std::string>& expected :
+       {std::vector<std::string>{"--lr", "0.01"}, std::vector<std::string>{"--seed", "7"},
+        std::vector<std::string>{"--coalesce-ring-steps"}, std::vector<std::string>{"--root-method", "coupled-newton"}}) {
+    const auto at = std::search(args.begin(), args.end(), expected.begin(), expected.end());
+    EXPECT_NE(at, args.end()) << expected.front();
+  }
+  const Failure bad = failure_of(std::string("name: any\ngrid:\n  -\n") + kCore +
+                                 "    placement: [device]\n    staleness: [0]\n    lr: [fast]\n");
+  EXPECT_EQ(bad.field, "grid[0].lr[0]");
+  EXPECT_NE(bad.message.find("expected a finite number, found 'fast' (line 9)"), std::string::npos) << bad.message;
+  // Output settings are the study's to decide, not a run setting.
+  const Failure out = failure_of(std::string("name: any\ndefaults:\n  out: x\ngrid:\n  -\n") + kCore +
+                                 "    placement: [device]\n    staleness: [0]\n");
+  EXPECT_EQ(out.field, "defaults.out");
+  EXPECT_NE(out.message.find("unknown setting"), std::string::npos) << out.message;
 }
 
 TEST(StudySpecErrors, YamlSyntaxNamesTheLine) {
@@ -300,7 +331,7 @@ TEST(StudySpecErrors, EmptyListsAndWrongTypes) {
   EXPECT_EQ(nested.field, "grid[0].staleness[0]");
   const Failure word = failure_of(head + "    placement: [device]\n    staleness: [0, two]\n");
   EXPECT_EQ(word.field, "grid[0].staleness[1]");
-  EXPECT_NE(word.message.find("whole number >= 0, found 'two'"), std::string::npos) << word.message;
+  EXPECT_NE(word.message.find("expected an integer >= 0, found 'two'"), std::string::npos) << word.message;
   const Failure fraction = failure_of(head + "    placement: [device]\n    staleness: [1.5]\n");
   EXPECT_EQ(fraction.field, "grid[0].staleness[0]");
   const Failure nothing = failure_of(head + "    placement: [device]\n    staleness:\n");
@@ -327,10 +358,10 @@ TEST(StudySpecErrors, NegativeStalenessAndNonPositiveCounts) {
   const std::string head = std::string("name: x\ngrid:\n  -\n") + kCore + "    placement: [device]\n";
   const Failure negative = failure_of(head + "    staleness: [0, -1]\n");
   EXPECT_EQ(negative.field, "grid[0].staleness[1]");
-  EXPECT_NE(negative.message.find("expected a whole number >= 0, found -1"), std::string::npos) << negative.message;
+  EXPECT_NE(negative.message.find("expected an integer >= 0, found '-1'"), std::string::npos) << negative.message;
   const Failure steps = failure_of(head + "    staleness: [0]\n    steps: [0]\n");
   EXPECT_EQ(steps.field, "grid[0].steps[0]");
-  EXPECT_NE(steps.message.find("whole number >= 1"), std::string::npos) << steps.message;
+  EXPECT_NE(steps.message.find("expected an integer >= 1, found '0'"), std::string::npos) << steps.message;
 }
 
 TEST(StudySpecErrors, MissingCoreAxis) {
@@ -350,7 +381,7 @@ TEST(StudySpecErrors, Defaults) {
   EXPECT_NE(list.message.find("single value"), std::string::npos) << list.message;
   const Failure numerics = failure_of("name: x\ndefaults:\n  numerics: exact\n" + grid);
   EXPECT_EQ(numerics.field, "defaults.numerics");
-  EXPECT_NE(numerics.message.find("expected shapes or values, found 'exact'"), std::string::npos) << numerics.message;
+  EXPECT_NE(numerics.message.find("expected values, refresh or shapes, found 'exact'"), std::string::npos) << numerics.message;
   const Failure publish = failure_of("name: x\ndefaults:\n  publish: eager\n" + grid);
   EXPECT_EQ(publish.field, "defaults.publish");
   EXPECT_NE(publish.message.find("expected deterministic or opportunistic, found 'eager'"), std::string::npos)
@@ -365,7 +396,7 @@ TEST(StudySpecErrors, DistributedSettingValues) {
       << sharing.message;
   const Failure period = failure_of(head + "    sync_period: [0]\n");
   EXPECT_EQ(period.field, "grid[0].sync_period[0]");
-  EXPECT_NE(period.message.find("expected a whole number >= 1, found 0"), std::string::npos) << period.message;
+  EXPECT_NE(period.message.find("expected an integer >= 1, found '0'"), std::string::npos) << period.message;
   const Failure flag = failure_of("name: x\ndefaults:\n  shard_state: 1\n" +
                                   head.substr(std::string("name: x\n").size()));
   EXPECT_EQ(flag.field, "defaults.shard_state");
@@ -468,10 +499,10 @@ TEST(ShippedStudies, DefaultStudy) {
   };
   EXPECT_EQ(slugs(spec), expected);
   for (const StudyPoint& p : spec.points) {
-    EXPECT_EQ(*p[Setting::steps], "30");
-    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
-    EXPECT_EQ(*p[Setting::max_precond_dim], "2048");
-    EXPECT_EQ(*p[Setting::numerics], "shapes");
+    EXPECT_EQ(*p["steps"], "30");
+    EXPECT_EQ(*p["precondition_frequency"], "10");
+    EXPECT_EQ(*p["max_precond_dim"], "2048");
+    EXPECT_EQ(*p["numerics"], "shapes");
   }
   expect_shipped_inputs(spec);
 }
@@ -496,11 +527,11 @@ TEST(ShippedStudies, DistributedStudy) {
     EXPECT_EQ(p.hw(), "gh200-alps");
     EXPECT_EQ(p.model(), replicated_state ? "olmo-1b" : "olmo2-7b") << p.slug;
     EXPECT_EQ(p.placement(), "tiered");
-    EXPECT_EQ(*p[Setting::precondition_frequency], "10");
-    EXPECT_EQ(*p[Setting::numerics], "shapes");
-    EXPECT_TRUE(*p[Setting::nodes] == "4" || *p[Setting::nodes] == "16") << p.slug;
-    EXPECT_EQ(p[Setting::shard_state].has_value(), !replicated_state) << p.slug;
-    EXPECT_EQ(p[Setting::refresh_sharing].has_value(), replicated_state) << p.slug;
+    EXPECT_EQ(*p["precondition_frequency"], "10");
+    EXPECT_EQ(*p["numerics"], "shapes");
+    EXPECT_TRUE(*p["nodes"] == "4" || *p["nodes"] == "16") << p.slug;
+    EXPECT_EQ(p["shard_state"].has_value(), !replicated_state) << p.slug;
+    EXPECT_EQ(p["refresh_sharing"].has_value(), replicated_state) << p.slug;
   }
   expect_shipped_inputs(spec);
 }
@@ -514,8 +545,8 @@ TEST(ShippedStudies, DistributedDemoStudy) {
   for (const StudyPoint& p : spec.points) {
     EXPECT_EQ(p.hw(), "gh200-alps");
     EXPECT_EQ(p.model(), "olmo-1b");
-    EXPECT_EQ(*p[Setting::nodes], "2") << p.slug;
-    EXPECT_FALSE(p[Setting::shard_state].has_value()) << p.slug;
+    EXPECT_EQ(*p["nodes"], "2") << p.slug;
+    EXPECT_FALSE(p["shard_state"].has_value()) << p.slug;
   }
   EXPECT_EQ(spec.points[13].slug, "gh200-alps_olmo-1b_soap_tiered_s5_slow1x3");
   expect_shipped_inputs(spec);

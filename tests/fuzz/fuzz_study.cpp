@@ -20,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(!spec.points.empty(), "a study has at least one point");
   std::set<std::string> slugs;
   for (const study::StudyPoint& point : spec.points) {
-    for (std::size_t s = 0; s < study::kCoreSettingCount; ++s)
-      fuzz::require(point.values[s].has_value(), "every point has the core settings");
+    for (std::string_view key : study::kCoreSettings)
+      fuzz::require(point[key].has_value(), "every point has the core settings");
     fuzz::require(slugs.insert(point.slug).second, "slugs are unique");
     fuzz::require(point.staleness() >= 0, "staleness >= 0");
-    fuzz::require(study::sim_arguments(point, "/runs/x").size() > 2 * study::kCoreSettingCount,
+    fuzz::require(study::sim_arguments(point, "/runs/x").size() > 2 * study::kCoreSettings.size(),
                   "sim arguments carry the core settings");
   }
   return 0;

@@ -26,11 +26,20 @@ import sys
 
 import numpy as np
 
+# --batch is each rank's: the data-parallel runs below train on GLOBAL_BATCH sequences a step.
+GLOBAL_BATCH = 4
 COMMON = ["train", "--model", "tiny", "--batch", "4", "--max-corpus-bytes", "1MB", "--host-workers", "1",
           "--blas-threads", "1", "--eval-every", "0", "--eval-sequences", "2", "--seed", "3", "--no-progress"]
 # Root in CI: Open MPI refuses it unless told; 2 cores: more ranks than cores.
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OPENBLAS_NUM_THREADS="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+def with_batch(flags, batch):
+    """flags with --batch BATCH (each rank's sequences per step)."""
+    out = list(flags)
+    out[out.index("--batch") + 1] = str(batch)
+    return out
 
 
 def run(command, what):
@@ -132,7 +141,10 @@ def main():
         resume(asteria, mpirun, work, ranks, optimizer, staleness, len(sys.argv) > 8 and sys.argv[8] == "shard")
         return
     steps = {"equals-global-batch": "8", "replicas-bitwise": "50", "sharded": "20"}[check]
-    flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
+    if GLOBAL_BATCH % ranks != 0:
+        sys.exit(f"FAIL: {ranks} ranks do not split the global batch of {GLOBAL_BATCH}")
+    single_flags = with_batch(COMMON, GLOBAL_BATCH) + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
+    flags = with_batch(single_flags, GLOBAL_BATCH // ranks)
     parallel = os.path.join(work, "parallel")
     sharded = check == "sharded"
     run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags +
@@ -164,7 +176,7 @@ def main():
 
     if check == "equals-global-batch":
         single = os.path.join(work, "single")
-        run([asteria] + flags + ["--out", single], "asteria train (one process)")
+        run([asteria] + single_flags + ["--out", single], "asteria train (one process)")
         a, b = weights(single), weights(parallel)
         worst = 0.0
         for name in a:

@@ -36,8 +36,7 @@ struct StepTimes {
 // every step), S = 1 and refreshes replicated on every rank (so every rank runs the same work).
 StepTimes run_sixteen_units(const Shortcuts& shortcuts) {
   const ChildOutcome outcome = run_in_child_process([&](ChildReport& report) {
-    cli::SimSettings settings;
-    cli::RunConfig& spec = settings.spec;
+    cli::RunConfig spec = cli::default_run_config(cli::RunVerb::sim);
     spec.hw = "gh200-alps";
     spec.model = "tiny";
     spec.optimizer = optim::OptimizerKind::soap;
@@ -48,14 +47,14 @@ StepTimes run_sixteen_units(const Shortcuts& shortcuts) {
     spec.steps = 4;
     spec.numerics = platform::Numerics::shapes;
     spec.progress = false;
-    settings.units = 16;
-    settings.simulated_nodes = shortcuts.simulated_nodes;
-    settings.coalesce_ring_steps = shortcuts.coalesce_ring_steps;
+    spec.sim.units = 16;
+    spec.sim.simulated_nodes = shortcuts.simulated_nodes;
+    spec.sim.coalesce_ring_steps = shortcuts.coalesce_ring_steps;
     const hw::HardwareProfile profile = hw::load_profile(hw::find_profile("gh200-alps"));
     cli::SimWorkload workload = cli::workload_from_config("tiny", spec.seed);
     workload.state_budgets = TierBudgets{std::size_t{1} << 20, std::size_t{1} << 30, std::size_t{1} << 30, 0};
     std::ostringstream progress;
-    const cli::RunReport r = cli::simulate(settings, profile, workload, progress);
+    const cli::RunReport r = cli::simulate(spec, profile, workload, progress);
     if (!r.fits) throw std::runtime_error("does not fit: " + r.fit_message);
     std::string text;
     char hex[64];
