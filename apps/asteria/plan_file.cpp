@@ -1,7 +1,10 @@
 #include "apps/asteria/plan_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <set>
 #include <string_view>
 
@@ -11,17 +14,33 @@
 #include "core/common/number_text.hpp"
 #include "core/io/atomic_file.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/run/settings_list.hpp"
 
 namespace asteria::cli {
 namespace {
 
 using platform::Tier;
 
-constexpr std::array<std::string_view, 16> kTopKeys = {
-    "format",         "hw",           "model",        "optimizer",  "batch",
-    "schedule",       "micro_batches", "defer_fraction", "weights_on", "gradients_on",
-    "checkpoints_on", "recompute_activations", "host_workers", "method", "predicted",
-    "blocks"};
+// The plan's own keys; the planned settings' keys (run_schema.hpp) come beside them.
+constexpr std::array<std::string_view, 8> kPlanKeys = {"format", "hw",     "model",     "optimizer",
+                                                      "batch",  "host_workers", "method", "predicted"};
+constexpr std::string_view kBlocksKey = "blocks";
+
+// A planned setting's key in the file: its name with '_' for '-'.
+std::string file_key(std::string_view name) {
+  std::string key(name);
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+std::vector<std::string> top_keys() {
+  std::vector<std::string> keys(kPlanKeys.begin(), kPlanKeys.end());
+  for (const run::Setting& s : run::all_settings())
+    if (s.planned) keys.push_back(file_key(s.name));
+  keys.emplace_back(kBlocksKey);
+  return keys;
+}
+
 constexpr std::array<std::string_view, 3> kPredictedKeys = {"update_s", "step_s", "binding"};
 constexpr std::array<std::string_view, 3> kBlockKeys = {"label", "tier", "update"};
 
@@ -29,9 +48,8 @@ constexpr std::array<std::string_view, 3> kBlockKeys = {"label", "tier", "update
 // keeps both copies of a repeated key and answers lookups with the first, silently).
 class Fields {
  public:
-  template <std::size_t N>
-  Fields(const YAML::Node& node, const std::array<std::string_view, N>& known, const std::string& file,
-         const std::string& field)
+  template <class Keys>
+  Fields(const YAML::Node& node, const Keys& known, const std::string& file, const std::string& field)
       : file_(file), prefix_(field.empty() ? "" : field + ".") {
     if (!node.IsMap())
       throw InputError(file, field.empty() ? "(top level)" : field, "expected a mapping, found " + kind(node) + line(node));
@@ -62,6 +80,7 @@ class Fields {
     return *node;
   }
   std::string field(std::string_view key) const { return prefix_ + std::string(key); }
+  const std::vector<std::pair<std::string, YAML::Node>>& entries() const { return values_; }
 
   std::string text(const YAML::Node& node, std::string_view key, const std::string& expectation) const {
     if (!node.IsScalar() || node.Scalar().empty())
@@ -124,7 +143,7 @@ runtime::BlockPlacement read_block(const YAML::Node& node, const std::string& fi
 }
 
 PlanFile read_document(const YAML::Node& root, const std::string& file) {
-  const Fields f(root, kTopKeys, file, "");
+  const Fields f(root, top_keys(), file, "");
   PlanFile p;
   const YAML::Node format = f.required("format", std::string("'") + kPlanFormat + "'");
   if (!format.IsScalar() || format.Scalar() != kPlanFormat)
@@ -151,22 +170,19 @@ PlanFile read_document(const YAML::Node& root, const std::string& file) {
     return value;
   };
   p.batch = positive("batch");
-  if (auto n = f.find("schedule")) {
-    const std::string text = f.text(*n, "schedule", "horizontal or vertical");
-    p.schedule = plan::parse_schedule_order(text, file, "schedule");
+  // The planned settings, each read by its own codec.
+  for (const run::Setting& s : run::all_settings()) {
+    if (!s.planned) continue;
+    const std::string key = file_key(s.name);
+    const std::optional<YAML::Node> n = f.find(key);
+    if (!n) continue;
+    const std::string text = f.text(*n, key, "a value of --" + std::string(s.name));
+    try {
+      p.settings.emplace_back(std::string(s.name), *run::normalized_value(s.name, text));
+    } catch (const InputError& e) {
+      throw InputError(file, key, e.expectation() + Fields::line(*n));
+    }
   }
-  p.micro_batches = positive("micro_batches");
-  if (auto n = f.find("defer_fraction")) {
-    const double a = f.number<double>(*n, "defer_fraction", "a fraction in [0, 1)");
-    if (!(a >= 0.0 && a < 1.0))
-      throw InputError(file, "defer_fraction", "expected a fraction in [0, 1), found " + n->Scalar() + Fields::line(*n));
-    p.defer_fraction = a;
-  }
-  if (auto n = f.find("weights_on")) p.weights_on = read_tier(f, *n, "weights_on", file);
-  if (auto n = f.find("gradients_on")) p.gradients_on = read_tier(f, *n, "gradients_on", file);
-  if (auto n = f.find("checkpoints_on")) p.checkpoints_on = read_tier(f, *n, "checkpoints_on", file);
-  if (auto n = f.find("recompute_activations"))
-    p.recompute_activations = f.number<bool>(*n, "recompute_activations", "true or false");
   p.host_workers = positive("host_workers");
   if (auto n = f.find("method")) p.method = f.text(*n, "method", "the method that chose the plan");
   if (auto n = f.find("predicted")) {
@@ -184,7 +200,7 @@ PlanFile read_document(const YAML::Node& root, const std::string& file) {
     pred.binding = pf.text(pf.required("binding", "a resource name"), "binding", "a resource name");
     p.predicted = pred;
   }
-  const YAML::Node blocks = f.required("blocks", "a list of {label, tier, update}, one per optimizer block");
+  const YAML::Node blocks = f.required(kBlocksKey, "a list of {label, tier, update}, one per optimizer block");
   if (!blocks.IsSequence())
     throw InputError(file, "blocks",
                      "expected a list of {label, tier, update}, found " + Fields::kind(blocks) + Fields::line(blocks));
@@ -195,22 +211,30 @@ PlanFile read_document(const YAML::Node& root, const std::string& file) {
 
 }  // namespace
 
+PlanFile parse_plan_file(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(source, "YAML", "expected a well-formed YAML document: " + e.msg + " (line " +
+                                         std::to_string(e.mark.line + 1) + ")");
+  }
+  try {
+    return read_document(root, source);
+  } catch (const YAML::Exception& e) {  // a conversion the checks above did not foresee
+    throw InputError(source, "YAML", "expected a plan file: " + e.msg + " (line " + std::to_string(e.mark.line + 1) + ")");
+  }
+}
+
 PlanFile read_plan_file(const std::filesystem::path& file) {
   const std::string name = file.string();
   if (!std::filesystem::is_regular_file(file))
     throw InputError(name, "file", "expected a plan file (asteria plan --out FILE), found none");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(name);
-  } catch (const YAML::Exception& e) {
-    throw InputError(name, "YAML", "expected a well-formed YAML document: " + e.msg + " (line " +
-                                       std::to_string(e.mark.line + 1) + ")");
-  }
-  try {
-    return read_document(root, name);
-  } catch (const YAML::Exception& e) {  // a conversion the checks above did not foresee
-    throw InputError(name, "YAML", "expected a plan file: " + e.msg + " (line " + std::to_string(e.mark.line + 1) + ")");
-  }
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) throw InputError(name, "file", "expected a readable plan file");
+  return parse_plan_file(text.str(), name);
 }
 
 std::string plan_file_text(const PlanFile& p) {
@@ -221,16 +245,7 @@ std::string plan_file_text(const PlanFile& p) {
   out << YAML::Key << "model" << YAML::Value << p.model;
   out << YAML::Key << "optimizer" << YAML::Value << p.optimizer;
   if (p.batch) out << YAML::Key << "batch" << YAML::Value << *p.batch;
-  if (p.schedule) out << YAML::Key << "schedule" << YAML::Value << std::string(plan::to_string(*p.schedule));
-  if (p.micro_batches) out << YAML::Key << "micro_batches" << YAML::Value << *p.micro_batches;
-  if (p.defer_fraction) out << YAML::Key << "defer_fraction" << YAML::Value << exact_number(*p.defer_fraction);
-  auto tier = [&](const char* key, const std::optional<Tier>& t) {
-    if (t) out << YAML::Key << key << YAML::Value << std::string(platform::to_string(*t));
-  };
-  tier("weights_on", p.weights_on);
-  tier("gradients_on", p.gradients_on);
-  tier("checkpoints_on", p.checkpoints_on);
-  if (p.recompute_activations) out << YAML::Key << "recompute_activations" << YAML::Value << *p.recompute_activations;
+  for (const auto& [name, value] : p.settings) out << YAML::Key << file_key(name) << YAML::Value << value;
   if (p.host_workers) out << YAML::Key << "host_workers" << YAML::Value << *p.host_workers;
   if (p.method) out << YAML::Key << "method" << YAML::Value << *p.method;
   if (p.predicted) {

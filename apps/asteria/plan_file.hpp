@@ -8,13 +8,14 @@
 //   model: gpt-mini          # the run's --model and --optimizer must match (or are taken from here)
 //   optimizer: soap
 //   batch: 8                 # informational: sequences per step of the prediction
-//   schedule: horizontal     # the schedule options below are applied to the run (unless given
-//   micro_batches: 1         #   on its command line with another value: an error)
-//   defer_fraction: 0
+//   schedule: horizontal     # the planned settings (the schedule and the blocks' shapes, run_schema.hpp)
+//   micro_batches: 1         #   are applied to the run (unless given on its command line with
+//   defer_fraction: 0        #   another value: an error)
 //   weights_on: device
 //   gradients_on: device
 //   checkpoints_on: device
 //   recompute_activations: false
+//   max_precond_dim: 2048
 //   host_workers: 7          # informational: the workers the prediction assumed
 //   method: optimal          # informational: optimal | all-device | all-host | interleaved:K
 //   predicted: {update_s: 0.0123, step_s: 0.0456, binding: device_compute}   # informational
@@ -27,6 +28,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/plan/schedule.hpp"
@@ -47,13 +49,10 @@ struct PlanFile {
   std::string model;
   std::string optimizer;
   std::optional<int> batch;
-  std::optional<plan::ScheduleOrder> schedule;
-  std::optional<int> micro_batches;
-  std::optional<double> defer_fraction;
-  std::optional<platform::Tier> weights_on;
-  std::optional<platform::Tier> gradients_on;
-  std::optional<platform::Tier> checkpoints_on;
-  std::optional<bool> recompute_activations;
+  // The planned settings (run_schema.hpp: Setting::planned): the schedule and the blocks' shapes,
+  // by the setting's name ("micro-batches") with its value as the setting's codec writes it. In the
+  // file, a top-level key each, with '_' for '-' (micro_batches: 4).
+  std::vector<std::pair<std::string, std::string>> settings;
   std::optional<int> host_workers;
   std::optional<std::string> method;
   std::optional<PlanPredicted> predicted;
@@ -63,6 +62,8 @@ struct PlanFile {
 // Reads and checks a plan file. Throws InputError(file, field, expectation) for a file that
 // cannot be read, malformed YAML, a missing, unknown, repeated or out-of-domain field.
 PlanFile read_plan_file(const std::filesystem::path& file);
+// The same for a plan file's text; `source` names it in errors.
+PlanFile parse_plan_file(const std::string& text, const std::string& source);
 
 // The file's text (YAML, every present field; numbers in their shortest exact form).
 std::string plan_file_text(const PlanFile& plan);

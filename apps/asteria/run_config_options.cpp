@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <stdexcept>
 
@@ -48,24 +49,49 @@ void warn_if_planned_elsewhere(const RunConfig& spec, std::string_view verb, std
 }
 
 namespace {
-// A plan file's setting applies to the run unless the command line gives the option with another
-// value: a plan predicted for one schedule says nothing about another.
-template <class T>
-void take_from_plan(T& setting, const std::optional<T>& planned, const po::variables_map& v, const char* option,
-                    const std::string& file, const char* field, const std::string& planned_text,
-                    const std::string& given_text) {
-  if (!planned) return;
-  const bool given = v.count(option) != 0 && !v[option].defaulted();
-  if (given && setting != *planned)
-    throw InputError("command line", std::string("--") + option,
-                     "the plan file's value " + planned_text + " (" + file + ": " + field + ") or no --" + option +
-                         ", found " + given_text);
-  setting = *planned;
-}
+// A plan file's planned settings apply to the run unless the command line gives the option with
+// another value: a plan predicted for one schedule says nothing about another, and its blocks are
+// those of its block shapes.
+class PlanSettings {
+ public:
+  PlanSettings(const PlanFile& plan, const po::variables_map& given, std::string file)
+      : given_(given), file_(std::move(file)) {
+    for (const auto& [name, value] : plan.settings) planned_.emplace(name, value);
+  }
 
-std::string tier_text(const std::optional<platform::Tier>& t) {
-  return t ? std::string(platform::to_string(*t)) : std::string();
-}
+  template <class T>
+  void value(const run::Setting& s, T& value, const run::Codec<T>& codec) {
+    const std::string name(s.name);
+    const auto planned = planned_.find(name);
+    if (planned == planned_.end()) return;
+    const T wanted = codec.parse(planned->second, "--" + name);
+    if (given(name) && !(value == wanted)) refuse(name, planned->second, codec.format(value).value_or(""));
+    value = wanted;
+  }
+
+  void flag(const run::Setting& s, bool& value, bool when_given) {
+    const std::string name(s.name);
+    const auto planned = planned_.find(name);
+    if (planned == planned_.end()) return;
+    const bool set = planned->second == "true";
+    if (given(name) && !set) refuse(name, planned->second, "--" + name);
+    value = set ? when_given : !when_given;
+  }
+
+ private:
+  bool given(const std::string& name) const { return given_.count(name) != 0 && !given_[name].defaulted(); }
+  [[noreturn]] void refuse(const std::string& name, const std::string& planned, const std::string& found) const {
+    std::string key = name;
+    std::replace(key.begin(), key.end(), '-', '_');
+    throw InputError("command line", "--" + name,
+                     "the plan file's value " + planned + " (" + file_ + ": " + key + ") or no --" + name +
+                         ", found " + found);
+  }
+
+  const po::variables_map& given_;
+  std::string file_;
+  std::map<std::string, std::string> planned_;
+};
 
 // Model, hardware and optimizer of the plan: taken when not given; a model or optimizer other
 // than the plan's is refused (its blocks would not be the run's). --hw may differ (a what-if on
@@ -84,29 +110,6 @@ void apply_plan_identity(RunConfig& s, const po::variables_map& v, const PlanFil
   if (s.verb == RunVerb::sim && v.count("hw") == 0 && plan.hw) s.hw = plan.hw;
 }
 
-void apply_plan_schedule(RunConfig& s, const po::variables_map& v, const PlanFile& plan) {
-  const std::string file = s.placement_file->string();
-  if (plan.schedule)
-    take_from_plan(s.schedule, plan.schedule, v, "schedule", file, "schedule",
-                   std::string(plan::to_string(*plan.schedule)), std::string(plan::to_string(s.schedule)));
-  take_from_plan(s.micro_batches, plan.micro_batches, v, "micro-batches", file, "micro_batches",
-                 std::to_string(plan.micro_batches.value_or(0)), std::to_string(s.micro_batches));
-  take_from_plan(s.defer_fraction, plan.defer_fraction, v, "defer-fraction", file, "defer_fraction",
-                 exact_number(plan.defer_fraction.value_or(0.0)), exact_number(s.defer_fraction));
-  take_from_plan(s.model_tiers.weights, plan.weights_on, v, "weights-on", file, "weights_on", tier_text(plan.weights_on),
-                 tier_text(s.model_tiers.weights));
-  take_from_plan(s.model_tiers.gradients, plan.gradients_on, v, "gradients-on", file, "gradients_on",
-                 tier_text(plan.gradients_on), tier_text(s.model_tiers.gradients));
-  take_from_plan(s.model_tiers.checkpoints, plan.checkpoints_on, v, "checkpoints-on", file, "checkpoints_on",
-                 tier_text(plan.checkpoints_on), tier_text(s.model_tiers.checkpoints));
-  if (plan.recompute_activations) {
-    if (!*plan.recompute_activations && v.count("recompute-activations") != 0)
-      throw InputError("command line", "--recompute-activations",
-                       "the plan file's value false (" + file + ": recompute_activations) or no --recompute-activations");
-    s.recompute_activations = *plan.recompute_activations;
-  }
-  s.recompute_activations = s.recompute_activations || s.model_tiers.checkpoints != platform::Tier::device;
-}
 }  // namespace
 
 RunConfig read_run_config(RunVerb verb, const po::variables_map& v, bool every_verbs_settings) {
@@ -132,8 +135,12 @@ RunConfig read_run_config(RunVerb verb, const po::variables_map& v, bool every_v
     s.planned_blocks = std::move(plan->blocks);
     s.planned_for_hw = plan->hw;
   }
+  if (plan) {
+    PlanSettings planned(*plan, v, s.placement_file->string());
+    run::describe_run(planned, s);
+    run::describe(planned, s.hp);
+  }
   s.recompute_activations = s.recompute_activations || s.model_tiers.checkpoints != platform::Tier::device;
-  if (plan) apply_plan_schedule(s, v, *plan);
   return s;
 }
 

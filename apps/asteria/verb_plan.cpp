@@ -13,6 +13,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/plan_file.hpp"
+#include "core/run/run_arguments.hpp"
 #include "core/planner/step_model.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_report.hpp"
@@ -179,13 +180,7 @@ PlanFile plan_file(const planner::StepModel& m, const RunConfig& spec, const Cho
   f.model = *spec.model;
   f.optimizer = std::string(optim::to_string(spec.optimizer));
   f.batch = m.batch;
-  f.schedule = spec.schedule;
-  f.micro_batches = spec.micro_batches;
-  f.defer_fraction = spec.defer_fraction;
-  f.weights_on = spec.model_tiers.weights;
-  f.gradients_on = spec.model_tiers.gradients;
-  f.checkpoints_on = spec.model_tiers.checkpoints;
-  f.recompute_activations = spec.recompute_activations;
+  f.settings = run::planned_values(spec);
   f.host_workers = m.problem.rates.host_workers;
   f.method = to_string(chosen.method);
   f.predicted = PlanPredicted{chosen.prediction.blocks.time_s, chosen.prediction.step_s, chosen.prediction.binding};

@@ -24,15 +24,17 @@ struct ArgumentWriter {
 
 struct ValueWriter {
   RunVerb verb;
+  bool planned_only = false;
   std::vector<std::pair<std::string, std::string>> values;
 
   template <class T>
   void value(const Setting& s, T& value, const Codec<T>& codec) {
-    if (!s.taken_by(verb)) return;
+    if (!s.taken_by(verb) || (planned_only && !s.planned)) return;
     if (const std::optional<std::string> text = codec.format(value)) values.emplace_back(std::string(s.name), *text);
   }
   void flag(const Setting& s, bool& value, bool when_given) {
-    if (s.taken_by(verb)) values.emplace_back(std::string(s.name), value == when_given ? "true" : "false");
+    if (s.taken_by(verb) && (!planned_only || s.planned))
+      values.emplace_back(std::string(s.name), value == when_given ? "true" : "false");
   }
 };
 
@@ -40,7 +42,15 @@ struct ValueWriter {
 
 std::vector<std::pair<std::string, std::string>> setting_values(const RunConfig& config) {
   RunConfig copy = config;
-  ValueWriter writer{config.verb, {}};
+  ValueWriter writer{config.verb, false, {}};
+  describe_run(writer, copy);
+  describe(writer, copy.hp);
+  return writer.values;
+}
+
+std::vector<std::pair<std::string, std::string>> planned_values(const RunConfig& config) {
+  RunConfig copy = config;
+  ValueWriter writer{config.verb, true, {}};
   describe_run(writer, copy);
   describe(writer, copy.hp);
   return writer.values;

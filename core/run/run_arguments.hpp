@@ -18,4 +18,8 @@ std::vector<std::string> recorded_arguments(const RunConfig& config);
 // not set are left out), in the schema's order: what summary.json reports of the run.
 std::vector<std::pair<std::string, std::string>> setting_values(const RunConfig& config);
 
+// The settings a plan file records (Setting::planned) with their values, in the schema's order:
+// ("schedule", "vertical"), ("micro-batches", "4"), ...; switches "true" or "false".
+std::vector<std::pair<std::string, std::string>> planned_values(const RunConfig& config);
+
 }  // namespace asteria::run

@@ -47,6 +47,11 @@ void describe(V& v, optim::Hyperparameters& hp) {
     setting.optimizers = readers;
     return setting;
   };
+  // The blocks' shapes follow these: a plan file's blocks hold for its values.
+  auto shapes_blocks = [](Setting setting) {
+    setting.planned = true;
+    return setting;
+  };
   v.value(s("lr", "learning rate", kEvery), hp.lr, number);
   v.value(s("beta1", "first-moment (momentum) decay, in [0, 1)", kEvery), hp.beta1, number);
   v.value(s("beta2", "second-moment / statistics decay, in [0, 1] (Shampoo: 1 = AdaGrad sums)", kSecondMoment),
@@ -56,7 +61,8 @@ void describe(V& v, optim::Hyperparameters& hp) {
   v.value(s("weight-decay", "decoupled weight decay", kEvery), hp.weight_decay, number);
   v.value(s("precondition-frequency", "steps between preconditioner refreshes (>= 1)", kMatrixMethods),
           hp.precondition_frequency, codec::integer(std::numeric_limits<int>::min()));
-  v.value(s("max-precond-dim", "largest block side; larger dimensions are split", kMatrixMethods), hp.max_precond_dim,
+  v.value(shapes_blocks(s("max-precond-dim", "largest block side; larger dimensions are split", kMatrixMethods)),
+          hp.max_precond_dim,
           codec::long_integer(std::numeric_limits<std::int64_t>::min()));
   v.value(s("shampoo-beta", "SOAP / KL-Shampoo statistics decay (< 0: use beta2)", kSoap | of(OptimizerKind::kl_shampoo)),
           hp.shampoo_beta, number);
@@ -72,14 +78,15 @@ void describe(V& v, optim::Hyperparameters& hp) {
   v.value(s("grafting", "Shampoo: Adam grafting, true | false", kShampoo), hp.grafting, boolean);
   v.value(s("graft-beta2", "Shampoo: second-moment decay of the Adam graft", kShampoo), hp.graft_beta2, number);
   v.value(s("graft-eps", "Shampoo: epsilon of the Adam graft", kShampoo), hp.graft_eps, number);
-  v.value(s("precondition-vectors",
-            "Shampoo: one-sided Shampoo (root -1/2) on vectors, as Distributed Shampoo, true | false (default: AdamW)",
-            kShampoo),
+  v.value(shapes_blocks(s("precondition-vectors",
+                          "Shampoo: one-sided Shampoo (root -1/2) on vectors, as Distributed Shampoo, true | false "
+                          "(default: AdamW)",
+                          kShampoo)),
           hp.precondition_vectors, boolean);
-  v.value(s("merge-small-dims",
-            "Shampoo: a tensor of at most max-precond-dim values is one vector (dimensions of 1 dropped), as "
-            "Distributed Shampoo, true | false",
-            kShampoo),
+  v.value(shapes_blocks(s("merge-small-dims",
+                          "Shampoo: a tensor of at most max-precond-dim values is one vector (dimensions of 1 "
+                          "dropped), as Distributed Shampoo, true | false",
+                          kShampoo)),
           hp.merge_small_dims, boolean);
   v.value(s("soap-second-moment",
             "SOAP: the second moment at a new eigenbasis, permute (the reference's) | rotate (with the momentum)", kSoap),
@@ -225,6 +232,11 @@ void describe_run(V& v, RunConfig& c) {
     s.resumable = true;
     return s;
   };
+  // The step's schedule: a plan file's prediction holds for it.
+  auto scheduled = [](Setting s) {
+    s.planned = true;
+    return s;
+  };
   auto names_file = [](Setting s) {
     s.file_value = true;
     return s;
@@ -276,27 +288,30 @@ void describe_run(V& v, RunConfig& c) {
                  "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update on one "
                  "rank; new weights sent to the others at the step's end)"},
          c.shard_state, true);
-  v.value(Setting{"schedule", "ORDER",
+  v.value(scheduled(Setting{"schedule", "ORDER",
                   "horizontal (micro-batch after micro-batch) | vertical (all micro-batches of a layer before the next, "
-                  "in snake order: GreedySnake)"},
+                  "in snake order: GreedySnake)"}),
           c.schedule,
           codec::named({plan::ScheduleOrder::horizontal, plan::ScheduleOrder::vertical}));
-  v.value(Setting{"micro-batches", "M", "micro-batches per step (gradient accumulation; the step's batch is split evenly)"},
+  v.value(scheduled(Setting{"micro-batches", "M",
+                            "micro-batches per step (gradient accumulation; the step's batch is split evenly)"}),
           c.micro_batches, codec::integer(1));
-  v.value(Setting{"defer-fraction", "ALPHA",
-                  "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, in [0, 1)"},
+  v.value(scheduled(Setting{"defer-fraction", "ALPHA",
+                            "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, "
+                            "in [0, 1)"}),
           c.defer_fraction, codec::fraction_below_one());
   const auto tier = codec::named({platform::Tier::device, platform::Tier::host, platform::Tier::nvme});
-  v.value(Setting{"weights-on", "TIER",
-                  "where the model's weights rest between uses: device | host | nvme (fetched before each use)"},
+  v.value(scheduled(Setting{"weights-on", "TIER",
+                            "where the model's weights rest between uses: device | host | nvme (fetched before each use)"}),
           c.model_tiers.weights, tier);
-  v.value(Setting{"gradients-on", "TIER", "where gradients are accumulated: device | host | nvme"},
+  v.value(scheduled(Setting{"gradients-on", "TIER", "where gradients are accumulated: device | host | nvme"}),
           c.model_tiers.gradients, tier);
-  v.value(Setting{"checkpoints-on", "TIER",
-                  "where activation checkpoints rest: device | host | nvme (off the device implies "
-                  "--recompute-activations)"},
+  v.value(scheduled(Setting{"checkpoints-on", "TIER",
+                            "where activation checkpoints rest: device | host | nvme (off the device implies "
+                            "--recompute-activations)"}),
           c.model_tiers.checkpoints, tier);
-  v.flag(Setting{"recompute-activations", "", "activation checkpointing: each backward recomputes its layer's forward"},
+  v.flag(scheduled(Setting{"recompute-activations", "",
+                           "activation checkpointing: each backward recomputes its layer's forward"}),
          c.recompute_activations, true);
   v.value(Setting{"host-workers", "N", "refresh workers per unit (0: the cores but one, by the profile's threads per worker)"},
           c.host_workers, codec::integer(0));

@@ -38,6 +38,9 @@ struct Setting {
   // Its value names a file (or a shipped name): given in a study file, a relative path resolves
   // against that file's directory.
   bool file_value = false;
+  // A plan file (asteria plan) records it: its placement and prediction hold for this value (the
+  // schedule, the blocks' shapes), so a run with the plan takes it unless given the same.
+  bool planned = false;
 
   bool taken_by(RunVerb verb) const noexcept { return (verbs & verb_bit(verb)) != 0; }
 };

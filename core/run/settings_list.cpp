@@ -14,7 +14,32 @@ struct Collector {
   void flag(const Setting& s, bool&, bool) { settings.push_back(s); }
 };
 
+// Reads and writes back the text of one named setting.
+struct Normalizer {
+  std::string_view name;
+  const std::string& text;
+  std::optional<std::string> result;
+  template <class T>
+  void value(const Setting& s, T&, const Codec<T>& codec) {
+    if (s.name == name) result = codec.format(codec.parse(text, "--" + std::string(s.name))).value_or(text);
+  }
+  void flag(const Setting& s, bool&, bool) {
+    if (s.name != name) return;
+    if (text != "true" && text != "false")
+      throw InputError("command line", "--" + std::string(s.name), "expected true or false, found '" + text + "'");
+    result = text;
+  }
+};
+
 }  // namespace
+
+std::optional<std::string> normalized_value(std::string_view name, const std::string& text) {
+  RunConfig config;
+  Normalizer n{name, text, std::nullopt};
+  describe_run(n, config);
+  describe(n, config.hp);
+  return n.result;
+}
 
 std::vector<Setting> all_settings() {
   RunConfig config;

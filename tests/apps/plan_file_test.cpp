@@ -21,13 +21,9 @@ PlanFile sample() {
   p.model = "gpt-mini";
   p.optimizer = "soap";
   p.batch = 16;
-  p.schedule = plan::ScheduleOrder::vertical;
-  p.micro_batches = 4;
-  p.defer_fraction = 0.3;
-  p.weights_on = Tier::host;
-  p.gradients_on = Tier::device;
-  p.checkpoints_on = Tier::nvme;
-  p.recompute_activations = true;
+  p.settings = {{"schedule", "vertical"},   {"micro-batches", "4"},         {"defer-fraction", "0.3"},
+                {"weights-on", "host"},      {"gradients-on", "device"},     {"checkpoints-on", "nvme"},
+                {"recompute-activations", "true"}, {"max-precond-dim", "1024"}};
   p.host_workers = 15;
   p.method = "interleaved:3";
   p.predicted = PlanPredicted{0.1 + 0.2, 1.0 / 3.0, "link_h2d"};
@@ -69,13 +65,16 @@ TEST(PlanFile, WhatIsWrittenReadsBackExactly) {
   EXPECT_EQ(q.model, p.model);
   EXPECT_EQ(q.optimizer, p.optimizer);
   EXPECT_EQ(q.batch, p.batch);
-  EXPECT_EQ(q.schedule, p.schedule);
-  EXPECT_EQ(q.micro_batches, p.micro_batches);
-  EXPECT_EQ(q.defer_fraction, p.defer_fraction);  // shortest exact form: bit for bit
-  EXPECT_EQ(q.weights_on, p.weights_on);
-  EXPECT_EQ(q.gradients_on, p.gradients_on);
-  EXPECT_EQ(q.checkpoints_on, p.checkpoints_on);
-  EXPECT_EQ(q.recompute_activations, p.recompute_activations);
+  // Read back in the schema's order, each as its codec writes it (the shortest exact number).
+  EXPECT_EQ(q.settings, (std::vector<std::pair<std::string, std::string>>{
+                            {"schedule", "vertical"},
+                            {"micro-batches", "4"},
+                            {"defer-fraction", "0.3"},
+                            {"weights-on", "host"},
+                            {"gradients-on", "device"},
+                            {"checkpoints-on", "nvme"},
+                            {"recompute-activations", "true"},
+                            {"max-precond-dim", "1024"}}));
   EXPECT_EQ(q.host_workers, p.host_workers);
   EXPECT_EQ(q.method, p.method);
   ASSERT_TRUE(q.predicted.has_value());
@@ -98,8 +97,7 @@ TEST(PlanFile, OptionalFieldsMayBeLeftOut) {
   const PlanFile p = read_plan_file(dir.file("plan.yaml"));
   EXPECT_EQ(p.model, "tiny");
   EXPECT_FALSE(p.hw.has_value());
-  EXPECT_FALSE(p.schedule.has_value());
-  EXPECT_FALSE(p.micro_batches.has_value());
+  EXPECT_TRUE(p.settings.empty());
   EXPECT_FALSE(p.predicted.has_value());
   ASSERT_EQ(p.blocks.size(), 1u);
   EXPECT_EQ(p.blocks[0].home, Tier::host);
@@ -121,11 +119,14 @@ TEST(PlanFile, ErrorsNameTheFileTheFieldAndTheExpectation) {
       {"format: asteria-plan 1\nmodel: tiny\noptimizer: sgd\nblocks: []\n", "optimizer", "adamw, shampoo"},
       {"format: asteria-plan 1\nmodel: tiny\noptimizer: soap\n", "blocks", "missing"},
       {"format: asteria-plan 1\nmodel: tiny\noptimizer: soap\nblocks: 3\n", "blocks", "a list"},
-      {kMinimal + "micro_batches: 0\n", "micro_batches", "an integer >= 1"},
+      {kMinimal + "micro_batches: 0\n", "micro_batches", "expected an integer >= 1, found '0' (line 6)"},
       {kMinimal + "micro_batches: two\n", "micro_batches", "an integer >= 1"},
       {kMinimal + "defer_fraction: 1\n", "defer_fraction", "[0, 1)"},
       {kMinimal + "schedule: diagonal\n", "schedule", "horizontal"},
       {kMinimal + "weights_on: gpu\n", "weights_on", "device, host or nvme"},
+      {kMinimal + "recompute_activations: yes\n", "recompute_activations", "expected true or false, found 'yes'"},
+      {kMinimal + "max_precond_dim: big\n", "max_precond_dim", "expected an integer"},
+      {kMinimal + "lr: 0.1\n", "lr", "unknown key"},
       {kMinimal + "predicted: {update_s: 1, step_s: -2, binding: issuer}\n", "predicted.step_s", "seconds >= 0"},
       {kMinimal + "predicted: {update_s: 1, step_s: 2}\n", "predicted.binding", "missing"},
       {"format: asteria-plan 1\nmodel: tiny\noptimizer: soap\nblocks:\n  - {label: a, tier: disk, update: host}\n",

@@ -126,8 +126,13 @@ TEST(PlanVerb, SearchScheduleKeepsTheFastestSimulatedCandidate) {
   }
   EXPECT_EQ(rows, 12) << run.out;
   const PlanFile plan = read_plan_file(file);
-  EXPECT_EQ(std::to_string(plan.micro_batches.value_or(0)), best_m) << run.out;
-  EXPECT_NEAR(plan.defer_fraction.value_or(-1.0), std::stod(best_alpha), 1e-12) << run.out;
+  auto planned = [&](const std::string& name) {
+    for (const auto& [n, value] : plan.settings)
+      if (n == name) return value;
+    return std::string();
+  };
+  EXPECT_EQ(planned("micro-batches"), best_m) << run.out;
+  EXPECT_NEAR(std::stod(planned("defer-fraction")), std::stod(best_alpha), 1e-12) << run.out;
   EXPECT_NE(run.out.find("chosen: " + best_m + " micro-batches"), std::string::npos) << run.out;
 }
 
@@ -189,11 +194,12 @@ TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
   p.hw = "a100-80gb";
   p.model = "tiny";
   p.optimizer = "shampoo";
-  p.schedule = plan::ScheduleOrder::vertical;
-  p.micro_batches = 2;
-  p.defer_fraction = 0.25;
-  p.weights_on = Tier::host;
-  p.checkpoints_on = Tier::host;
+  p.settings = {{"schedule", "vertical"},
+                {"micro-batches", "2"},
+                {"defer-fraction", "0.25"},
+                {"weights-on", "host"},
+                {"checkpoints-on", "host"},
+                {"max-precond-dim", "512"}};
   p.blocks = {{"x block 0", Tier::host, false}};
   write_plan_file(file, p);
 
@@ -210,6 +216,7 @@ TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
   EXPECT_EQ(s.model_tiers.weights, Tier::host);
   EXPECT_EQ(s.model_tiers.checkpoints, Tier::host);
   EXPECT_TRUE(s.recompute_activations);  // implied by checkpoints off the device
+  EXPECT_EQ(s.hp.max_precond_dim, 512);  // the blocks' shape the plan was made for
   const runtime::DriverOptions d = driver_options(s, 0, {});
   EXPECT_EQ(d.store.policy, runtime::PlacementPolicy::planned);
   ASSERT_EQ(d.planned_blocks.size(), 1u);
@@ -222,6 +229,7 @@ TEST(PlacementFile, AppliesThePlansScheduleUnlessGivenOtherwise) {
       {{"--schedule", "horizontal"}, "--schedule"},
       {{"--defer-fraction", "0.5"}, "--defer-fraction"},
       {{"--weights-on", "nvme"}, "--weights-on"},
+      {{"--max-precond-dim", "1024"}, "--max-precond-dim"},
       {{"--model", "gpt-mini"}, "--model"},
       {{"--optimizer", "soap"}, "--optimizer"},
       {{"--placement", "device"}, "--placement"},
