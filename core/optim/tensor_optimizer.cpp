@@ -1,5 +1,8 @@
 #include "core/optim/tensor_optimizer.hpp"
 
+#include <array>
+#include <utility>
+
 #include <functional>
 #include <numeric>
 
@@ -22,30 +25,46 @@ TensorView tensor_view(OptimizerKind kind, const Hyperparameters& hp, std::span<
   return {as_matrix(kept), false};
 }
 
-std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
+BlockGrid block_grid(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
   const TensorView view = tensor_view(kind, hp, shape);
-  const MatrixShape shape2d = view.shape;
-  const bool matrix_like = !view.vector;
-  OptimizerKind block_kind = kind;
-  Hyperparameters block_hp = hp;
-  std::vector<BlockRegion> regions;
-  if (!matrix_like && kind == OptimizerKind::shampoo && hp.precondition_vectors) {
+  BlockGrid grid{view.shape, kind, hp, 0};
+  if (view.vector && kind == OptimizerKind::shampoo && hp.precondition_vectors) {
     // One-sided Shampoo on 1 x n pieces of at most max_precond_dim, as DS blocks a 1-D tensor.
-    block_hp.vector_block = true;
-    regions = split_into_blocks(shape2d, hp.max_precond_dim);
-  } else if (!matrix_like) {
-    block_kind = OptimizerKind::adamw;
-    block_hp = vector_fallback_hyperparameters(kind, hp);
-    regions = {{0, 0, shape2d.rows, shape2d.cols}};
-  } else if (kind == OptimizerKind::muon || kind == OptimizerKind::adamw) {
-    regions = {{0, 0, shape2d.rows, shape2d.cols}};  // element-wise or whole-matrix methods
-  } else {
-    regions = split_into_blocks(shape2d, hp.max_precond_dim);
+    grid.hp.vector_block = true;
+    grid.side = hp.max_precond_dim;
+  } else if (view.vector) {
+    grid.kind = OptimizerKind::adamw;
+    grid.hp = vector_fallback_hyperparameters(kind, hp);
+  } else if (kind != OptimizerKind::muon && kind != OptimizerKind::adamw) {
+    grid.side = hp.max_precond_dim;  // element-wise and whole-matrix methods keep one block
   }
-  if (shape2d.rows == 0 || shape2d.cols == 0) regions.clear();
+  return grid;
+}
+
+std::vector<BlockShapeCount> block_shapes(const BlockGrid& grid) {
+  const MatrixShape v = grid.view;
+  if (v.rows == 0 || v.cols == 0) return {};
+  if (grid.side < 1) return {{v.rows, v.cols, 1.0}};
+  const index b = grid.side;
+  // (side, how many) of the full pieces and the edge along each dimension.
+  const std::array<std::pair<index, double>, 2> row_pieces = {{{b, static_cast<double>(v.rows / b)}, {v.rows % b, 1.0}}};
+  const std::array<std::pair<index, double>, 2> col_pieces = {{{b, static_cast<double>(v.cols / b)}, {v.cols % b, 1.0}}};
+  std::vector<BlockShapeCount> shapes;
+  for (const auto& [rows, row_count] : row_pieces)
+    for (const auto& [cols, col_count] : col_pieces)
+      if (rows > 0 && cols > 0 && row_count > 0.0 && col_count > 0.0) shapes.push_back({rows, cols, row_count * col_count});
+  return shapes;
+}
+
+std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape) {
+  const BlockGrid grid = block_grid(kind, hp, shape);
+  std::vector<BlockRegion> regions;
+  if (grid.view.rows > 0 && grid.view.cols > 0)
+    regions = grid.side > 0 ? split_into_blocks(grid.view, grid.side)
+                            : std::vector<BlockRegion>{{0, 0, grid.view.rows, grid.view.cols}};
   std::vector<BlockPlan> plan;
   plan.reserve(regions.size());
-  for (const BlockRegion& r : regions) plan.push_back({r, block_kind, block_hp});
+  for (const BlockRegion& r : regions) plan.push_back({r, grid.kind, grid.hp});
   return plan;
 }
 

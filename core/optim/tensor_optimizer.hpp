@@ -40,6 +40,24 @@ struct BlockPlan {
   Hyperparameters hp;
 };
 std::vector<BlockPlan> plan_blocks(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape);
+
+// The decision plan_blocks lists the blocks of: the tensor's view, its blocks' optimizer and
+// hyperparameters, and their largest side (0: one block, the whole view).
+struct BlockGrid {
+  MatrixShape view;
+  OptimizerKind kind = OptimizerKind::adamw;
+  Hyperparameters hp;
+  index side = 0;
+};
+BlockGrid block_grid(OptimizerKind kind, const Hyperparameters& hp, std::span<const index> shape);
+// A grid's distinct block shapes and how many blocks have each (at most four: full blocks and
+// the edges), for sizes of tensors too large to list the blocks of (a footprint).
+struct BlockShapeCount {
+  index rows = 0;
+  index cols = 0;
+  double count = 0.0;
+};
+std::vector<BlockShapeCount> block_shapes(const BlockGrid& grid);
 // "<source> block 3 (rows 0:128, cols 256:384)", for error messages.
 std::string describe_block(const std::string& source, std::size_t block, const BlockRegion& region);
 

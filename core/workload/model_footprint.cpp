@@ -9,6 +9,7 @@
 #include "core/common/number_text.hpp"
 #include "core/optim/shape_model.hpp"
 #include "core/optim/factory.hpp"
+#include "core/optim/tensor_optimizer.hpp"
 #include "core/workload/workload_model.hpp"
 
 namespace asteria::workload {
@@ -39,30 +40,18 @@ std::vector<CountedWeight> counted_weights(const ModelConfig& config) {
 
 double elements(const WeightSpec& w) { return static_cast<double>(w.rows) * static_cast<double>(w.cols); }
 
-// State bytes and blocks of one tensor: plan_blocks cuts a matrix into full blocks and edge
-// blocks, at most four distinct shapes, so each shape's state is computed once.
+// State bytes and blocks of one tensor, by the blocking the optimizer uses (optim::block_grid:
+// the view, the blocks' optimizer, their side), each distinct block shape computed once.
 OptimizerStateSize tensor_state(const WeightSpec& w, optim::OptimizerKind kind, const optim::Hyperparameters& hp,
                                 std::size_t element_bytes) {
   if (elements(w) > kHugeElements) return {1.0, std::numeric_limits<double>::infinity()};
-  if (w.order <= 1) {
-    const optim::Hyperparameters fallback = optim::vector_fallback_hyperparameters(kind, hp);
-    return {1.0, static_cast<double>(optim::state_bytes(optim::OptimizerKind::adamw, fallback, 1, w.rows * w.cols,
-                                                        element_bytes))};
-  }
-  if (kind == optim::OptimizerKind::adamw || kind == optim::OptimizerKind::muon)
-    return {1.0, static_cast<double>(optim::state_bytes(kind, hp, w.rows, w.cols, element_bytes))};
-  const index b = hp.max_precond_dim;
-  using Pieces = std::array<std::pair<index, double>, 2>;  // (side, how many) of full and edge blocks
-  const Pieces row_pieces = {{{b, static_cast<double>(w.rows / b)}, {w.rows % b, 1.0}}};
-  const Pieces col_pieces = {{{b, static_cast<double>(w.cols / b)}, {w.cols % b, 1.0}}};
+  const std::vector<index> shape = w.order <= 1 ? std::vector<index>{w.rows * w.cols} : std::vector<index>{w.rows, w.cols};
+  const optim::BlockGrid grid = optim::block_grid(kind, hp, shape);
   OptimizerStateSize size;
-  for (const auto& [rows, row_count] : row_pieces)
-    for (const auto& [cols, col_count] : col_pieces) {
-      if (rows == 0 || cols == 0 || row_count == 0.0 || col_count == 0.0) continue;
-      const double count = row_count * col_count;
-      size.blocks += count;
-      size.bytes += count * static_cast<double>(optim::state_bytes(kind, hp, rows, cols, element_bytes));
-    }
+  for (const optim::BlockShapeCount& s : optim::block_shapes(grid)) {
+    size.blocks += s.count;
+    size.bytes += s.count * static_cast<double>(optim::state_bytes(grid.kind, grid.hp, s.rows, s.cols, element_bytes));
+  }
   return size;
 }
 

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/common/error.hpp"
 #include "core/workload/model_footprint.hpp"
+#include "core/runtime/driver/step_setup.hpp"
 #include "core/workload/optimizer_blocks.hpp"
+#include "core/workload/runtime_stack.hpp"
 #include "core/workload/workload_model.hpp"
 
 namespace asteria::workload {
@@ -43,6 +46,42 @@ TEST(ModelFootprint, OptimizerStateIsWhatTheBlocksAddUpTo) {
         EXPECT_EQ(size.blocks, static_cast<double>(blocks.blocks)) << name << " " << max_dim;
         EXPECT_EQ(size.bytes, static_cast<double>(blocks.state_bytes)) << name << " " << max_dim;
       }
+  }
+}
+
+// The memory check's estimate is the step set-up's (the blocks the driver runs), for every
+// optimizer and the blocking options that change the blocks: merged small dimensions and
+// preconditioned vectors (the distributed-shampoo preset), several block sides.
+TEST(ModelFootprint, OptimizerStateIsTheStepSetUps) {
+  for (const char* name : {"tiny", "gpt-mini"}) {
+    const ModelConfig c = config_of(name);
+    const runtime::SyntheticModelSpec stack = runtime_stack(build_workload(c), runtime::GradientSpec{});
+    for (OptimizerKind kind : {OptimizerKind::adamw, OptimizerKind::shampoo, OptimizerKind::soap,
+                               OptimizerKind::kl_shampoo, OptimizerKind::muon}) {
+      std::vector<optim::Hyperparameters> variants;
+      for (optim::index max_dim : {48, 100, 4096}) {
+        optim::Hyperparameters hp = optim::default_hyperparameters(kind);
+        hp.max_precond_dim = max_dim;
+        variants.push_back(hp);
+      }
+      if (kind == OptimizerKind::shampoo) {
+        optim::Hyperparameters ds = optim::preset_hyperparameters(kind, optim::HyperparameterPreset::distributed_shampoo,
+                                                                  "--preset");
+        variants.push_back(ds);
+        ds.max_precond_dim = 64;  // vectors in several one-sided pieces, small matrices merged
+        variants.push_back(ds);
+      }
+      for (const optim::Hyperparameters& hp : variants) {
+        runtime::StepSetupOptions options;
+        options.element_bytes = 4;
+        const runtime::StepSetup setup = runtime::set_up_step(stack.layers, kind, hp, options);
+        const OptimizerStateSize size = optimizer_state_size(c, kind, hp, 4);
+        const std::string what = std::string(name) + " " + std::string(optim::to_string(kind)) + " max_precond_dim " +
+                                 std::to_string(hp.max_precond_dim) + (hp.precondition_vectors ? " vectors" : "");
+        EXPECT_EQ(size.blocks, static_cast<double>(setup.blocks.size())) << what;
+        EXPECT_EQ(size.bytes, static_cast<double>(setup.state_bytes())) << what;
+      }
+    }
   }
 }
 
