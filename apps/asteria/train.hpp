@@ -47,7 +47,7 @@ struct TrainOutcome {
 // (a corpus that cannot be read, a model the CPU transformer does not implement). --out must have
 // been prepared (the trace goes there).
 // With a communicator of several ranks (mpirun), every rank calls it: each trains on its slice of
-// the global batch (--batch, split evenly), gradients are averaged over the ranks in every step's
+// the global batch (--batch sequences each), gradients are averaged over the ranks in every step's
 // plan (reduce ops), and the reported loss is the global batch's. Only rank 0 prints progress.
 // `side_comm`: the same ranks over a second communicator for refresh results (null: comm).
 // `step_comm`: the same ranks for the step's collectives (the gradients' reduces) when those

@@ -12,6 +12,7 @@
 namespace asteria::cli {
 namespace {
 constexpr const char* kLoaderChunk = "train/loader";
+constexpr const char* kGlobalBatchKey = "global_batch";  // sequences a step, all ranks together
 constexpr const char* kCorpusKey = "corpus_digest";
 }  // namespace
 
@@ -49,7 +50,8 @@ void save_train_checkpoint(const TrainSettings& s, const RankPlace& place, runti
                                        {"args", s.saved_arguments},
                                        {"rank", std::to_string(place.rank)},
                                        {"ranks", std::to_string(place.ranks)},
-                                       {kCorpusKey, hex(corpus)}},
+                                       {kCorpusKey, hex(corpus)},
+                                       {kGlobalBatchKey, std::to_string(loader.batch())}},
                                       s.checkpoint_files);
   driver.save(writer);
   checkpoint::ByteWriter position;
@@ -77,6 +79,13 @@ optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& pl
                      "the corpus the checkpoint in " + source + " was trained on (digest " + reader.meta(kCorpusKey) +
                          "); the text read now differs (digest " + hex(corpus) +
                          "): resume with the same files, --max-corpus-bytes and --validation-fraction");
+  // The loader's position counts batches of this size: another size would resume on other data.
+  if (reader.has_meta(kGlobalBatchKey) && reader.meta(kGlobalBatchKey) != std::to_string(loader.batch()))
+    throw InputError("command line", "--batch",
+                     "the batch the checkpoint in " + source + " was trained on (" + reader.meta(kGlobalBatchKey) +
+                         " sequences a step over " + std::to_string(place.ranks) +
+                         " rank(s); --batch is each rank's), found " + std::to_string(loader.batch()) +
+                         " (the model config's micro_batch may have changed)");
   const std::vector<std::byte> image = reader.read(kLoaderChunk);
   checkpoint::ByteReader position(image, source + " (chunk " + kLoaderChunk + ")");
   const std::uint64_t drawn = position.u64("batches drawn");

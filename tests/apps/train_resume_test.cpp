@@ -5,12 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "apps/asteria/train_resume.hpp"
 #include "core/common/error.hpp"
+#include "core/workload/model_config.hpp"
 #include "core/data/corpus.hpp"
 #include "tests/common/cli_harness.hpp"
 #include "tests/io/temp_dir.hpp"
@@ -205,6 +207,38 @@ TEST(TrainResume, TheCorpusIsComparedByItsTextNotItsPath) {
   EXPECT_NE(refused.code, 0);
   EXPECT_NE(refused.err.find("--data"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("the text read now differs"), std::string::npos) << refused.err;
+}
+
+// The loader's position counts batches: a checkpoint resumed with another batch (here the model
+// file's micro_batch edited between the runs) would train on other data, and is refused.
+TEST(TrainResume, AnotherBatchThanTheCheckpointsIsRefused) {
+  const TempDir dir;
+  write_corpus(dir.path() / "corpus");
+  std::string model;
+  {
+    std::ifstream in(workload::shipped_models_dir() / "tiny.yaml");
+    model.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::filesystem::path file = dir.path() / "mine.yaml";
+  std::ofstream(file) << model;
+  std::vector<std::string> first = train_args(dir.path() / "corpus", "adamw", 0, 2);
+  first[2] = file.string();  // --model
+  first.insert(first.end(), {"--checkpoint-dir", (dir.path() / "ckpt").string(), "--checkpoint-every", "1"});
+  ASSERT_EQ(testing::run_cli(first).code, 0);
+
+  const std::size_t at = model.find("micro_batch: 2");
+  ASSERT_NE(at, std::string::npos);
+  model.replace(at, std::string("micro_batch: 2").size(), "micro_batch: 4");
+  std::ofstream(file, std::ios::trunc) << model;
+  std::vector<std::string> again = train_args(dir.path() / "corpus", "adamw", 0, 3);
+  again[2] = file.string();
+  again.insert(again.end(), {"--resume", (dir.path() / "ckpt").string()});
+  const auto refused = testing::run_cli(again);
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("--batch: the batch the checkpoint in "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("was trained on (2 sequences a step over 1 rank(s); --batch is each rank's), found 4"),
+            std::string::npos)
+      << refused.err;
 }
 
 TEST(TrainResumeArguments, OverridesReplaceTheCheckpointsAndOtherOptionsMustAgree) {
