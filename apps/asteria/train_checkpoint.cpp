@@ -80,6 +80,12 @@ optim::Step restore_train_checkpoint(const TrainSettings& s, const RankPlace& pl
                          "); the text read now differs (digest " + hex(corpus) +
                          "): resume with the same files, --max-corpus-bytes and --validation-fraction");
   // The loader's position counts batches of this size: another size would resume on other data.
+  // A data-parallel checkpoint without the key was written when --batch was the global batch.
+  if (!reader.has_meta(kGlobalBatchKey) && place.ranks > 1)
+    throw InputError(source, std::string("meta.") + kGlobalBatchKey,
+                     "a data-parallel checkpoint that records its global batch: this one was written when --batch "
+                     "was all ranks' sequences together (now each rank's), so resuming it would train on another "
+                     "batch");
   if (reader.has_meta(kGlobalBatchKey) && reader.meta(kGlobalBatchKey) != std::to_string(loader.batch()))
     throw InputError("command line", "--batch",
                      "the batch the checkpoint in " + source + " was trained on (" + reader.meta(kGlobalBatchKey) +
