@@ -10,6 +10,7 @@
 #include "apps/asteria/hyperparameter_options.hpp"
 #include "apps/asteria/setting_options.hpp"
 #include "core/run/run_schema.hpp"
+#include "core/run/settings_list.hpp"
 #include "core/runtime/driver/warmup.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "core/common/error.hpp"
@@ -146,6 +147,7 @@ RunConfig read_run_config(RunVerb verb, const po::variables_map& v, bool every_v
 
 void validate(const RunConfig& s) {
   const std::string source = "command line";  // the verb prefixes the message already
+  run::check_ranges(s);
   optim::validate(s.hp, source);
   if (s.steps < 1) throw InputError(source, "--steps", "expected an integer >= 1");
   if (s.warmup_steps && *s.warmup_steps < 0) throw InputError(source, "--warmup-steps", "expected an integer >= 0");

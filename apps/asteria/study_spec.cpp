@@ -265,7 +265,7 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
     }
     expand(axes, defaults, points, seen);
   }
-  // In the settings' order (the schema's), whatever order the sub-grids gave them in.
+  // In the study settings' order (study_settings()), whatever order the sub-grids gave them in.
   for (const StudySetting& setting : study_settings())
     if (extra_axes.count(setting.key) != 0) spec.extra_axes.push_back(setting.key);
   name_points(spec, std::move(points));

@@ -51,8 +51,8 @@ struct StudySpec {
   std::string name;         // a safe directory name: results/<name> by default
   std::string description;  // optional free text
   std::string source;       // the file it came from, for messages
-  // Keys of the non-core settings used as an axis by some sub-grid, in the schema's order: the
-  // table's extra columns.
+  // Keys of the non-core settings used as an axis by some sub-grid, in the study settings' order
+  // (study_settings.hpp): the table's extra columns.
   std::vector<std::string> extra_axes;
   std::vector<StudyPoint> points;  // the union of the sub-grids' products, in file order
 };

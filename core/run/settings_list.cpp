@@ -31,7 +31,23 @@ struct Normalizer {
   }
 };
 
+// Reads each value's own text back through its codec.
+struct RangeCheck {
+  template <class T>
+  void value(const Setting& s, T& value, const Codec<T>& codec) {
+    if (const std::optional<std::string> text = codec.format(value)) (void)codec.parse(*text, "--" + std::string(s.name));
+  }
+  void flag(const Setting&, bool&, bool) {}
+};
+
 }  // namespace
+
+void check_ranges(const RunConfig& config) {
+  RunConfig copy = config;  // the visitors take what they describe by reference
+  RangeCheck check;
+  describe_run(check, copy);
+  describe(check, copy.hp);
+}
 
 std::optional<std::string> normalized_value(std::string_view name, const std::string& text) {
   RunConfig config;

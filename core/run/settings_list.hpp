@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/run/run_config.hpp"
 #include "core/run/setting.hpp"
 
 namespace asteria::run {
@@ -20,5 +21,10 @@ std::optional<Setting> find_setting(std::string_view name);
 // switch: true or false); InputError("command line", "--name", expectation) when it does not read,
 // nullopt when the schema has no such setting.
 std::optional<std::string> normalized_value(std::string_view name, const std::string& text);
+
+// Every value of `config` within its setting's range, as its codec reads it back (a configuration
+// built in code, or changed after reading, meets what the command line would have required);
+// InputError("command line", "--name", expectation) for the first that is not.
+void check_ranges(const RunConfig& config);
 
 }  // namespace asteria::run

@@ -164,6 +164,29 @@ TEST(RunSchema, TheVerbsOwnSettingsAreSettingsOfTheSchema) {
   }
 }
 
+// A configuration built or changed in code meets the same ranges as one read from options:
+// validate() reads every value back through its codec.
+TEST(RunSchema, ValidateHoldsEveryValueToItsSettingsRange) {
+  const auto refused = [](RunConfig config, const std::string& message) {
+    try {
+      validate(config);
+      ADD_FAILURE() << message << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  RunConfig synth = default_run_config(RunVerb::synth);
+  EXPECT_NO_THROW(validate(synth));
+  synth.synth.device_tflops = 0.0;
+  refused(synth, "--device-tflops: expected a number > 0, found '0'");
+  RunConfig sim = default_run_config(RunVerb::sim);
+  sim.sim.units = 0;
+  refused(sim, "--units: expected an integer >= 1, found '0'");
+  sim = default_run_config(RunVerb::sim);
+  sim.trace.max_bytes = 1000;
+  refused(sim, "--trace-max-bytes: expected a size >= 64KiB, found '1000'");
+}
+
 TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
   for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--staleness", "-1"}, "--staleness: expected an integer >= 0, found '-1'"},
