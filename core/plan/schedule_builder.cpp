@@ -107,6 +107,7 @@ class Builder {
       OpId gradient = -1;
       OpId gate = -1;
     } deferred;
+    std::vector<Hook> after_backward;  // data-parallel: the layers' hooks, in gradient order
     for (std::size_t v = 0; v < visits_.size(); ++v) {
       const Visit& visit = visits_[v];
       const OpId op = emit_visit(v);
@@ -145,10 +146,17 @@ class Builder {
         reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer(l).gradient_bytes, 0};
         gate = add(std::move(reduce), op);
       }
+      if (options_.data_parallel_ranks > 1) {
+        // As DDP: the updates wait for their reduces after the last backward, so that no wait on
+        // the network stands between two backwards on the in-order stream or on the issuer.
+        after_backward.push_back({l, gradient, gate});
+        continue;
+      }
       if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
       deferred = {l, gradient, gate};
     }
     if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+    for (const Hook& h : after_backward) hook_and_gather(h.layer, h.gradient, h.gate);
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
          i < static_cast<int>(hooked_.size()); ++i)

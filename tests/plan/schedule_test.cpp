@@ -85,6 +85,27 @@ TEST(Schedule, EachBlockIsHookedAfterTheLastBackwardOfItsLayer) {
   }
 }
 
+// Data-parallel steps update as DDP does: every layer's optimizer ops come after the step's last
+// backward, so that no update waiting for its gradient's reduce stands between two backwards on
+// the in-order device stream (one rank keeps each layer's update right behind its backward).
+TEST(Schedule, DataParallelUpdatesFollowTheLastBackward) {
+  for (ScheduleOrder order : {ScheduleOrder::horizontal, ScheduleOrder::vertical}) {
+    const auto last_backward_before_an_update = [&](int ranks) {
+      const StepPlan plan =
+          schedule_plan(layers(4), blocks(4), {.order = order, .micro_batches = 2, .data_parallel_ranks = ranks});
+      std::size_t last_backward = 0, first_update = plan.ops.size();
+      for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+        if (plan.ops[i].kind == OpKind::backward) last_backward = i;
+        if (plan.ops[i].kind == OpKind::update) first_update = std::min(first_update, i);
+      }
+      EXPECT_EQ(plan.count(OpKind::reduce), ranks > 1 ? 4u : 0u);
+      return first_update > last_backward;
+    };
+    EXPECT_TRUE(last_backward_before_an_update(2)) << to_string(order);
+    EXPECT_FALSE(last_backward_before_an_update(1)) << to_string(order);
+  }
+}
+
 // Weights resting on the host are fetched before each run of visits of a layer: every visit in
 // the horizontal schedule (per micro-batch 2·L, less one where the top layer's forward meets its
 // backward and, between micro-batches, where the bottom layer's backward meets the next forward),
