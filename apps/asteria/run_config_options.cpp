@@ -1,6 +1,7 @@
 #include "apps/asteria/run_config_options.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -25,11 +26,7 @@ po::options_description run_config_options(std::optional<RunVerb> verb) {
   po::options_description shared("Run options (synth, sim, train)");
   // Each verb's own settings apart, so --help shows what is particular to it.
   po::options_description own(verb ? std::string(to_string(*verb)) + "'s own options" : std::string("Verbs' own options"));
-  const auto count = [](run::Verbs verbs) {
-    int n = 0;
-    for (; verbs != 0; verbs &= static_cast<run::Verbs>(verbs - 1)) ++n;
-    return n;
-  };
+  const auto count = [](run::Verbs verbs) { return std::popcount(static_cast<unsigned>(verbs)); };
   OptionsBuilder shared_options(shared, verb, /*show_defaults=*/true,
                                 [&](const run::Setting& s) { return count(s.verbs) > 1; });
   OptionsBuilder own_options(own, verb, /*show_defaults=*/true,

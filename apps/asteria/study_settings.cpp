@@ -9,6 +9,7 @@
 
 #include "core/common/error.hpp"
 #include "core/run/run_schema.hpp"
+#include "core/run/settings_list.hpp"
 
 namespace asteria::cli::study {
 namespace {
@@ -21,21 +22,19 @@ struct Collector {
 
   static StudySetting described(const run::Setting& s) {
     StudySetting out;
-    out.key = std::string(s.name);
+    out.name = std::string(s.name);
+    out.key = out.name;
     std::replace(out.key.begin(), out.key.end(), '-', '_');
-    out.option = "--" + std::string(s.name);
+    out.option = "--" + out.name;
     out.file_value = s.file_value;
     return out;
   }
 
   template <class T>
-  void value(const run::Setting& s, T&, const run::Codec<T>& codec) {
+  void value(const run::Setting& s, T&, const run::Codec<T>&) {
     if (!takes(s)) return;
     StudySetting setting = described(s);
     setting.word_value = std::is_enum_v<T>;
-    setting.normalize = [codec](const std::string& text, const std::string& option) {
-      return codec.format(codec.parse(text, option)).value_or(text);
-    };
     settings.push_back(std::move(setting));
   }
 
@@ -43,14 +42,6 @@ struct Collector {
     if (!takes(s)) return;
     StudySetting setting = described(s);
     setting.flag = true;
-    // YAML's booleans, in any case.
-    setting.normalize = [](const std::string& text, const std::string& option) {
-      std::string lower = text;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (lower != "true" && lower != "false")
-        throw InputError("study", option, "expected true or false, found '" + text + "'");
-      return lower;
-    };
     settings.push_back(std::move(setting));
   }
 };
@@ -165,8 +156,15 @@ std::string parse_setting_value(const YAML::Node& node, const StudySetting& sett
     const std::filesystem::path path(text);
     return path.is_absolute() ? path.lexically_normal().string() : (context.base_dir / path).lexically_normal().string();
   }
+  // A switch takes YAML's booleans in any case.
+  std::string given = text;
+  if (setting.flag) {
+    std::string lower = text;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower == "true" || lower == "false") given = lower;
+  }
   try {
-    return setting.normalize(text, setting.option);
+    return *run::normalized_value(setting.name, given);
   } catch (const InputError& e) {
     throw InputError(context.source, field, e.expectation() + where);
   }

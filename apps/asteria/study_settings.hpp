@@ -2,7 +2,6 @@
 // Internals of the study parser: the settings a study can give a run (asteria sim's, from the one
 // settings list, core/run/run_schema.hpp), checking one value and naming runs.
 #include <filesystem>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,14 +14,12 @@ namespace asteria::cli::study {
 
 // One setting a study can give a run.
 struct StudySetting {
+  std::string name;    // the schema's: "warmup-steps" (read by run::normalized_value)
   std::string key;     // "warmup_steps"
   std::string option;  // "--warmup-steps"
   bool flag = false;   // a switch: true is the bare option, false none
   bool file_value = false;  // a relative path in the study resolves against the study's directory
   bool word_value = false;  // its values are words that name themselves ("vertical", "replicated")
-  // The setting's codec: parses the text (InputError naming the option otherwise) and writes the
-  // value back in its one form.
-  std::function<std::string(const std::string& text, const std::string& option)> normalize;
 };
 
 // Every setting a study can give a run, built once from the schema: the core five first

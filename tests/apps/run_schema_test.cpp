@@ -26,6 +26,18 @@ RunConfig read(RunVerb verb, const std::vector<std::string>& args) {
   return read_run_config(verb, values);
 }
 
+// Each option list is refused by `verb`'s reader with an error holding its message.
+void expect_refused(RunVerb verb, const std::vector<std::pair<std::vector<std::string>, std::string>>& cases) {
+  for (const auto& [args, message] : cases) {
+    try {
+      (void)read(verb, args);
+      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Every value, through its codec, back to itself.
 struct RoundTrip {
   std::vector<std::string> failures;
@@ -140,28 +152,14 @@ TEST(RunSchema, TheVerbsOwnSettingsAreSettingsOfTheSchema) {
   for (const auto& [verb, option] : std::vector<std::pair<RunVerb, std::string>>{
            {RunVerb::train, "units"}, {RunVerb::synth, "nodes"}, {RunVerb::sim, "shape"}, {RunVerb::train, "layers"}})
     EXPECT_EQ(run_config_options(verb).find_nothrow(option, false), nullptr) << to_string(verb) << " --" << option;
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+  expect_refused(RunVerb::sim, {
            {{"--units", "0"}, "--units: expected an integer >= 1, found '0'"},
            {{"--simulated-nodes", "x"}, "--simulated-nodes: expected an integer >= 1, found 'x'"},
-           {{"--batch", "-2"}, "--batch: expected an integer >= 0, found '-2'"}}) {
-    try {
-      (void)read(RunVerb::sim, args);
-      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--batch", "-2"}, "--batch: expected an integer >= 0, found '-2'"}});
+  expect_refused(RunVerb::synth, {
            {{"--shape", "4x"}, "--shape: expected ROWSxCOLS with integers >= 1, found '4x'"},
            {{"--step-seconds", "0"}, "--step-seconds: expected a number > 0, found '0'"},
-           {{"--gradient-noise", "-1"}, "--gradient-noise: expected a number >= 0, found '-1'"}}) {
-    try {
-      (void)read(RunVerb::synth, args);
-      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+           {{"--gradient-noise", "-1"}, "--gradient-noise: expected a number >= 0, found '-1'"}});
 }
 
 // A configuration built or changed in code meets the same ranges as one read from options:
@@ -188,7 +186,7 @@ TEST(RunSchema, ValidateHoldsEveryValueToItsSettingsRange) {
 }
 
 TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
-  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+  expect_refused(RunVerb::train, {
            {{"--staleness", "-1"}, "--staleness: expected an integer >= 0, found '-1'"},
            {{"--steps", "ten"}, "--steps: expected an integer >= 1, found 'ten'"},
            {{"--defer-fraction", "1"}, "--defer-fraction: expected a fraction in [0, 1), found '1'"},
@@ -203,14 +201,7 @@ TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
            {{"--placement", "disk"},
             "command line: --placement: expected device, host, tiered, nvme or planned, found 'disk'"},
            {{"--numerics", "exact"}, "command line: --numerics: expected values, refresh or shapes, found 'exact'"},
-           {{"--preset", "ds"}, "command line: --preset: expected asteria or distributed-shampoo, found 'ds'"}}) {
-    try {
-      (void)read(RunVerb::train, args);
-      ADD_FAILURE() << args[0] << " " << args[1] << " was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
-  }
+           {{"--preset", "ds"}, "command line: --preset: expected asteria or distributed-shampoo, found 'ds'"}});
 }
 
 TEST(RunSchema, TheResumeRuleAndTheRanksAgreementFollowTheSchema) {
