@@ -4,13 +4,14 @@
 Usage: step_breakdown.py STEPS_CSV [STEPS_CSV...] OUT_PNG [--label L]...
 
 Each STEPS_CSV is a run's steps.csv, with the columns warmup, step_time_s, compute_s,
-visible_optimizer_s, refresh_wait_s and state_move_wait_s (seconds per step). Every number is
+visible_optimizer_s, exposed_communication_s, refresh_wait_s and state_move_wait_s (seconds per
+step). Every number is
 taken over the measured steps only (warmup = 0). Runs are labelled with --label (one per run, in
 order) or by the name of the directory holding their steps.csv.
 
 Left panel: p50, mean and p99 step time on a log axis. Right panel: the mean step split into
-compute, the optimizer's refresh wait, its state-move wait and the rest of its visible time,
-as shares of the mean step.
+compute, the communication it did not hide, the optimizer's refresh wait, its state-move wait and
+the rest of its visible time, as shares of the mean step.
 """
 import argparse
 
@@ -21,13 +22,14 @@ from plot_common import (OKABE_ITO, empty_figure, grouped_rows, non_negative, pl
                          style_group_labels)
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter  # after plot_common (Agg)
 
-REQUIRED_COLUMNS = ["warmup", "step_time_s", "compute_s", "visible_optimizer_s", "refresh_wait_s",
-                    "state_move_wait_s"]
+REQUIRED_COLUMNS = ["warmup", "step_time_s", "compute_s", "visible_optimizer_s", "exposed_communication_s",
+                    "refresh_wait_s", "state_move_wait_s"]
 # The parts of a step, in drawing order: (key in step_stats()["parts"], legend label, colour).
 # The visible optimizer time contains both waits, so its rest is
 # visible_optimizer_s - refresh_wait_s - state_move_wait_s (clamped at 0, step by step).
 PARTS = (
     ("compute_s", "compute", OKABE_ITO["blue"]),
+    ("exposed_communication_s", "exposed communication", OKABE_ITO["yellow"]),
     ("other_optimizer_s", "other optimizer time", OKABE_ITO["sky blue"]),
     ("refresh_wait_s", "refresh wait", OKABE_ITO["vermillion"]),
     ("state_move_wait_s", "state-move wait", OKABE_ITO["orange"]),
@@ -49,6 +51,7 @@ def step_stats(steps, path):
     measured = steps["measured"]
     step_time = steps["step_time_s"][measured]
     compute = steps["compute_s"][measured]
+    exposed = steps["exposed_communication_s"][measured]
     refresh = steps["refresh_wait_s"][measured]
     move = steps["state_move_wait_s"][measured]
     other = numpy.maximum(0.0, steps["visible_optimizer_s"][measured] - refresh - move)
@@ -60,6 +63,7 @@ def step_stats(steps, path):
         "mean_s": float(step_time.mean()),
         "parts": {
             "compute_s": float(compute.mean()),
+            "exposed_communication_s": float(exposed.mean()),
             "other_optimizer_s": float(other.mean()),
             "refresh_wait_s": float(refresh.mean()),
             "state_move_wait_s": float(move.mean()),

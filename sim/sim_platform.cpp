@@ -62,7 +62,7 @@ ActorPoolSpec host_workers_spec(const SimulationOptions& options, const UnitReso
 SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& resources,
                          const hw::CostModel& costs, Recorder& recorder, CommHub* hub)
     : unit_(resources.unit),
-      board_(sync_),
+      board_(sync_, &clock_),
       activities_(options.activities ? options.activities(resources.unit) : nullptr),
       cores_(resources.cpu) {
   MemorySpec memory;

@@ -16,12 +16,14 @@
 namespace asteria::cli {
 
 // One step as a trace shows it (one unit): its length, the device's compute in it (forward and
-// backward ops) and the rest, the optimizer time the step could not hide.
+// backward ops), the communication it did not hide (the time a collective ran while the device
+// stream did not) and the rest, the optimizer time the step could not hide.
 struct TracedStep {
   std::int64_t step = 0;
   double step_s = 0.0;
   double compute_s = 0.0;
-  double visible_optimizer_s = 0.0;  // step_s - compute_s
+  double exposed_communication_s = 0.0;
+  double visible_optimizer_s = 0.0;  // step_s - compute_s - exposed_communication_s
 };
 
 // The steps of unit `unit` in the trace (its "step" records), in step order.

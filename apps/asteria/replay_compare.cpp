@@ -5,9 +5,43 @@
 
 #include "apps/asteria/replay.hpp"
 #include "core/common/error.hpp"
+#include "core/platform/activity.hpp"
 #include "core/runtime/driver/run_summary.hpp"
 
 namespace asteria::cli {
+
+namespace {
+
+using Spans = std::vector<std::pair<double, double>>;
+
+// The spans merged into disjoint ones, in time order.
+Spans merged(Spans spans) {
+  std::sort(spans.begin(), spans.end());
+  Spans out;
+  for (const auto& [start, end] : spans) {
+    if (!out.empty() && start <= out.back().second) out.back().second = std::max(out.back().second, end);
+    else out.emplace_back(start, end);
+  }
+  return out;
+}
+
+// Seconds of `busy` (disjoint, in order) not covered by `covering` (disjoint, in order).
+double uncovered(const Spans& busy, const Spans& covering) {
+  double total = 0.0;
+  std::size_t c = 0;
+  for (const auto& [start, end] : busy) {
+    double at = start;
+    while (c < covering.size() && covering[c].second <= at) ++c;
+    for (std::size_t k = c; k < covering.size() && covering[k].first < end; ++k) {
+      total += std::max(0.0, covering[k].first - at);
+      at = std::max(at, covering[k].second);
+    }
+    total += std::max(0.0, end - at);
+  }
+  return total;
+}
+
+}  // namespace
 
 std::vector<TracedStep> traced_steps(const traces::NativeTrace& trace, int unit) {
   std::map<std::int64_t, TracedStep> steps;
@@ -19,14 +53,22 @@ std::vector<TracedStep> traced_steps(const traces::NativeTrace& trace, int unit)
       s.step_s = r.end_s - r.start_s;
     }
   }
+  // Per step: the device stream's work and the collectives (reduce and gather ops).
+  std::map<std::int64_t, std::pair<Spans, Spans>> spans;
+  const std::string stream = platform::device_stream_track(unit);
   for (const traces::TraceRecord& r : trace.records) {
-    if (r.unit != unit || (r.kind != "forward" && r.kind != "backward")) continue;
+    if (r.unit != unit) continue;
     const auto it = steps.find(r.step);
-    if (it != steps.end()) it->second.compute_s += r.end_s - r.start_s;
+    if (it == steps.end()) continue;
+    if (r.kind == "forward" || r.kind == "backward") it->second.compute_s += r.end_s - r.start_s;
+    if (r.resource == stream) spans[r.step].first.emplace_back(r.start_s, r.end_s);
+    else if (r.kind == "reduce" || r.kind == "gather") spans[r.step].second.emplace_back(r.start_s, r.end_s);
   }
   std::vector<TracedStep> out;
   for (auto& [step, s] : steps) {
-    s.visible_optimizer_s = std::max(0.0, s.step_s - s.compute_s);
+    auto& [device, network] = spans[step];
+    s.exposed_communication_s = uncovered(merged(std::move(network)), merged(std::move(device)));
+    s.visible_optimizer_s = std::max(0.0, s.step_s - s.compute_s - s.exposed_communication_s);
     out.push_back(s);
   }
   return out;

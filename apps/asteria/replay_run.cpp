@@ -178,12 +178,14 @@ void write_side_by_side(const traces::NativeTrace& recorded, const traces::Nativ
 std::string replay_csv(const std::vector<StepComparison>& steps) {
   std::string text =
       "step,recorded_step_s,predicted_step_s,step_error,recorded_compute_s,predicted_compute_s,"
-      "recorded_visible_optimizer_s,predicted_visible_optimizer_s\n";
+      "recorded_visible_optimizer_s,predicted_visible_optimizer_s,recorded_exposed_communication_s,"
+      "predicted_exposed_communication_s\n";
   for (const StepComparison& s : steps)
     text += std::to_string(s.step) + ',' + exact_number(s.recorded.step_s) + ',' + exact_number(s.predicted.step_s) +
             ',' + exact_number(s.step_error) + ',' + exact_number(s.recorded.compute_s) + ',' +
             exact_number(s.predicted.compute_s) + ',' + exact_number(s.recorded.visible_optimizer_s) + ',' +
-            exact_number(s.predicted.visible_optimizer_s) + '\n';
+            exact_number(s.predicted.visible_optimizer_s) + ',' + exact_number(s.recorded.exposed_communication_s) +
+            ',' + exact_number(s.predicted.exposed_communication_s) + '\n';
   return text;
 }
 

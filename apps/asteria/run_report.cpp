@@ -46,7 +46,8 @@ std::string bytes_text(double bytes) {
 const std::vector<std::string>& step_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> c = {"step",           "warmup",           "step_time_s",         "compute_s",
-                                  "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s", "optimizer_device_s",
+                                  "visible_optimizer_s", "exposed_communication_s", "refresh_wait_s", "state_move_wait_s",
+                                  "optimizer_device_s",
                                   "refresh_backlog", "max_staleness",   "refreshes_submitted", "refreshes_published",
                                   "shadow_bytes",   "network_bytes",   "shadow_pool_bytes",   "shadow_jobs",
                                   "shadow_pool_wait_s", "early_installs"};
@@ -72,7 +73,7 @@ std::string steps_csv_rows(const RunReport& report, bool with_config) {
     if (with_config) csv += report.name + ',';
     csv += std::to_string(r.step) + ',' + (r.warmup ? "1" : "0") + ',' + exact_number(r.step_time_s) + ',' +
            exact_number(r.compute_s) + ',' + exact_number(r.visible_optimizer_s) + ',' +
-           exact_number(r.refresh_wait_s) + ',' + exact_number(r.state_move_wait_s) + ',' +
+           exact_number(r.exposed_communication_s) + ',' + exact_number(r.refresh_wait_s) + ',' + exact_number(r.state_move_wait_s) + ',' +
            exact_number(r.optimizer_device_s) + ',' + std::to_string(r.refresh_backlog) + ',' +
            std::to_string(r.max_staleness) + ',' + std::to_string(r.refreshes_submitted) + ',' +
            std::to_string(r.refreshes_published) + ',' + std::to_string(r.shadow_bytes) + ',' +
@@ -164,6 +165,8 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   figure("visible_optimizer_s", m.mean_visible_optimizer_s);
   figure("p50_visible_optimizer_s", m.p50_visible_optimizer_s);
   figure("p99_visible_optimizer_s", m.p99_visible_optimizer_s);
+  figure("exposed_communication_s", m.mean_exposed_communication_s);
+  figure("p99_exposed_communication_s", m.p99_exposed_communication_s);
   figure("refresh_wait_s", per_step(m, m.total_refresh_wait_s));
   figure("state_move_wait_s", per_step(m, m.total_state_move_wait_s));
   figure("optimizer_device_s", per_step(m, m.total_optimizer_device_s));
@@ -238,6 +241,10 @@ void print_report(const RunReport& o, std::ostream& out) {
       << " (per step: refresh waits " << seconds_text(per_step(m, m.total_refresh_wait_s)) << ", state-move waits "
       << seconds_text(per_step(m, m.total_state_move_wait_s)) << ", optimizer device work "
       << seconds_text(per_step(m, m.total_optimizer_device_s)) << ")\n";
+  if (m.mean_network_bytes > 0.0)
+    out << "exposed communication mean " << seconds_text(m.mean_exposed_communication_s) << ", p99 "
+        << seconds_text(m.p99_exposed_communication_s) << " (collectives the step did not hide, "
+        << bytes_text(m.mean_network_bytes) << " per step)\n";
   out << "refreshes submitted " << m.refreshes_submitted << ", published " << m.refreshes_published << ", failed "
       << o.refresh_failures << "; max staleness " << m.max_staleness << ", max refresh backlog "
       << m.max_refresh_backlog << "; peak device " << bytes_text(static_cast<double>(m.peak_resident_bytes[0]))

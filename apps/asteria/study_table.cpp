@@ -28,6 +28,7 @@ constexpr std::array<MetricColumn, kMetricCount> kMetricColumns = {{
     {Metric::mean_step_s, Unit::seconds},
     {Metric::compute_s, Unit::seconds},
     {Metric::visible_optimizer_s, Unit::seconds},
+    {Metric::exposed_communication_s, Unit::seconds},
     {Metric::refresh_wait_s, Unit::seconds},
     {Metric::state_move_wait_s, Unit::seconds},
     {Metric::max_staleness, Unit::count},
@@ -44,12 +45,13 @@ struct MarkdownColumn {
   Unit unit;
 };
 
-constexpr std::array<MarkdownColumn, 9> kMarkdownColumns = {{
+constexpr std::array<MarkdownColumn, 10> kMarkdownColumns = {{
     {Metric::p50_step_s, "p50 step (s)", Unit::seconds},
     {Metric::p99_step_s, "p99 step (s)", Unit::seconds},
     {Metric::p99_over_p50, "p99/p50", Unit::ratio},
     {Metric::compute_s, "compute (s)", Unit::seconds},
     {Metric::visible_optimizer_s, "visible optimizer (s)", Unit::seconds},
+    {Metric::exposed_communication_s, "exposed comm (s)", Unit::seconds},
     {Metric::refresh_wait_s, "refresh wait (s)", Unit::seconds},
     {Metric::state_move_wait_s, "state-move wait (s)", Unit::seconds},
     {Metric::peak_device_bytes, "peak device (GiB)", Unit::bytes},

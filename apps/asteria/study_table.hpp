@@ -24,6 +24,7 @@ enum class Metric : std::size_t {
   mean_step_s,
   compute_s,
   visible_optimizer_s,
+  exposed_communication_s,  // data-parallel collectives the step did not hide (0 on one unit)
   refresh_wait_s,
   state_move_wait_s,
   max_staleness,
@@ -32,7 +33,7 @@ enum class Metric : std::size_t {
   peak_nvme_bytes,
   network_bytes,  // bytes of unit 0's data-parallel collectives per measured step (0 on one unit)
 };
-inline constexpr std::size_t kMetricCount = 13;
+inline constexpr std::size_t kMetricCount = 14;
 
 std::string_view key_of(Metric metric) noexcept;  // the summary.json key and table.csv column
 

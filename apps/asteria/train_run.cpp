@@ -87,6 +87,9 @@ class TimedModel final : public runtime::TrainingModel<float> {
   linalg::MatrixView<float> weight_matrix(std::size_t l) override { return inner_.weight_matrix(l); }
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override { return inner_.gradient_matrix(l); }
   linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override { return inner_.mutable_gradient_matrix(l); }
+  std::span<float> gradient_bucket(std::size_t first, std::size_t last) override {
+    return inner_.gradient_bucket(first, last);
+  }
   runtime::ModelPass pass() const noexcept override { return inner_.pass(); }
   platform::Tier tensor_tier() const noexcept override { return inner_.tensor_tier(); }
   void compute_gradient(std::size_t l, runtime::Step t) override {

@@ -49,6 +49,11 @@ class GptTrainingModel final : public runtime::TrainingModel<T> {
     return static_cast<const Gpt<T>&>(gpt_).gradient_matrix(l);
   }
   linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) override { return gpt_.gradient_matrix(l); }
+  // Gpt keeps every gradient in one array, tensor after tensor in layer order (gpt_state.hpp).
+  std::span<T> gradient_bucket(std::size_t first, std::size_t last) override {
+    const linalg::MatrixView<T> end = gpt_.gradient_matrix(last);
+    return {gpt_.gradient_matrix(first).data(), end.data() + end.rows() * end.cols()};
+  }
   // whole_step: forward_backward() computes every gradient at the step's first call.
   // per_micro_batch: never called (std::logic_error).
   void compute_gradient(std::size_t l, runtime::Step t) override;

@@ -49,6 +49,8 @@ void validate_schedule_inputs(const std::vector<LayerWork>& layers, const std::v
   if (!(options.defer_fraction >= 0.0 && options.defer_fraction < 1.0))
     throw InputError(kSource, "defer_fraction", "expected a fraction in [0, 1)");
   if (options.prefetch_depth < 1) throw InputError(kSource, "prefetch_depth", "expected an integer >= 1");
+  if (!(options.bucket_bytes >= 0.0) || !std::isfinite(options.bucket_bytes))
+    throw InputError(kSource, "bucket_bytes", "expected a finite number of bytes >= 0");
   if (options.defer_lookahead < 0) throw InputError(kSource, "defer_lookahead", "expected an integer >= 0");
   if (!(options.host_piece_bytes >= 0.0)) throw InputError(kSource, "host_piece_bytes", "expected bytes >= 0");
   if (options.max_host_pieces < 1) throw InputError(kSource, "max_host_pieces", "expected an integer >= 1");

@@ -10,9 +10,11 @@
 //               (the order of m reverses at every layer, across the forward/backward turn too)
 //
 // Each visit is a forward or backward op of layer l for micro-batch m on the device stream. After
-// the last backward visit of layer l, with data-parallel ranks reduce(l) (its gradient averaged
-// over the ranks), and then the layer's hook (with data-parallel ranks after the next layer's
-// backward visits and reduce, so that waiting for the reduce overlaps that backward):
+// the last backward visit of layer l, with data-parallel ranks its gradient joins the open
+// gradient bucket (reduce(bucket): the bucket's gradients averaged over the ranks, once it holds
+// bucket_bytes), and then the layer's hook (with data-parallel ranks after the last backward, as
+// DDP, each once its bucket's reduce is done; otherwise after the next layer's backward visits
+// when the hook waits for a move of its gradient, so that the wait overlaps that backward):
 //   release the device-updated blocks of the layer hooked before (once its device updates are
 //   done); finish the host-updated blocks of the layer hooked D hooks before: transfer each one's
 //   new weights to where weights rest (once its update is done), then release them;
@@ -110,7 +112,11 @@ struct ModelStateTiers {
 struct ScheduleOptions {
   ScheduleOrder order = ScheduleOrder::horizontal;
   int micro_batches = 1;
-  int data_parallel_ranks = 1;  // > 1: a reduce op per layer (its gradient bucket)
+  int data_parallel_ranks = 1;  // > 1: a reduce op per gradient bucket
+  // Gradient buckets (data-parallel ranks): consecutive layers, in the order their gradients
+  // complete, until a bucket holds at least this many bytes (DDP's bucket_cap_mb, 25 MiB by
+  // default); 0: one bucket per layer.
+  double bucket_bytes = 25.0 * 1024 * 1024;
   // This rank (world) when blocks have owners: one gather op per block of a layer, sending the
   // owner's new weights to the others, issued with the next layer's hook (after the last hook for
   // the last layer), so the weights travel during the rest of the backward.

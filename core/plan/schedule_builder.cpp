@@ -106,6 +106,7 @@ class Builder {
       int layer = -1;
       OpId gradient = -1;
       OpId gate = -1;
+      int bucket = -1;  // a data-parallel hook: the bucket whose reduce is its gate
     } deferred;
     std::vector<Hook> after_backward;  // data-parallel: the layers' hooks, in gradient order
     for (std::size_t v = 0; v < visits_.size(); ++v) {
@@ -139,24 +140,20 @@ class Builder {
         hook(l, gradient, gradient);
         continue;
       }
-      OpId gate = gradient;
       if (options_.data_parallel_ranks > 1) {
-        Op reduce = make_op(OpKind::reduce, Resource::network, l);
-        reduce.bucket = l;
-        reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, layer(l).gradient_bytes, 0};
-        gate = add(std::move(reduce), op);
-      }
-      if (options_.data_parallel_ranks > 1) {
-        // As DDP: the updates wait for their reduces after the last backward, so that no wait on
-        // the network stands between two backwards on the in-order stream or on the issuer.
-        after_backward.push_back({l, gradient, gate});
+        // The layer's gradient joins the open bucket, reduced once the bucket is full. As DDP,
+        // the updates wait for their reduces after the last backward, so that no wait on the
+        // network stands between two backwards on the in-order stream or on the issuer.
+        after_backward.push_back({l, gradient, -1, add_to_bucket(l, op)});
         continue;
       }
       if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
-      deferred = {l, gradient, gate};
+      deferred = {l, gradient, gradient};
     }
     if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
-    for (const Hook& h : after_backward) hook_and_gather(h.layer, h.gradient, h.gate);
+    close_bucket();
+    for (const Hook& h : after_backward)
+      hook_and_gather(h.layer, h.gradient, reduce_of_bucket_[static_cast<std::size_t>(h.bucket)]);
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
          i < static_cast<int>(hooked_.size()); ++i)
@@ -268,6 +265,33 @@ class Builder {
       checkpoint_out_[s] = add_transfer(-1, visit.layer, Payload::checkpoint, Tier::device, options_.tiers.checkpoints,
                                         w.checkpoint_bytes / m_count, {id});
     return id;
+  }
+
+  // Gradient buckets (DDP's): layers join the open bucket in the order their gradients complete
+  // while they are adjacent (one buffer of the model's gradients); it is reduced once it holds
+  // bucket_bytes or more (every layer on its own at 0), after the backward of its last layer.
+  // Returns the index of the bucket l joined.
+  int add_to_bucket(int l, OpId backward) {
+    if (open_.last_layer >= 0 && l != open_.first_layer - 1 && l != open_.last_layer + 1) close_bucket();
+    if (open_.last_layer < 0) open_ = {l, l};
+    open_.first_layer = std::min(open_.first_layer, l);
+    open_.last_layer = std::max(open_.last_layer, l);
+    open_bytes_ += layer(l).gradient_bytes;
+    open_ready_ = backward;
+    const auto index = static_cast<int>(plan_.buckets.size());
+    if (open_bytes_ >= options_.bucket_bytes) close_bucket();
+    return index;
+  }
+
+  void close_bucket() {
+    if (open_.last_layer < 0) return;
+    Op reduce = make_op(OpKind::reduce, Resource::network, open_.first_layer);
+    reduce.bucket = static_cast<int>(plan_.buckets.size());
+    reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, open_bytes_, 0};
+    plan_.buckets.push_back(open_);
+    reduce_of_bucket_.push_back(add(std::move(reduce), open_ready_));
+    open_ = {-1, -1};
+    open_bytes_ = 0.0;
   }
 
   // Sharded state: a layer's gathers are issued one hook after its updates (by then they are
@@ -466,6 +490,10 @@ class Builder {
   std::vector<std::vector<int>> by_layer_;           // blocks hooked in the backward
   std::vector<std::vector<int>> deferred_by_layer_;  // blocks whose step is carried into the next plan
   std::vector<OpId> update_of_;
+  BucketInfo open_{-1, -1};  // the bucket filling up (last_layer -1: none)
+  double open_bytes_ = 0.0;
+  OpId open_ready_ = -1;     // the backward after which the open bucket's gradients are complete
+  std::vector<OpId> reduce_of_bucket_;
   std::vector<std::vector<OpId>> ready_for_use_;  // per layer: carried ops its first forward waits for
   int delay_;  // host release delay, in [1, layers]
   std::vector<Visit> visits_;

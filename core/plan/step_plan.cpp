@@ -79,6 +79,13 @@ void validate(const StepPlan& plan, const std::string& source) {
     if (plan.blocks[b].layer < 0 || plan.blocks[b].layer >= layers)
       throw InputError(source, "blocks[" + std::to_string(b) + "].layer",
                        "expected a layer index in [0, " + std::to_string(layers) + ")");
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    const BucketInfo& bucket = plan.buckets[b];
+    if (bucket.first_layer < 0 || bucket.first_layer > bucket.last_layer || bucket.last_layer >= layers)
+      throw InputError(source, "buckets[" + std::to_string(b) + "]",
+                       "layers first..last with 0 <= first <= last < " + std::to_string(layers) + ", found " +
+                           std::to_string(bucket.first_layer) + ".." + std::to_string(bucket.last_layer));
+  }
   const std::vector<OpId> submitted_at = launch_submit_points(plan);
   std::vector<int> launch_carried(plan.launches.size(), -1);  // per launch: -1 unseen, 0 current, 1 carried
   for (std::size_t l = 0; l < plan.launches.size(); ++l)
@@ -108,8 +115,13 @@ void validate(const StepPlan& plan, const std::string& source) {
       if (op.layer != plan.blocks[static_cast<std::size_t>(op.block)].layer)
         throw InputError(source, op_field(i, "layer"), "expected the layer of block " + std::to_string(op.block));
     }
-    if (op.kind == OpKind::reduce && op.bucket < 0)
-      throw InputError(source, op_field(i, "bucket"), "expected a bucket index >= 0");
+    if (op.kind == OpKind::reduce) {
+      if (op.bucket < 0 || static_cast<std::size_t>(op.bucket) >= plan.buckets.size())
+        throw InputError(source, op_field(i, "bucket"),
+                         "expected a bucket index in [0, " + std::to_string(plan.buckets.size()) + ")");
+      if (op.layer != plan.buckets[static_cast<std::size_t>(op.bucket)].first_layer)
+        throw InputError(source, op_field(i, "layer"), "expected the first layer of bucket " + std::to_string(op.bucket));
+    }
     if (op.kind == OpKind::gather && op.owner < 0)
       throw InputError(source, op_field(i, "owner"), "expected the owning rank (>= 0)");
     if (op.carried && (op.kind == OpKind::forward || op.kind == OpKind::backward || op.kind == OpKind::reduce ||
@@ -236,6 +248,9 @@ std::string to_text(const StepPlan& plan) {
     text += "launch " + std::to_string(l) + " on=" + std::string(to_string(plan.launches[l].on)) + " " +
             plan.launches[l].label + (plan.launches[l].pieces > 1 ? " pieces=" + std::to_string(plan.launches[l].pieces) : "") +
             '\n';
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+    text += "bucket " + std::to_string(b) + " layers=" + std::to_string(plan.buckets[b].first_layer) + ".." +
+            std::to_string(plan.buckets[b].last_layer) + '\n';
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     text += "op " + std::to_string(i) + ' ' + std::string(to_string(op.kind));

@@ -30,6 +30,14 @@ struct BlockInfo {
   std::string label;  // "layer3.attn.q block 2 (rows 0:128, cols 256:384)"
 };
 
+// A gradient bucket: the consecutive layers first_layer..last_layer whose gradients one reduce op
+// averages among the data-parallel ranks (as DDP's buckets: layers in the order their gradients
+// complete, about bucket_bytes each), one collective over their gradients as one buffer.
+struct BucketInfo {
+  int first_layer = 0;
+  int last_layer = 0;
+};
+
 struct Launch {
   Resource on = Resource::device;
   std::string label;  // names its Work: "optimizer layer3.attn.q", "host optimizer <block>"
@@ -44,6 +52,7 @@ struct StepPlan {
   std::vector<LayerInfo> layers;
   std::vector<BlockInfo> blocks;
   std::vector<Launch> launches;
+  std::vector<BucketInfo> buckets;
   std::vector<Op> ops;
 
   std::size_t count(OpKind kind) const;
@@ -52,7 +61,8 @@ struct StepPlan {
 // Throws InputError naming `source` (field "ops[i]...") when: an op runs on a resource that
 // cannot run its kind (forward and backward on the device, reduce on the network, transfer on
 // the link, store ops and refresh on the issuer, ...); an index (layer, block, bucket,
-// micro-batch, launch, hook) is out of range or missing for the op's kind; a transfer moves
+// micro-batch, launch, hook) is out of range or missing for the op's kind; a bucket's layers are
+// out of range or out of order, or its reduce op's layer is not the bucket's first; a transfer moves
 // between one tier and itself or has negative bytes; a dep does not point
 // to an earlier op; an op's launch is on another resource than the op; an optimizer op has no
 // hook, or a hook is not a device launch or is set on an op that is not an optimizer op; an op outside a launch depends on one
@@ -92,7 +102,7 @@ NumericsSite parse_numerics_site(std::string_view text, const std::string& sourc
 std::vector<std::vector<OpId>> launch_charges(const StepPlan& plan, NumericsSite site);
 
 // A readable, line-per-op text of the plan (golden files, --dump-plan): a header with the
-// schedule and counts, the launches, then "<id> <kind> <fields> on=<resource> cost=... deps=..."
+// schedule and counts, the launches, the gradient buckets, then "<id> <kind> <fields> on=<resource> cost=... deps=..."
 // (a transfer names its tiers: "from=<tier> to=<tier>").
 // Numbers print in their shortest exact form, so equal text means equal plans.
 std::string to_text(const StepPlan& plan);

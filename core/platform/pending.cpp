@@ -1,7 +1,10 @@
 #include "core/platform/pending.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <stdexcept>
+
+#include "core/platform/clock.hpp"
 
 namespace asteria::platform {
 
@@ -11,6 +14,18 @@ bool settled(const CompletionState& state) {
   for (const auto& member : state.members)
     if (!settled(*member)) return false;
   return true;
+}
+
+// Of a settled state: when it finished (a join: its last member), -1 when a part has no time.
+Seconds finish_time(const CompletionState& state) {
+  if (state.members.empty()) return state.finished_at;
+  Seconds last = -1.0;
+  for (const auto& member : state.members) {
+    const Seconds t = finish_time(*member);
+    if (t < 0.0) return -1.0;
+    last = std::max(last, t);
+  }
+  return last;
 }
 
 const Status& outcome(const CompletionState& state) {
@@ -40,6 +55,14 @@ void Pending::wait() const {
   board.changed_->wait(*board.mutex_, [&] { return detail::settled(*state_); });
 }
 
+std::optional<Seconds> Pending::finished_at() const {
+  assert(state_);
+  if (!detail::settled(*state_)) return std::nullopt;
+  const Seconds t = detail::finish_time(*state_);
+  if (t < 0.0) return std::nullopt;
+  return t;
+}
+
 Status Pending::status() const {
   wait();  // done, seen with acquire order: status is written and never changes again
   return detail::outcome(*state_);
@@ -51,12 +74,13 @@ void Promise::fulfil(Status status) {
   LockGuard lock(*board.mutex_);
   assert(!state_->done.load(std::memory_order_relaxed) && "a promise is fulfilled once");
   state_->status = std::move(status);
+  if (board.clock_ != nullptr) state_->finished_at = board.clock_->now();
   state_->done.store(true, std::memory_order_release);
   board.changed_->notify_all();
 }
 
-CompletionBoard::CompletionBoard(SyncFactory& sync)
-    : mutex_(sync.make_mutex()), changed_(sync.make_condition_variable()) {}
+CompletionBoard::CompletionBoard(SyncFactory& sync, const Clock* clock)
+    : mutex_(sync.make_mutex()), changed_(sync.make_condition_variable()), clock_(clock) {}
 
 CompletionBoard::Pair CompletionBoard::make() {
   auto s = std::make_shared<detail::CompletionState>();

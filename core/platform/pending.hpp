@@ -8,14 +8,17 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/common/status.hpp"
 #include "core/platform/sync.hpp"
+#include "core/platform/time.hpp"
 
 namespace asteria::platform {
 
+class Clock;
 class CompletionBoard;
 
 namespace detail {
@@ -23,6 +26,7 @@ struct CompletionState {
   CompletionBoard* board = nullptr;  // null for an already-complete Pending
   std::atomic<bool> done{false};  // set once, after status, with release order
   Status status;
+  Seconds finished_at = -1.0;  // the board's clock when fulfilled (-1: a board without a clock)
   // A join (CompletionBoard::all_of): done when every member is, and failed as its first failed
   // member; worked out from the members whenever asked (they never change once done).
   std::vector<std::shared_ptr<CompletionState>> members;
@@ -40,6 +44,9 @@ class Pending {
   bool test() const;          // finished?
   void wait() const;          // blocks until finished
   Status status() const;      // waits, then the work's outcome
+  // When the work finished, on the clock of its board (a join: when its last member did); none
+  // while it runs, or when its board keeps no clock (a communicator's own board).
+  std::optional<Seconds> finished_at() const;
 
  private:
   friend class CompletionBoard;
@@ -63,7 +70,8 @@ class Promise {
 
 class CompletionBoard {
  public:
-  explicit CompletionBoard(SyncFactory& sync);
+  // With a clock, each fulfilment notes the time (Pending::finished_at).
+  explicit CompletionBoard(SyncFactory& sync, const Clock* clock = nullptr);
   CompletionBoard(const CompletionBoard&) = delete;
   CompletionBoard& operator=(const CompletionBoard&) = delete;
 
@@ -85,6 +93,7 @@ class CompletionBoard {
   friend class Promise;
   std::unique_ptr<Mutex> mutex_;
   std::unique_ptr<ConditionVariable> changed_;
+  const Clock* clock_;
 };
 
 }  // namespace asteria::platform

@@ -31,7 +31,7 @@ int math_width(const RealPlatformOptions& options) {
 RealPlatform::RealPlatform(RealPlatformOptions options)
     : options_(options),
       accelerator_(accelerator_for(options_)),
-      board_(sync_),
+      board_(sync_, &clock_),
       math_threads_(math_width(options), "host-workers"),  // the math of refreshes runs as wide as they
       math_(&math_threads_) {
   platform::ActivitySink* sink = options_.activities;

@@ -35,6 +35,7 @@ runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, r
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
   o.shard_state = spec.shard_state;
+  o.schedule.bucket_bytes = static_cast<double>(spec.bucket_bytes);
   o.schedule.order = spec.schedule;
   o.schedule.micro_batches = spec.micro_batches;
   o.schedule.defer_fraction = spec.defer_fraction;

@@ -105,6 +105,9 @@ struct RunConfig {
   bool share_refreshes = true;
   int sync_period = 1;
   bool shard_state = false;  // optimizer state sharded among data-parallel ranks (ZeRO-1)
+  // Data-parallel ranks: gradients are reduced in buckets of at least this many bytes (layers in
+  // the order their gradients complete; DDP's bucket_cap_mb); 0: one reduce per layer.
+  std::size_t bucket_bytes = std::size_t{25} << 20;
   Straggler straggler;
   // The step's schedule (core/plan/schedule.hpp): order, micro-batches, the fraction of the
   // update deferred into the next forward, and where the model's own tensors rest.

@@ -288,6 +288,10 @@ void describe_run(V& v, RunConfig& c) {
                  "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update on one "
                  "rank; new weights sent to the others at the step's end)"},
          c.shard_state, true);
+  v.value(Setting{"bucket-size", "SIZE",
+                  "data-parallel ranks: gradients are all-reduced in buckets of at least SIZE (consecutive layers in "
+                  "the order their gradients complete, as DDP's bucket_cap_mb); 0: one reduce per layer"},
+          c.bucket_bytes, codec::size(0));
   v.value(scheduled(Setting{"schedule", "ORDER",
                   "horizontal (micro-batch after micro-batch) | vertical (all micro-batches of a layer before the next, "
                   "in snake order: GreedySnake)"}),

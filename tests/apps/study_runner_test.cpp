@@ -71,13 +71,13 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "3221225472, \"free_bytes\": 1073741824, \"capacity_bytes\": 2147483648}]}' > \"$out/summary.json\"\n"
          "  exit 0\n"
          "fi\n"
-         "printf 'step,warmup,step_time_s,compute_s,visible_optimizer_s,refresh_wait_s,state_move_wait_s,"
-         "max_staleness,shadow_bytes,state_device_bytes,state_host_bytes,state_nvme_bytes\\n"
-         "0,1,0.3,0.2,0.1,0.08,0.02,0,0,100,0,0\\n1,0,0.25,0.2,0.05,0.04,0.01,%s,20,100,50,0\\n"
-         "2,0,0.25,0.2,0.05,0.04,0.01,%s,20,100,50,0\\n' \"$staleness\" \"$staleness\" > \"$out/steps.csv\"\n"
+         "printf 'step,warmup,step_time_s,compute_s,visible_optimizer_s,exposed_communication_s,refresh_wait_s,"
+         "state_move_wait_s,max_staleness,shadow_bytes,state_device_bytes,state_host_bytes,state_nvme_bytes\\n"
+         "0,1,0.3,0.2,0.1,0,0.08,0.02,0,0,100,0,0\\n1,0,0.25,0.2,0.05,0,0.04,0.01,%s,20,100,50,0\\n"
+         "2,0,0.25,0.2,0.05,0,0.04,0.01,%s,20,100,50,0\\n' \"$staleness\" \"$staleness\" > \"$out/steps.csv\"\n"
          "echo \"{\\\"verb\\\": \\\"sim\\\", \\\"fits\\\": true, \\\"shortfall\\\": [], \\\"p50_step_s\\\": 0.25, "
          "\\\"p99_step_s\\\": 0.3, \\\"p99_over_p50\\\": 1.2, \\\"mean_step_s\\\": 0.26, \\\"compute_s\\\": 0.2, "
-         "\\\"visible_optimizer_s\\\": 0.06, \\\"refresh_wait_s\\\": 0.04, \\\"state_move_wait_s\\\": 0.01, "
+         "\\\"visible_optimizer_s\\\": 0.06, \\\"exposed_communication_s\\\": 0, \\\"refresh_wait_s\\\": 0.04, \\\"state_move_wait_s\\\": 0.01, "
          "\\\"max_staleness\\\": $staleness, \\\"peak_device_bytes\\\": 1073741824, \\\"peak_host_bytes\\\": 0, "
          "\\\"peak_nvme_bytes\\\": 0, \\\"network_bytes\\\": 0}\" > \"$out/summary.json\"\n";
 }

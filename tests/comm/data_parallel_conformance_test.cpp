@@ -80,6 +80,9 @@ std::string describe(const Case& c) {
 runtime::DriverOptions driver_options(const Case& c) {
   runtime::DriverOptions o = runtime::test::full_numerics(c.staleness);  // deterministic publication
   o.schedule.data_parallel_ranks = c.ranks;
+  // Gradient buckets of >= 2048 B in gradient order: {bias (64 B), layer1 (2048 B)}, {layer0}: a
+  // reduce of two layers' gradients as one buffer, and one of a single layer.
+  o.schedule.bucket_bytes = 2048.0;
   o.share_refreshes = c.share_refreshes;
   o.shard_state = c.shard_state;
   return o;
@@ -230,6 +233,7 @@ TEST_P(DataParallelConformance, RanksAreBitwiseReplicasAndRealEqualsDataTrueSimu
   const Case c{kind, ranks, staleness, share, false};
   const RankRuns real = run_real(c);
   ASSERT_FALSE(HasFailure());
+  EXPECT_NE(real[0].plan.find("bucket 0 layers=1..2\nbucket 1 layers=0..0\n"), std::string::npos) << real[0].plan;
   expect_replicas(real, "real");
   testing::run_in_child([&] {
     const RankRuns simulated = run_simulated(c);

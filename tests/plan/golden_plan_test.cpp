@@ -69,7 +69,8 @@ TEST(GoldenPlan, HorizontalHostReleaseDelayTwo) {
 }
 
 TEST(GoldenPlan, HorizontalMicroBatchesAndDataParallelReduce) {
-  const StepPlan plan = schedule_plan(two_layers(), three_blocks(), {.micro_batches = 2, .data_parallel_ranks = 4});
+  const StepPlan plan =
+      schedule_plan(two_layers(), three_blocks(), {.micro_batches = 2, .data_parallel_ranks = 4, .bucket_bytes = 0.0});
   EXPECT_EQ(plan.count(OpKind::forward), 4u);
   EXPECT_EQ(plan.count(OpKind::backward), 4u);
   EXPECT_EQ(plan.count(OpKind::reduce), 2u);  // one bucket per layer, after its last micro-batch

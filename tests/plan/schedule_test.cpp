@@ -92,7 +92,8 @@ TEST(Schedule, DataParallelUpdatesFollowTheLastBackward) {
   for (ScheduleOrder order : {ScheduleOrder::horizontal, ScheduleOrder::vertical}) {
     const auto last_backward_before_an_update = [&](int ranks) {
       const StepPlan plan =
-          schedule_plan(layers(4), blocks(4), {.order = order, .micro_batches = 2, .data_parallel_ranks = ranks});
+          schedule_plan(layers(4), blocks(4),
+                        {.order = order, .micro_batches = 2, .data_parallel_ranks = ranks, .bucket_bytes = 0.0});
       std::size_t last_backward = 0, first_update = plan.ops.size();
       for (std::size_t i = 0; i < plan.ops.size(); ++i) {
         if (plan.ops[i].kind == OpKind::backward) last_backward = i;
@@ -104,6 +105,49 @@ TEST(Schedule, DataParallelUpdatesFollowTheLastBackward) {
     EXPECT_TRUE(last_backward_before_an_update(2)) << to_string(order);
     EXPECT_FALSE(last_backward_before_an_update(1)) << to_string(order);
   }
+}
+
+// Gradient buckets as DDP's: layers join a bucket in the order their gradients complete (the last
+// layer first) until it holds bucket_bytes; its reduce waits for the backward of the bucket's last
+// layer (the lowest), moves the bucket's bytes, and gates the updates of each of its layers.
+TEST(Schedule, GradientBucketsFollowTheGradientOrder) {
+  for (ScheduleOrder order : {ScheduleOrder::horizontal, ScheduleOrder::vertical}) {
+    // 7 layers of 800 B; buckets of >= 2000 B: {6,5,4}, {3,2,1}, {0}.
+    const StepPlan plan = schedule_plan(
+        layers(7), blocks(7),
+        {.order = order, .micro_batches = 2, .data_parallel_ranks = 2, .bucket_bytes = 2000.0});
+    ASSERT_EQ(plan.buckets.size(), 3u) << to_string(order);
+    const std::vector<std::pair<int, int>> expected = {{4, 6}, {1, 3}, {0, 0}};
+    std::vector<OpId> reduce_of(plan.buckets.size(), -1);
+    std::vector<OpId> last_backward(7, -1);
+    for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+      const Op& op = plan.ops[i];
+      if (op.kind == OpKind::backward) last_backward[static_cast<std::size_t>(op.layer)] = static_cast<OpId>(i);
+      if (op.kind != OpKind::reduce) continue;
+      const BucketInfo& bucket = plan.buckets[static_cast<std::size_t>(op.bucket)];
+      EXPECT_EQ((std::pair{bucket.first_layer, bucket.last_layer}), expected[static_cast<std::size_t>(op.bucket)]);
+      EXPECT_EQ(op.layer, bucket.first_layer);
+      EXPECT_EQ(op.cost.bytes(), 800.0 * (bucket.last_layer - bucket.first_layer + 1));
+      // Issued right after the backward that completes its lowest layer, and waiting for it.
+      ASSERT_EQ(op.deps.size(), 1u);
+      EXPECT_EQ(op.deps[0], last_backward[static_cast<std::size_t>(bucket.first_layer)]);
+      reduce_of[static_cast<std::size_t>(op.bucket)] = static_cast<OpId>(i);
+    }
+    for (OpId r : reduce_of) EXPECT_GE(r, 0);
+    // Each block's acquire (the start of its optimizer step) waits for its layer's bucket.
+    for (const Op& op : plan.ops) {
+      if (op.kind != OpKind::acquire) continue;
+      const std::size_t bucket = op.layer >= 4 ? 0 : op.layer >= 1 ? 1 : 2;
+      EXPECT_NE(std::find(op.deps.begin(), op.deps.end(), reduce_of[bucket]), op.deps.end()) << op.layer;
+    }
+  }
+  // One bucket per layer at 0; one bucket for the whole model when it holds less than a bucket.
+  EXPECT_EQ(schedule_plan(layers(5), blocks(5), {.data_parallel_ranks = 2, .bucket_bytes = 0.0}).buckets.size(), 5u);
+  const StepPlan whole = schedule_plan(layers(5), blocks(5), {.data_parallel_ranks = 2, .bucket_bytes = 1e9});
+  ASSERT_EQ(whole.buckets.size(), 1u);
+  EXPECT_EQ(whole.buckets[0].first_layer, 0);
+  EXPECT_EQ(whole.buckets[0].last_layer, 4);
+  EXPECT_TRUE(schedule_plan(layers(5), blocks(5), {}).buckets.empty());  // one rank: nothing to reduce
 }
 
 // Weights resting on the host are fetched before each run of visits of a layer: every visit in

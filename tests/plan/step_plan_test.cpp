@@ -207,6 +207,26 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
     EXPECT_EQ(field_of(plan), "ops[" + std::to_string(it - plan.ops.begin()) + "].hook");
   }
   {
+    // Gradient buckets: a reduce names a bucket of the plan and that bucket's first layer, and a
+    // bucket's layers are in range and in order.
+    const std::vector<LayerWork> layers = {{"l0", gemm(1e9), gemm(2e9), 64.0}, {"l1", gemm(1e9), gemm(2e9), 64.0}};
+    const StepPlan two = schedule_plan(layers, {}, {.data_parallel_ranks = 2, .bucket_bytes = 0.0});
+    const OpId r = find_op(two, [](const Op& op) { return op.kind == OpKind::reduce; });
+    ASSERT_GE(r, 0);
+    EXPECT_EQ(field_of(two), "");
+    StepPlan plan = two;
+    plan.ops[static_cast<std::size_t>(r)].bucket = 2;
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(r) + "].bucket");
+    plan = two;
+    plan.ops[static_cast<std::size_t>(r)].layer = 1 - plan.ops[static_cast<std::size_t>(r)].layer;
+    EXPECT_EQ(field_of(plan), "ops[" + std::to_string(r) + "].layer");
+    plan = two;
+    plan.buckets[1] = {1, 0};
+    EXPECT_EQ(field_of(plan), "buckets[1]");
+    plan.buckets[1] = {0, 2};
+    EXPECT_EQ(field_of(plan), "buckets[1]");
+  }
+  {
     StepPlan plan = small_plan(Resource::host);
     const OpId t = find_op(plan, [](const Op& op) { return op.kind == OpKind::transfer; });
     plan.ops[static_cast<std::size_t>(t)].to = plan.ops[static_cast<std::size_t>(t)].from;  // nowhere to go
@@ -220,6 +240,7 @@ TEST(StepPlan, InvalidPlansNameTheFieldAtFault) {
   EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {}, {.host_release_delay = -1}), InputError);
   EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {{1, "x", 0, Resource::device, {}, {}, {}}}), InputError);
   EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {}, {.micro_batches = 0}), InputError);
+  EXPECT_THROW(schedule_plan({{"a", {}, {}, 0.0}}, {}, {.bucket_bytes = -1.0}), InputError);
 }
 
 TEST(OpKinds, NamesReadBack) {

@@ -56,7 +56,8 @@ def test_warmup_is_excluded(root):
         check(close(got.get("p99", -1), p99), f"{config}: p99 drawn {got.get('p99')}, measured steps give {p99}")
         check(close(got.get("mean", -1), sum(times) / len(times)), f"{config}: mean drawn {got.get('mean')}")
         check(got.get("p99", -1) >= got.get("p50", 0), f"{config}: p99 {got.get('p99')} < p50 {got.get('p50')}")
-        step_total = sum(row["compute_s"] + row["visible_optimizer_s"] for row in measured)
+        step_total = sum(row["compute_s"] + row["visible_optimizer_s"] + row["exposed_communication_s"]
+                         for row in measured)
         refresh = sum(row["refresh_wait_s"] for row in measured)
         check(close(got.get("refresh wait", -1), 100.0 * refresh / step_total, 1e-6),
               f"{config}: refresh-wait share drawn {got.get('refresh wait')}, "
@@ -133,7 +134,8 @@ def test_p99_is_never_below_p50():
         warmup = generator.integers(0, 2, count)
         warmup[generator.integers(0, count)] = 0
         steps = {"warmup": warmup.astype(float), "measured": warmup == 0, "step_time_s": times,
-                 "compute_s": times * 0.3, "visible_optimizer_s": times * 0.7, "refresh_wait_s": times * 0.1,
+                 "compute_s": times * 0.3, "visible_optimizer_s": times * 0.7, "exposed_communication_s": times * 0.0,
+                 "refresh_wait_s": times * 0.1,
                  "state_move_wait_s": times * 0.8}  # waits larger than the visible time: the rest clamps to 0
         stats = step_breakdown.step_stats(steps, f"trial {trial}")
         check(stats["p99_s"] >= stats["p50_s"], f"trial {trial}: p99 {stats['p99_s']} < p50 {stats['p50_s']}")
@@ -150,7 +152,7 @@ def test_figures_are_readable(root):
         for name, figure in figures.items():
             entries = check_figure_style(figure, f"{label}/{name}")
             if name == "step_breakdown":
-                check(len(entries) == 7, f"{label}/{name}: expected p50, mean, p99 and four parts in the "
+                check(len(entries) == 8, f"{label}/{name}: expected p50, mean, p99 and five parts in the "
                                          f"legends, found {[entry for entry, _ in entries]}")
             if name == "tier_occupancy":
                 check({"device", "host memory", "NVMe"} <= {entry for entry, _ in entries},

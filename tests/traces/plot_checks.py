@@ -25,12 +25,12 @@ GIB = 1024 ** 3
 
 TABLE_COLUMNS = [
     "config", "hw", "model", "optimizer", "placement", "staleness", "fits", "p50_step_s", "p99_step_s",
-    "p99_over_p50", "mean_step_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s",
-    "max_staleness", "peak_device_bytes", "peak_host_bytes", "peak_nvme_bytes", "shortfall", "run_dir", "steps",
+    "p99_over_p50", "mean_step_s", "compute_s", "visible_optimizer_s", "exposed_communication_s", "refresh_wait_s",
+    "state_move_wait_s", "max_staleness", "peak_device_bytes", "peak_host_bytes", "peak_nvme_bytes", "shortfall", "run_dir", "steps",
 ]
 STEPS_COLUMNS = [
-    "step", "warmup", "step_time_s", "compute_s", "visible_optimizer_s", "refresh_wait_s", "state_move_wait_s",
-    "optimizer_device_s", "refresh_backlog", "max_staleness", "refreshes_submitted", "refreshes_published",
+    "step", "warmup", "step_time_s", "compute_s", "visible_optimizer_s", "exposed_communication_s", "refresh_wait_s",
+    "state_move_wait_s", "optimizer_device_s", "refresh_backlog", "max_staleness", "refreshes_submitted", "refreshes_published",
     "shadow_bytes", "resident_device_bytes", "resident_host_bytes", "resident_nvme_bytes",
     "state_device_bytes", "state_host_bytes", "state_nvme_bytes",
     "moved_device_host_bytes", "moved_host_device_bytes", "moved_host_nvme_bytes", "moved_nvme_host_bytes",
@@ -77,7 +77,8 @@ def synthetic_steps(scale, warmup, measured, staleness_cycle, device_gib, offloa
         move = 0.05 * scale
         other = (0.1 + 0.01 * index) * scale if not warm else 0.1 * scale
         visible = other + refresh + move
-        step_time = WARMUP_STEP_TIME if warm else compute + visible
+        exposed = 0.02 * scale * (index % 3)  # collectives the step did not hide
+        step_time = WARMUP_STEP_TIME if warm else compute + visible + exposed
         staleness = WARMUP_STALENESS if warm else index % staleness_cycle
         moved = step >= offload_from
         device = device_gib * GIB // (2 if moved else 1)
@@ -86,7 +87,7 @@ def synthetic_steps(scale, warmup, measured, staleness_cycle, device_gib, offloa
         shadow = device_gib * GIB // 8 if moved and step % 2 == 0 else 0  # refresh buffers, not state
         rows.append({
             "step": step, "warmup": 1 if warm else 0, "step_time_s": step_time, "compute_s": compute,
-            "visible_optimizer_s": visible, "refresh_wait_s": refresh, "state_move_wait_s": move,
+            "visible_optimizer_s": visible, "exposed_communication_s": exposed, "refresh_wait_s": refresh, "state_move_wait_s": move,
             "optimizer_device_s": other, "refresh_backlog": 0, "max_staleness": staleness,
             "refreshes_submitted": 0, "refreshes_published": 0, "shadow_bytes": shadow,
             "resident_device_bytes": device, "resident_host_bytes": host + shadow, "resident_nvme_bytes": nvme,

@@ -190,7 +190,7 @@ Pending FakeMemory::copy(const Region& src, const Region& dst, const OpTag& caus
 FakePlatform::FakePlatform(FakeOptions options)
     : activities_(options.activities), clock_(std::make_unique<ManualClock>(*this)),
       sync_(std::make_unique<SingleThreadSync>(*this)) {
-  board_ = std::make_unique<CompletionBoard>(*sync_);
+  board_ = std::make_unique<CompletionBoard>(*sync_, clock_.get());
   const int unit = activities_ != nullptr ? activities_->unit() : 0;
   device_ = std::make_unique<FakeExecutor>(*this, "device", std::vector<std::string>{device_stream_track(unit)},
                                            options.device_duration);

@@ -70,6 +70,13 @@ linalg::MatrixView<float> GptCudaTrainingModel::mutable_gradient_matrix(std::siz
   return {gradients_.at(l).data(), s.rows, s.cols};
 }
 
+std::span<float> GptCudaTrainingModel::gradient_bucket(std::size_t first, std::size_t last) {
+  if (!resident()) return runtime::TrainingModel<float>::gradient_bucket(first, last);
+  const runtime::LayerSpec& end = layers_.at(last);
+  float* begin = const_cast<float*>(gpt_.device_gradient(first));
+  return {begin, const_cast<float*>(gpt_.device_gradient(last)) + end.rows * end.cols};
+}
+
 void GptCudaTrainingModel::sync_parameters_to_device() {
   if (resident()) {
     updates_->synchronize();  // another stream: its updates must end before the model reads

@@ -43,6 +43,9 @@ class GptCudaTrainingModel final : public runtime::TrainingModel<float> {
   linalg::MatrixView<float> weight_matrix(std::size_t l) override;
   linalg::ConstMatrixView<float> gradient_matrix(std::size_t l) const override;
   linalg::MatrixView<float> mutable_gradient_matrix(std::size_t l) override;
+  // Resident: GptCuda keeps every gradient in one device array in layer order; otherwise the
+  // host mirrors are apart (one bucket per layer).
+  std::span<float> gradient_bucket(std::size_t first, std::size_t last) override;
   void compute_gradient(std::size_t l, runtime::Step t) override;
   // forward_backward() computes every gradient at the step's first backward.
   runtime::ModelPass pass() const noexcept override { return runtime::ModelPass::whole_step; }

@@ -76,10 +76,14 @@ struct StepRecord {
   // Forward + backward device time: modelled, or measured by the model (asteria train). What the
   // step would take without an optimizer.
   platform::Seconds compute_s = 0.0;
-  // step_time_s − compute_s: the time the step spends beyond its forward/backward compute
-  // because of the optimizer — optimizer device work, waits for late refreshes, waits for state
-  // moves, and the host-side bookkeeping between kernels. The driver issues every wait while
-  // the device stream is idle, so each wait below is part of this figure, never hidden.
+  // Data-parallel ranks: the time the device stream sat idle while the step waited for its
+  // collectives (gradient reduces, weight gathers): the communication the step did not hide.
+  platform::Seconds exposed_communication_s = 0.0;
+  // step_time_s − compute_s − exposed_communication_s: the time the step spends beyond its
+  // forward/backward compute because of the optimizer — optimizer device work, waits for late
+  // refreshes, waits for state moves, and the host-side bookkeeping between kernels. The driver
+  // issues every wait while the device stream is idle, so each wait below is part of this
+  // figure, never hidden.
   platform::Seconds visible_optimizer_s = 0.0;
   platform::Seconds refresh_wait_s = 0.0;      // the service's waits for late refreshes
   platform::Seconds state_move_wait_s = 0.0;   // the store's waits for state moves

@@ -82,13 +82,15 @@ PlanInterpreter<T>::~PlanInterpreter() {
 
 template <linalg::Real T>
 void PlanInterpreter<T>::wait_in_flight() noexcept {
-  for (platform::Pending& p : in_flight_) {
-    try {
-      if (p.valid()) p.wait();
-    } catch (...) {  // a backend that cannot wait any more: nothing left to protect
+  for (auto* list : {&in_flight_, &network_in_flight_}) {
+    for (platform::Pending& p : *list) {
+      try {
+        if (p.valid()) p.wait();
+      } catch (...) {  // a backend that cannot wait any more: nothing left to protect
+      }
     }
+    list->clear();
   }
-  in_flight_.clear();
 }
 
 template <linalg::Real T>
@@ -125,9 +127,14 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
       if (!(launch_carried_[static_cast<std::size_t>(l)] ? step_ <= 1 : carried_only_)) submit_launch(l);
   }
   if (!boundary_passed) pass_boundary();
-  // The step ends when everything it submitted has (the device stream has drained).
+  // The step ends when everything it submitted has (the device stream has drained); the
+  // collectives still running once the rest has finished are exposed communication.
   for (const platform::Pending& p : in_flight_) wait_ok(p, "step work");
   in_flight_.clear();
+  const platform::Seconds drained = platform_.clock().now();
+  for (const platform::Pending& p : network_in_flight_) wait_ok(p, "step collective");
+  if (!network_in_flight_.empty()) totals_.exposed_communication += device_idle_since(drained);
+  network_in_flight_.clear();
   if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
   // Weights of blocks other ranks updated (sharded state): in place before the next step.
   for (OpId i : unpack_) {
@@ -144,6 +151,7 @@ template <linalg::Real T>
 platform::Pending PlanInterpreter<T>::submit(platform::Executor& executor, platform::Work work) {
   platform::Pending p = executor.submit(std::move(work));
   in_flight_.push_back(p);
+  if (&executor == &platform_.device_stream()) device_tail_ = p;
   return p;
 }
 
@@ -158,8 +166,20 @@ void PlanInterpreter<T>::wait_ok(const platform::Pending& pending, const std::st
 template <linalg::Real T>
 void PlanInterpreter<T>::await(OpId dep) {
   const Op& d = plan_.ops[static_cast<std::size_t>(dep)];
+  const platform::Seconds start = d.on == Resource::network ? platform_.clock().now() : 0.0;
   for (const platform::Pending& p : finished_[static_cast<std::size_t>(dep)])
     if (p.valid()) wait_ok(p, std::string(plan::to_string(d.kind)) + " (op " + std::to_string(dep) + ")");
+  if (d.on == Resource::network) totals_.exposed_communication += device_idle_since(start);
+}
+
+// Nothing reaches the device stream while the issuing thread waits, so it is idle from when its
+// last work finished (or the wait's start, if later) until now; 0 while that work still runs.
+template <linalg::Real T>
+platform::Seconds PlanInterpreter<T>::device_idle_since(platform::Seconds start) const {
+  const platform::Seconds now = platform_.clock().now();
+  if (!device_tail_.valid()) return now - start;
+  if (!device_tail_.test()) return 0.0;
+  return std::max(0.0, now - std::max(start, device_tail_.finished_at().value_or(start)));
 }
 
 // Whether `dep` is certain to have run before `op` (a member of `launch`, or -1) starts, so that
@@ -306,9 +326,10 @@ void PlanInterpreter<T>::run_transfer(OpId i) {
   totals_.transferred.at(op.from, op.to) += static_cast<std::size_t>(op.cost.bytes());
 }
 
-// Starts the all-reduce (average) of the layer's gradient among the data-parallel ranks once the
-// backward that produced it has finished; the issuing thread goes on (the next layer's backward
-// is issued while it runs). Values travel only when the backward computed them this step.
+// Starts the all-reduce (average) of a gradient bucket's gradients (one buffer of the model's)
+// among the data-parallel ranks once the backward that completed them has finished; the issuing
+// thread goes on (the next layers' backward is issued while it runs). Values travel only when the
+// backward computed them this step.
 template <linalg::Real T>
 void PlanInterpreter<T>::run_reduce(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
@@ -320,25 +341,36 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
   platform::CollectiveOptions options;
   for (OpId d : op.deps)
     for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
-  const std::string& layer = plan_.layers[static_cast<std::size_t>(op.layer)].name;
-  options.label = "reduce " + layer;
+  const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
+  const auto first = static_cast<std::size_t>(bucket.first_layer);
+  const auto last = static_cast<std::size_t>(bucket.last_layer);
+  // Named by its layers as their gradients complete: the last layer's first.
+  std::string label = "reduce ";
+  label += plan_.layers[last].name;
+  if (first != last) {
+    label += " .. ";
+    label += plan_.layers[first].name;
+  }
   options.tag = {step_, i, -1, platform::ActivityRole::op};
   platform::CommBuffer buffer =
       platform::CommBuffer::sized(static_cast<std::size_t>(op.cost.bytes()) / sizeof(float), platform::DType::fp32);
   if (device_numerics_) {
     if constexpr (std::is_same_v<T, float>) {
-      const linalg::MatrixView<T> g = model_.mutable_gradient_matrix(static_cast<std::size_t>(op.layer));
-      if (!g.contiguous()) throw std::logic_error("PlanInterpreter: the gradient of " + layer + " is not contiguous");
-      buffer = platform::CommBuffer::of(std::span<float>(g.data(), static_cast<std::size_t>(g.rows() * g.cols())));
+      const std::span<float> g = model_.gradient_bucket(first, last);
+      if (g.empty())
+        throw std::logic_error("PlanInterpreter: the model does not keep the gradients of its bucket " +
+                               std::to_string(op.bucket) + " in one array (the driver gives such a model one bucket per layer)");
+      buffer = platform::CommBuffer::of(g);
     } else {
-      throw InputError("step plan (" + plan_.schedule + ")", "reduce " + layer,
+      throw InputError("step plan (" + plan_.schedule + ")", label,
                        "fp32 values: data-parallel ranks reduce fp32 gradients (train in float, or run shapes)");
     }
   }
+  options.label = std::move(label);
   totals_.network_bytes += static_cast<double>(buffer.bytes());
   const platform::Pending reduced = comm->world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(reduced);
-  in_flight_.push_back(reduced);
+  network_in_flight_.push_back(reduced);
 }
 
 // Sends the block's new weights from its owner to every rank (a broadcast). The owner packs them
@@ -377,7 +409,7 @@ void PlanInterpreter<T>::run_gather(OpId i) {
   totals_.network_bytes += static_cast<double>(buffer.bytes());
   const platform::Pending sent = comm->world().broadcast(buffer, op.owner, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(sent);
-  in_flight_.push_back(sent);
+  network_in_flight_.push_back(sent);
 }
 
 template <linalg::Real T>

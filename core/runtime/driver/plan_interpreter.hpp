@@ -13,10 +13,11 @@
 //                      on the issuing thread when the plan reaches them (no values to compute on
 //                      the device). A block whose accumulate skips the step (non-finite gradient)
 //                      skips its refresh and update; its publish still runs;
-//   reduce             once its deps have finished, the average of the layer's gradient over the
-//                      world group of the platform's communicator (in place, fp32; bytes only
-//                      when the backward did not compute values); the issuing thread does not
-//                      wait for it. A platform without a communicator: an InputError;
+//   reduce             once its deps have finished, the average of its bucket's gradients (one
+//                      buffer of the model's, TrainingModel::gradient_bucket) over the world group
+//                      of the platform's communicator (in place, fp32; bytes only when the
+//                      backward did not compute values); the issuing thread does not wait for it.
+//                      A platform without a communicator: an InputError;
 //   gather             (sharded state) a broadcast of the block's new weights from its owner
 //                      (which waits for its update and packs them) to the other ranks, which
 //                      unpack them once the step's work has drained;
@@ -63,6 +64,9 @@ struct PlanTotals {
   platform::Seconds optimizer_device = 0.0;  // modelled device time of the optimizer launches
   platform::Seconds state_move_wait = 0.0;   // time acquire ops waited
   double network_bytes = 0.0;                // buffers of the reduce and gather ops
+  // Exposed communication: while the plan waited for a collective (a reduce or gather op, or the
+  // step's end for the collectives still running), the time the device stream sat idle.
+  platform::Seconds exposed_communication = 0.0;
   TierPairTotals transferred;                // the plan's transfer ops (gradients down, weights up), per (from, to)
 };
 
@@ -115,6 +119,8 @@ class PlanInterpreter {
   platform::Costs launch_cost(int launch) const;
   double modelled_seconds(const platform::Costs& cost) const;
   void await(plan::OpId dep);  // until every Pending of op `dep` has finished (ok)
+  // The part of the wait since `start` (until now) during which the device stream was idle.
+  platform::Seconds device_idle_since(platform::Seconds start) const;
   bool ordered_before(const plan::Op& op, int launch, plan::OpId dep) const;
   void wait_ok(const platform::Pending& pending, const std::string& what);
   platform::Pending submit(platform::Executor& executor, platform::Work work);
@@ -168,6 +174,8 @@ class PlanInterpreter {
   };
   std::vector<LayerVerdict> layer_verdicts_;
   std::vector<platform::Pending> in_flight_;
+  std::vector<platform::Pending> network_in_flight_;  // the collectives of reduce and gather ops
+  platform::Pending device_tail_;                     // the last work submitted to the device stream
   std::exception_ptr body_error_;
   std::vector<std::vector<T>> gathered_;  // per gather op: the block's weights, packed
   std::vector<plan::OpId> unpack_;        // gather ops whose weights land here at the step's end

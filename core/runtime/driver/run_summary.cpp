@@ -19,6 +19,7 @@ RunSummary summarize(std::span<const StepRecord> records) {
   RunSummary s;
   std::vector<double> times;
   std::vector<double> visible;
+  std::vector<double> exposed;
   for (const StepRecord& r : records) {
     for (std::size_t tier = 0; tier < platform::kTierCount; ++tier)
       s.peak_resident_bytes[tier] = std::max(s.peak_resident_bytes[tier], r.peak_bytes[tier]);
@@ -34,6 +35,8 @@ RunSummary summarize(std::span<const StepRecord> records) {
     ++s.steps;
     times.push_back(r.step_time_s);
     visible.push_back(r.visible_optimizer_s);
+    exposed.push_back(r.exposed_communication_s);
+    s.mean_exposed_communication_s += r.exposed_communication_s;
     s.total_step_s += r.step_time_s;
     s.mean_compute_s += r.compute_s;
     s.total_visible_optimizer_s += r.visible_optimizer_s;
@@ -58,6 +61,8 @@ RunSummary summarize(std::span<const StepRecord> records) {
   s.mean_network_bytes /= n;
   s.mean_compute_s /= n;
   s.mean_visible_optimizer_s = s.total_visible_optimizer_s / n;
+  s.mean_exposed_communication_s /= n;
+  s.p99_exposed_communication_s = percentile(std::move(exposed), 0.99);
   s.p50_visible_optimizer_s = percentile(visible, 0.50);
   s.p99_visible_optimizer_s = percentile(std::move(visible), 0.99);
   return s;

@@ -28,6 +28,8 @@ struct RunSummary {
   double p99_visible_optimizer_s = 0.0;
   double total_step_s = 0.0;
   double total_visible_optimizer_s = 0.0;
+  double mean_exposed_communication_s = 0.0;
+  double p99_exposed_communication_s = 0.0;
   double total_refresh_wait_s = 0.0;
   double total_state_move_wait_s = 0.0;
   double total_optimizer_device_s = 0.0;

@@ -183,6 +183,10 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
   setup.element_bytes = sizeof(T);
   setup.staleness = options_.service.staleness;
   setup.schedule = options_.schedule;
+  // A model that keeps its layers' gradients apart reduces each one on its own.
+  if (options_.numerics != platform::Numerics::shapes && layer_count_ > 1 &&
+      model_.gradient_bucket(0, layer_count_ - 1).empty())
+    setup.schedule.bucket_bytes = 0.0;
   setup.host_workers = platform_.host_workers().concurrency();
   setup_ = set_up_step(layers, kind, hp, setup);
   // The blocking TensorOptimizer uses (the same plan_blocks): with values each layer's blocks are
@@ -326,7 +330,8 @@ StepRecord StepDriver<T>::run_step() {
   r.warmup = warmup;
   r.step_time_s = end - start;
   r.compute_s = model_.take_compute_seconds().value_or(totals.compute);
-  r.visible_optimizer_s = std::max(0.0, r.step_time_s - r.compute_s);
+  r.exposed_communication_s = totals.exposed_communication;
+  r.visible_optimizer_s = std::max(0.0, r.step_time_s - r.compute_s - r.exposed_communication_s);
   r.state_move_wait_s = totals.state_move_wait;
   r.optimizer_device_s = totals.optimizer_device;
   if (!carries_updates_) add_service_figures(r, metrics);

@@ -122,11 +122,15 @@ template <linalg::Real T>
 SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec, platform::Numerics numerics)
     : spec_(std::move(spec)), values_(numerics != platform::Numerics::shapes) {
   validate(spec_, "synthetic model");
+  gradient_offsets_.assign(spec_.layers.size() + 1, 0);
   if (!values_) {
     weights_.resize(spec_.layers.size());
-    gradients_.resize(spec_.layers.size());
     return;
   }
+  for (std::size_t l = 0; l < spec_.layers.size(); ++l)
+    gradient_offsets_[l + 1] =
+        gradient_offsets_[l] + static_cast<std::size_t>(spec_.layers[l].rows * spec_.layers[l].cols);
+  gradients_.assign(gradient_offsets_.back(), T(0));
   for (std::size_t l = 0; l < spec_.layers.size(); ++l) {
     const LayerSpec& layer = spec_.layers[l];
     const auto count = static_cast<std::size_t>(layer.rows * layer.cols);
@@ -135,7 +139,6 @@ SyntheticModel<T>::SyntheticModel(SyntheticModelSpec spec, platform::Numerics nu
     for (std::size_t i = 0; i < count; ++i)
       w[i] = static_cast<T>(scale * standard_normal(key(spec_.gradients.seed, initial_weights, l, i)));
     weights_.push_back(std::move(w));
-    gradients_.emplace_back(count, T(0));
     generators_.emplace_back(spec_.gradients, l, layer.rows, layer.cols);
   }
 }
@@ -149,20 +152,20 @@ linalg::MatrixView<T> SyntheticModel<T>::weight_matrix(std::size_t l) {
 template <linalg::Real T>
 linalg::ConstMatrixView<T> SyntheticModel<T>::gradient_matrix(std::size_t l) const {
   const LayerSpec& s = layer(l);
-  return {gradients_.at(l).data(), s.rows, s.cols};
+  return {gradients_.data() + gradient_offsets_.at(l), s.rows, s.cols};
 }
 
 template <linalg::Real T>
 linalg::MatrixView<T> SyntheticModel<T>::mutable_gradient_matrix(std::size_t l) {
   const LayerSpec& s = layer(l);
-  return {gradients_.at(l).data(), s.rows, s.cols};
+  return {gradients_.data() + gradient_offsets_.at(l), s.rows, s.cols};
 }
 
 template <linalg::Real T>
 void SyntheticModel<T>::compute_gradient(std::size_t l, Step t) {
   if (!values_) return;
   const LayerSpec& s = layer(l);
-  generators_.at(l).fill(t, linalg::MatrixView<T>(gradients_[l].data(), s.rows, s.cols));
+  generators_.at(l).fill(t, linalg::MatrixView<T>(gradients_.data() + gradient_offsets_[l], s.rows, s.cols));
 }
 
 template <linalg::Real T>

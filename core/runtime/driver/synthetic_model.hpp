@@ -80,11 +80,17 @@ class SyntheticModel final : public TrainingModel<T> {
   // The layer's weights and gradient buffer, row-major rows x cols.
   std::span<T> weights(std::size_t l) { return weights_.at(l); }
   std::span<const T> weights(std::size_t l) const { return weights_.at(l); }
-  std::span<T> gradient(std::size_t l) { return gradients_.at(l); }
-  std::span<const T> gradient(std::size_t l) const { return gradients_.at(l); }
+  std::span<T> gradient(std::size_t l) { return gradient_bucket(l, l); }
+  std::span<const T> gradient(std::size_t l) const {
+    return {gradients_.data() + gradient_offsets_.at(l), gradient_offsets_.at(l + 1) - gradient_offsets_.at(l)};
+  }
   linalg::MatrixView<T> weight_matrix(std::size_t l) override;
   linalg::ConstMatrixView<T> gradient_matrix(std::size_t l) const override;
   linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) override;
+  // Every gradient is kept in one array, layer after layer (empty with shapes only).
+  std::span<T> gradient_bucket(std::size_t first, std::size_t last) override {
+    return {gradients_.data() + gradient_offsets_.at(first), gradients_.data() + gradient_offsets_.at(last + 1)};
+  }
 
   // The backward numerics of layer l at step t: fills gradient(l) with G_t.
   void compute_gradient(std::size_t l, Step t) override;
@@ -95,7 +101,8 @@ class SyntheticModel final : public TrainingModel<T> {
   SyntheticModelSpec spec_;
   bool values_;
   std::vector<std::vector<T>> weights_;
-  std::vector<std::vector<T>> gradients_;
+  std::vector<T> gradients_;                   // every layer's, in layer order
+  std::vector<std::size_t> gradient_offsets_;  // of layer l in gradients_; the total last
   std::vector<GradientGenerator<T>> generators_;
 };
 

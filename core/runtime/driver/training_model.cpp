@@ -39,6 +39,14 @@ void TrainingModel<T>::backward_pass(std::size_t l, int m, Step t) {
                          std::to_string(t) + ") on a model whose pass is " + std::string(to_string(pass())));
 }
 
+template <linalg::Real T>
+std::span<T> TrainingModel<T>::gradient_bucket(std::size_t first, std::size_t last) {
+  if (first != last) return {};
+  const linalg::MatrixView<T> g = mutable_gradient_matrix(first);
+  if (!g.contiguous()) return {};
+  return {g.data(), static_cast<std::size_t>(g.rows() * g.cols())};
+}
+
 template class TrainingModel<float>;
 template class TrainingModel<double>;
 

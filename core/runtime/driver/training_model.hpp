@@ -5,6 +5,7 @@
 // model::GptTrainingModel (a real transformer) are the two here.
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,11 @@ class TrainingModel {
   // The same gradient, writable: data-parallel training replaces it in place by the ranks'
   // average (the reduce op) before the optimizer reads it. Row-major and contiguous.
   virtual linalg::MatrixView<T> mutable_gradient_matrix(std::size_t l) = 0;
+  // Layers first..last's gradients (first <= last) as one span in layer order: a gradient bucket
+  // that one collective reduces (plan::BucketInfo), in the memory of tensor_tier(). Empty when
+  // the model does not keep them in one array; the driver then gives every layer a bucket of its
+  // own. The default: a layer's own contiguous gradient, and empty for several layers.
+  virtual std::span<T> gradient_bucket(std::size_t first, std::size_t last);
   // The backward numerics of layer l at step t: afterwards gradient_matrix(l) holds its
   // gradient. The driver calls it once per layer and step, last layer first, as the body of
   // the layer's backward work (on the device stream), and updates layer l's parameters before

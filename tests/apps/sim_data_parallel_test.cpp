@@ -1,0 +1,138 @@
+// `asteria sim` with data-parallel units: gradients reduced in buckets (--bucket-size) and the
+// communication a step did not hide reported on its own (exposed_communication_s), out of the
+// visible optimizer time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/apps/child_cli.hpp"
+#include "tests/common/cli_harness.hpp"
+#include "tests/io/temp_dir.hpp"
+#include "traces/native_trace.hpp"
+
+namespace asteria::cli {
+namespace {
+
+using testing::TempDir;
+
+nlohmann::json read_json(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// steps.csv as one map of column -> value per row.
+std::vector<std::map<std::string, double>> read_steps(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> columns;
+  std::stringstream header(line);
+  for (std::string c; std::getline(header, c, ',');) columns.push_back(c);
+  std::vector<std::map<std::string, double>> rows;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::map<std::string, double> row;
+    std::string cell;
+    for (std::size_t i = 0; i < columns.size() && std::getline(cells, cell, ','); ++i) row[columns[i]] = std::stod(cell);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::size_t count_ops(const std::string& plan, const std::string& kind) {
+  std::size_t n = 0;
+  std::stringstream lines(plan);
+  for (std::string line; std::getline(lines, line);) {
+    std::stringstream words(line);
+    std::string op, id, k;
+    words >> op >> id >> k;
+    if (op == "op" && k == kind) ++n;
+  }
+  return n;
+}
+
+// A short data-free AdamW run of the toy model on `units` GPUs of gh200-alps (4 per node).
+Args tiny_data_parallel(const std::filesystem::path& out, int units, const std::vector<std::string>& extra = {}) {
+  Args args = {"sim",  "--hw",      "gh200-alps", "--model", "tiny", "--optimizer",  "adamw", "--steps",
+               "3",    "--units",   std::to_string(units),     "--no-progress", "--out", out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// One reduce per bucket; the buckets hold every gradient once, whatever their size.
+TEST(SimDataParallel, BucketsCutTheReducesAndMoveEveryGradientOnce) {
+  const TempDir dir;
+  const auto per_layer = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "per-layer", 8, {"--bucket-size", "0"}));
+  ASSERT_EQ(per_layer.code, 0) << per_layer.err;
+  const auto bucketed = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bucketed", 8));
+  ASSERT_EQ(bucketed.code, 0) << bucketed.err;
+  const std::string layer_plan = read_text(dir.path() / "per-layer" / "plan.txt");
+  const std::string bucket_plan = read_text(dir.path() / "bucketed" / "plan.txt");
+  const nlohmann::json summary = read_json(dir.path() / "bucketed" / "summary.json");
+  const double gradient_bytes = 4.0 * summary.at("parameters").get<double>();  // fp32
+  // The toy model is far below DDP's 25 MiB: one bucket, one reduce; at 0 one per layer.
+  EXPECT_EQ(count_ops(bucket_plan, "reduce"), 1u) << bucket_plan;
+  EXPECT_GT(count_ops(layer_plan, "reduce"), 1u);
+  EXPECT_EQ(count_ops(layer_plan, "reduce"), count_ops(layer_plan, "backward"));
+  EXPECT_EQ(summary.at("network_bytes").get<double>(), gradient_bytes);
+  EXPECT_EQ(read_json(dir.path() / "per-layer" / "summary.json").at("network_bytes").get<double>(), gradient_bytes);
+  EXPECT_EQ(summary.at("setting_bucket_size"), "25MiB");
+}
+
+// With one bucket reduced after the last backward, the updates wait for it while the device has
+// nothing to run: the whole all-reduce is exposed, step = compute + visible optimizer + exposed
+// communication, and the trace's reduce lasts exactly the exposed time. One unit has none.
+TEST(SimDataParallel, TheUnhiddenReduceIsExposedCommunicationNotOptimizerTime) {
+  const TempDir dir;
+  const auto run = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "dp", 8, {"--trace"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("exposed communication"), std::string::npos) << run.out;
+  const auto steps = read_steps(dir.path() / "dp" / "steps.csv");
+  ASSERT_FALSE(steps.empty());
+  const traces::NativeTrace trace = traces::read_native_trace(dir.path() / "dp" / "trace.csv");
+  std::map<std::int64_t, double> reduce_seconds;
+  for (const traces::TraceRecord& r : trace.records)
+    if (r.unit == 0 && r.kind == "reduce") reduce_seconds[r.step] += r.end_s - r.start_s;
+  for (const auto& row : steps) {
+    const auto step = static_cast<std::int64_t>(row.at("step"));
+    const double exposed = row.at("exposed_communication_s");
+    EXPECT_GT(exposed, 0.0) << "step " << step;
+    EXPECT_NEAR(row.at("compute_s") + row.at("visible_optimizer_s") + exposed, row.at("step_time_s"),
+                1e-9 * row.at("step_time_s"))
+        << "step " << step;
+    if (reduce_seconds.contains(step)) {
+      EXPECT_NEAR(exposed, reduce_seconds.at(step), 1e-9 * row.at("step_time_s")) << "step " << step;
+    }
+  }
+  EXPECT_FALSE(reduce_seconds.empty()) << "the trace holds no reduce of unit 0";
+  const nlohmann::json summary = read_json(dir.path() / "dp" / "summary.json");
+  EXPECT_GT(summary.at("exposed_communication_s").get<double>(), 0.0);
+
+  const auto alone = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "one", 1));
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  for (const auto& row : read_steps(dir.path() / "one" / "steps.csv")) EXPECT_EQ(row.at("exposed_communication_s"), 0.0);
+}
+
+TEST(SimDataParallel, ANegativeBucketSizeIsRefusedNamingTheOption) {
+  const TempDir dir;
+  const auto run = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bad", 2, {"--bucket-size", "-1"}));
+  EXPECT_NE(run.code, 0);
+  EXPECT_NE(run.err.find("--bucket-size"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace asteria::cli
