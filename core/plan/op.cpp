@@ -54,11 +54,11 @@ bool is_block_op(OpKind kind) noexcept {
     case OpKind::accumulate:
     case OpKind::refresh:
     case OpKind::update:
-    case OpKind::transfer:
-    case OpKind::gather: return true;
+    case OpKind::transfer: return true;
     case OpKind::forward:
     case OpKind::backward:
-    case OpKind::reduce: return false;
+    case OpKind::reduce:
+    case OpKind::gather: return false;
   }
   return false;
 }

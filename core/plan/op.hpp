@@ -34,8 +34,9 @@ enum class OpKind {
   // Data-free: the numbers travel on the numerics' own path; the op charges the move's time
   // (Memory::transfer).
   transfer,
-  // Sharded optimizer state: the block's new weights sent from the rank that owns (and updated)
-  // it to every other data-parallel rank.
+  // Sharded optimizer state: the new weights of a gradient bucket's blocks, each from the rank
+  // that owns (and updated) it, to every data-parallel rank: one all-gather, each rank's blocks
+  // of the bucket packed in block order and padded to the largest rank's share.
   gather,
 };
 inline constexpr int kOpKindCount = 12;
@@ -57,7 +58,7 @@ Resource parse_resource(std::string_view text, const std::string& source, const 
 Payload parse_payload(std::string_view text, const std::string& source, const std::string& field);
 
 // Kinds that act on one optimizer block (their `block` is set): every kind but forward,
-// backward and reduce; a transfer may instead move a layer's tensors (block -1).
+// backward, reduce and gather; a transfer may instead move a layer's tensors (block -1).
 bool is_block_op(OpKind kind) noexcept;
 // Optimizer phases whose numerics touch the block's values (run inside a launch's body when
 // device numerics run): publish, accumulate, refresh, update.
@@ -69,8 +70,7 @@ struct Op {
   int layer = -1;        // forward, backward and every block op: the driver layer
   int micro_batch = -1;  // forward, backward
   int block = -1;        // block ops: index into the plan's blocks
-  int bucket = -1;       // reduce
-  int owner = -1;        // gather: the data-parallel rank (world) whose update it sends
+  int bucket = -1;       // reduce, gather: index into the plan's buckets
   // transfer: the tiers its bytes (cost.bytes()) move between; unused by other kinds.
   platform::Tier from = platform::Tier::device;
   platform::Tier to = platform::Tier::device;

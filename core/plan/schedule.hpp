@@ -24,9 +24,10 @@
 //   per block, in block order: [publish if its optimizer activates a refresh one step late],
 //   accumulate (a host-updated block's after its gradient transfer), refresh, [publish if it
 //   activates at once], update;
-// with sharded optimizer state, a layer's gathers (the owners' new weights to the other ranks)
-// follow the next layer's hook. At the step's end: release the device-updated blocks of the last
-// hooked layer, finish the remaining host-updated blocks, the last gathers.
+// with sharded optimizer state, a bucket's gather (the owners' new weights of its blocks to every
+// rank, one all-gather) follows the hook after its last layer's. At the step's end: release the
+// device-updated blocks of the last hooked layer, finish the remaining host-updated blocks, the
+// last gather.
 //
 // Deferred updates (defer_fraction α > 0): a fraction α of the blocks (by weight bytes, spread
 // evenly over the layers) is not hooked in the backward. Their whole optimizer step (acquire,
@@ -117,9 +118,9 @@ struct ScheduleOptions {
   // complete, until a bucket holds at least this many bytes (DDP's bucket_cap_mb, 25 MiB by
   // default); 0: one bucket per layer.
   double bucket_bytes = 25.0 * 1024 * 1024;
-  // This rank (world) when blocks have owners: one gather op per block of a layer, sending the
-  // owner's new weights to the others, issued with the next layer's hook (after the last hook for
-  // the last layer), so the weights travel during the rest of the backward.
+  // This rank (world) when blocks have owners: one gather op per gradient bucket, an all-gather
+  // of the owners' new weights of its blocks, issued with the hook after the bucket's last one
+  // (after the last hook for the last bucket), so the weights travel while later updates run.
   int rank = 0;
   // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
   // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to

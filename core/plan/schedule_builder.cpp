@@ -2,6 +2,7 @@
 // the only difference between them; hooks, deferred updates and model-state moves follow it.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "core/common/error.hpp"
@@ -13,6 +14,9 @@ namespace {
 using platform::Tier;
 
 constexpr const char* kSource = "step schedule";
+// A gather of owned blocks moves at most this many times their bytes (every rank's share padded
+// to the largest).
+constexpr double kGatherPadding = 1.25;
 
 Op make_op(OpKind kind, Resource on, int layer) {
   Op op;
@@ -68,7 +72,7 @@ class Builder {
     for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
     const std::vector<bool> deferred = deferred_blocks(blocks, o.defer_fraction, o.rank);
     for (std::size_t b = 0; b < blocks.size(); ++b) {
-      plan_.blocks.push_back({blocks[b].layer, blocks[b].label});
+      plan_.blocks.push_back({blocks[b].layer, blocks[b].label, blocks[b].owner});
       // A block another rank owns has no state here: only its gather op names it.
       if (blocks[b].owner >= 0 && blocks[b].owner != o.rank) continue;
       auto& list = deferred[b] ? deferred_by_layer_ : by_layer_;
@@ -135,7 +139,7 @@ class Builder {
       const bool host_updates = std::any_of(by_layer_[static_cast<std::size_t>(l)].begin(),
                                             by_layer_[static_cast<std::size_t>(l)].end(), [&](int b) { return on_host(b); });
       if (options_.data_parallel_ranks == 1 && gradient == op && !host_updates) {
-        if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+        if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
         deferred = {};
         hook(l, gradient, gradient);
         continue;
@@ -147,18 +151,35 @@ class Builder {
         after_backward.push_back({l, gradient, -1, add_to_bucket(l, op)});
         continue;
       }
-      if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+      if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
       deferred = {l, gradient, gradient};
     }
-    if (deferred.layer >= 0) hook_and_gather(deferred.layer, deferred.gradient, deferred.gate);
+    if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     close_bucket();
-    for (const Hook& h : after_backward)
-      hook_and_gather(h.layer, h.gradient, reduce_of_bucket_[static_cast<std::size_t>(h.bucket)]);
+    // Sharded state: the new weights go out in groups of consecutive gradient buckets, each group
+    // once its shares are about even (balanced()), the last one with the rest. A group's gather is
+    // issued one hook after the hook of its last layer (by then its updates are mostly done, so
+    // neither the issuing thread nor the collective queue waits long for them), so the weights
+    // travel while the next layers' updates run. Every rank issues them at the same point, as
+    // collectives must be.
+    BucketInfo group{-1, -1, {}};
+    std::optional<BucketInfo> gather_due;
+    for (std::size_t i = 0; i < after_backward.size(); ++i) {
+      const Hook& h = after_backward[i];
+      hook(h.layer, h.gradient, reduce_of_bucket_[static_cast<std::size_t>(h.bucket)]);
+      if (gather_due) gather(*std::exchange(gather_due, std::nullopt));
+      if (i + 1 < after_backward.size() && after_backward[i + 1].bucket == h.bucket) continue;
+      const BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(h.bucket)];
+      group = group.last_layer < 0 ? BucketInfo{bucket.first_layer, bucket.last_layer, {}}
+                                   : BucketInfo{std::min(group.first_layer, bucket.first_layer),
+                                                std::max(group.last_layer, bucket.last_layer), {}};
+      if (i + 1 == after_backward.size() || balanced(group)) gather_due = std::exchange(group, BucketInfo{-1, -1, {}});
+    }
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
          i < static_cast<int>(hooked_.size()); ++i)
       if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
-    if (gathers_due_ >= 0) gather(gathers_due_);
+    if (gather_due) gather(*gather_due);
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -273,7 +294,7 @@ class Builder {
   // Returns the index of the bucket l joined.
   int add_to_bucket(int l, OpId backward) {
     if (open_.last_layer >= 0 && l != open_.first_layer - 1 && l != open_.last_layer + 1) close_bucket();
-    if (open_.last_layer < 0) open_ = {l, l};
+    if (open_.last_layer < 0) open_ = {l, l, {}};
     open_.first_layer = std::min(open_.first_layer, l);
     open_.last_layer = std::max(open_.last_layer, l);
     open_bytes_ += layer(l).gradient_bytes;
@@ -290,32 +311,73 @@ class Builder {
     reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, open_bytes_, 0};
     plan_.buckets.push_back(open_);
     reduce_of_bucket_.push_back(add(std::move(reduce), open_ready_));
-    open_ = {-1, -1};
+    open_ = {-1, -1, {}};
     open_bytes_ = 0.0;
   }
 
-  // Sharded state: a layer's gathers are issued one hook after its updates (by then they are
-  // mostly done, so neither the issuing thread nor a collective queue waits long for them), so the
-  // weights travel while the backward and the gradient reduces of the next layers go on. Every
-  // rank issues them at the same point, in block order, as collectives must be.
-  void hook_and_gather(int l, OpId gradient, OpId gate) {
-    hook(l, gradient, gate);
-    if (gathers_due_ >= 0) gather(gathers_due_);
-    gathers_due_ = l;
+  // The owned blocks of `layers` by how they travel: each block larger than an even share of
+  // them (their bytes / ranks) alone, by a broadcast from its owner (an all-gather would pad every
+  // rank's share to it); the rest together, by one all-gather.
+  struct GatherSplit {
+    std::vector<int> alone;
+    std::vector<int> together;
+  };
+  GatherSplit split_gather(const BucketInfo& layers) const {
+    std::vector<int> owned;
+    double total = 0.0;
+    for (std::size_t b = 0; b < blocks_.size(); ++b)
+      if (blocks_[b].layer >= layers.first_layer && blocks_[b].layer <= layers.last_layer && blocks_[b].owner >= 0) {
+        owned.push_back(static_cast<int>(b));
+        total += blocks_[b].weight_bytes;
+      }
+    const double even = total / static_cast<double>(options_.data_parallel_ranks);
+    GatherSplit split;
+    for (int b : owned) (block(b).weight_bytes > even ? split.alone : split.together).push_back(b);
+    return split;
   }
 
-  // One gather op per owned block of layer l: the owner's new weights go to the other ranks once
-  // the owner's update is done.
-  void gather(int l) {
-    for (std::size_t b = 0; b < blocks_.size(); ++b) {
-      const BlockWork& w = blocks_[b];
-      if (w.layer != l || w.owner < 0) continue;
-      Op op = block_op(OpKind::gather, Resource::network, static_cast<int>(b));
-      op.owner = w.owner;
-      op.cost = platform::Cost{platform::WorkKind::other, 0.0, w.weight_bytes, 0};
-      if (update_of_[b] >= 0) op.deps.push_back(update_of_[b]);
-      add(std::move(op));
+  // The bytes a gather of `members` moves: their bytes when one rank owns them all (a broadcast),
+  // else the gathered buffer of an all-gather, ranks x the largest rank's share (every share
+  // padded to it; nccl-tests' all_gather size).
+  double gather_bytes(const std::vector<int>& members) const {
+    std::vector<double> share(static_cast<std::size_t>(options_.data_parallel_ranks), 0.0);
+    for (int b : members) share.at(static_cast<std::size_t>(block(b).owner)) += block(b).weight_bytes;
+    double total = 0.0;
+    int owners = 0;
+    for (double s : share) {
+      total += s;
+      owners += s > 0.0 ? 1 : 0;
     }
+    if (owners <= 1) return total;
+    return *std::max_element(share.begin(), share.end()) * static_cast<double>(share.size());
+  }
+
+  // Whether the all-gather of `layers` moves at most kGatherPadding times its blocks' bytes: a
+  // group of gradient buckets grows until the owners' shares in it are about even (whole blocks of
+  // unequal sizes, balanced over the whole model).
+  bool balanced(const BucketInfo& layers) const {
+    const std::vector<int> together = split_gather(layers).together;
+    double total = 0.0;
+    for (int b : together) total += block(b).weight_bytes;
+    return gather_bytes(together) <= kGatherPadding * total;
+  }
+
+  // The gather ops of `layers`: one per block that travels alone, then one for the rest (none
+  // when no block of them has an owner), each once this rank's own updates of its blocks are
+  // done; each names a bucket of its own (its layers and blocks), added to the plan's.
+  void gather(const BucketInfo& layers) {
+    const GatherSplit split = split_gather(layers);
+    auto emit = [&](BucketInfo bucket) {
+      Op op = make_op(OpKind::gather, Resource::network, bucket.first_layer);
+      op.bucket = static_cast<int>(plan_.buckets.size());
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, gather_bytes(bucket.blocks), 0};
+      for (int b : bucket.blocks)
+        if (update_of_[static_cast<std::size_t>(b)] >= 0) op.deps.push_back(update_of_[static_cast<std::size_t>(b)]);
+      plan_.buckets.push_back(std::move(bucket));
+      add(std::move(op));
+    };
+    for (int b : split.alone) emit({block(b).layer, block(b).layer, {b}});
+    if (!split.together.empty()) emit({layers.first_layer, layers.last_layer, split.together});
   }
 
   // Releases the listed blocks updated where `host` says once all of those updates are done (and
@@ -490,7 +552,7 @@ class Builder {
   std::vector<std::vector<int>> by_layer_;           // blocks hooked in the backward
   std::vector<std::vector<int>> deferred_by_layer_;  // blocks whose step is carried into the next plan
   std::vector<OpId> update_of_;
-  BucketInfo open_{-1, -1};  // the bucket filling up (last_layer -1: none)
+  BucketInfo open_{-1, -1, {}};  // the bucket filling up (last_layer -1: none)
   double open_bytes_ = 0.0;
   OpId open_ready_ = -1;     // the backward after which the open bucket's gradients are complete
   std::vector<OpId> reduce_of_bucket_;
@@ -509,7 +571,6 @@ class Builder {
   std::vector<int> hooked_;         // layers in hook order
   std::vector<bool> finished_;      // per hooked layer: its host-updated blocks finished
   int last_hooked_ = -1;
-  int gathers_due_ = -1;  // the layer whose gathers the next hook issues (-1: none)
   bool carrying_ = false;  // ops added now are carried
   int next_carried_ = 0;  // the next layer whose carried hook has not gone out
   StepPlan plan_;

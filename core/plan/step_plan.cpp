@@ -85,6 +85,12 @@ void validate(const StepPlan& plan, const std::string& source) {
       throw InputError(source, "buckets[" + std::to_string(b) + "]",
                        "layers first..last with 0 <= first <= last < " + std::to_string(layers) + ", found " +
                            std::to_string(bucket.first_layer) + ".." + std::to_string(bucket.last_layer));
+    for (int member : bucket.blocks)
+      if (member < 0 || member >= blocks || plan.blocks[static_cast<std::size_t>(member)].owner < 0 ||
+          plan.blocks[static_cast<std::size_t>(member)].layer < bucket.first_layer ||
+          plan.blocks[static_cast<std::size_t>(member)].layer > bucket.last_layer)
+        throw InputError(source, "buckets[" + std::to_string(b) + "].blocks",
+                         "blocks with an owner in the bucket's layers, found " + std::to_string(member));
   }
   const std::vector<OpId> submitted_at = launch_submit_points(plan);
   std::vector<int> launch_carried(plan.launches.size(), -1);  // per launch: -1 unseen, 0 current, 1 carried
@@ -115,15 +121,13 @@ void validate(const StepPlan& plan, const std::string& source) {
       if (op.layer != plan.blocks[static_cast<std::size_t>(op.block)].layer)
         throw InputError(source, op_field(i, "layer"), "expected the layer of block " + std::to_string(op.block));
     }
-    if (op.kind == OpKind::reduce) {
+    if (op.kind == OpKind::reduce || op.kind == OpKind::gather) {
       if (op.bucket < 0 || static_cast<std::size_t>(op.bucket) >= plan.buckets.size())
         throw InputError(source, op_field(i, "bucket"),
                          "expected a bucket index in [0, " + std::to_string(plan.buckets.size()) + ")");
       if (op.layer != plan.buckets[static_cast<std::size_t>(op.bucket)].first_layer)
         throw InputError(source, op_field(i, "layer"), "expected the first layer of bucket " + std::to_string(op.bucket));
     }
-    if (op.kind == OpKind::gather && op.owner < 0)
-      throw InputError(source, op_field(i, "owner"), "expected the owning rank (>= 0)");
     if (op.carried && (op.kind == OpKind::forward || op.kind == OpKind::backward || op.kind == OpKind::reduce ||
                        op.kind == OpKind::gather))
       throw InputError(source, op_field(i, "carried"),
@@ -243,14 +247,20 @@ std::string to_text(const StepPlan& plan) {
                      " ops=" + std::to_string(plan.ops.size()) + "\n";
   for (std::size_t l = 0; l < plan.layers.size(); ++l) text += "layer " + std::to_string(l) + " " + plan.layers[l].name + '\n';
   for (std::size_t b = 0; b < plan.blocks.size(); ++b)
-    text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) + " " + plan.blocks[b].label + '\n';
+    text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) +
+            (plan.blocks[b].owner >= 0 ? " owner=" + std::to_string(plan.blocks[b].owner) : "") + " " +
+            plan.blocks[b].label + '\n';
   for (std::size_t l = 0; l < plan.launches.size(); ++l)
     text += "launch " + std::to_string(l) + " on=" + std::string(to_string(plan.launches[l].on)) + " " +
             plan.launches[l].label + (plan.launches[l].pieces > 1 ? " pieces=" + std::to_string(plan.launches[l].pieces) : "") +
             '\n';
-  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
     text += "bucket " + std::to_string(b) + " layers=" + std::to_string(plan.buckets[b].first_layer) + ".." +
-            std::to_string(plan.buckets[b].last_layer) + '\n';
+            std::to_string(plan.buckets[b].last_layer);
+    for (std::size_t m = 0; m < plan.buckets[b].blocks.size(); ++m)
+      text += (m == 0 ? " blocks=" : ",") + std::to_string(plan.buckets[b].blocks[m]);
+    text += '\n';
+  }
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     text += "op " + std::to_string(i) + ' ' + std::string(to_string(op.kind));
@@ -258,7 +268,6 @@ std::string to_text(const StepPlan& plan) {
     if (op.micro_batch >= 0) text += " mb=" + std::to_string(op.micro_batch);
     if (op.block >= 0) text += " block=" + std::to_string(op.block);
     if (op.bucket >= 0) text += " bucket=" + std::to_string(op.bucket);
-    if (op.owner >= 0) text += " owner=" + std::to_string(op.owner);
     if (op.kind == OpKind::transfer)
       text += " " + std::string(to_string(op.payload)) + " from=" + std::string(platform::to_string(op.from)) +
               " to=" + std::string(platform::to_string(op.to));

@@ -28,14 +28,19 @@ struct LayerInfo {
 struct BlockInfo {
   int layer = 0;
   std::string label;  // "layer3.attn.q block 2 (rows 0:128, cols 256:384)"
+  int owner = -1;     // sharded state: the data-parallel rank that updates it (-1: every rank)
 };
 
 // A gradient bucket: the consecutive layers first_layer..last_layer whose gradients one reduce op
 // averages among the data-parallel ranks (as DDP's buckets: layers in the order their gradients
-// complete, about bucket_bytes each), one collective over their gradients as one buffer.
+// complete, about bucket_bytes each), one collective over their gradients as one buffer; with
+// sharded state, one gather op sends the new weights of its blocks the same way.
 struct BucketInfo {
   int first_layer = 0;
   int last_layer = 0;
+  // A gather's: the owned blocks of those layers whose new weights it sends, in block order (by a
+  // broadcast when one rank owns them all, else an all-gather); empty for a gradient bucket.
+  std::vector<int> blocks;
 };
 
 struct Launch {

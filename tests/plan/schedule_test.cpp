@@ -150,6 +150,72 @@ TEST(Schedule, GradientBucketsFollowTheGradientOrder) {
   EXPECT_TRUE(schedule_plan(layers(5), blocks(5), {}).buckets.empty());  // one rank: nothing to reduce
 }
 
+// Sharded state: the new weights go out in all-gathers of consecutive gradient buckets, a group
+// closing once the ranks' shares in it are about even (padding to the largest share adds at most
+// a quarter), the last group with the rest; a block larger than an even share of its group goes
+// alone, by a broadcast of its bytes. An all-gather moves ranks x the largest share. Each gather
+// waits for this rank's own updates of its blocks (and no other); every owned block goes out once.
+TEST(Schedule, ShardedStateGathersBucketsOnceTheirSharesAreEven) {
+  struct Expect {
+    const char* owners;  // how blocks are owned
+    std::size_t gathers;
+  };
+  for (const auto& [how, gathers] :
+       {Expect{"alternating", 3}, Expect{"two thirds on rank 0", 1}, Expect{"alternating, one huge", 4}}) {
+    std::vector<BlockWork> owned = blocks(7);
+    for (std::size_t b = 0; b < owned.size(); ++b)
+      owned[b].owner = std::string(how) == "two thirds on rank 0" ? (b % 3 == 0 ? 1 : 0) : static_cast<int>(b % 2);
+    if (std::string(how) == "alternating, one huge") owned[13].weight_bytes = 5000.0;  // layer 6, rank 1
+    for (int rank : {0, 1}) {
+      const StepPlan plan =
+          schedule_plan(layers(7), owned, {.data_parallel_ranks = 2, .bucket_bytes = 2000.0, .rank = rank});
+      std::vector<OpId> update_of(owned.size(), -1);
+      std::vector<int> sent(owned.size(), 0);
+      int next_layer = 6;  // gathers go out in gradient order, the last layer first
+      for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+        const Op& op = plan.ops[i];
+        if (op.kind == OpKind::update) update_of[static_cast<std::size_t>(op.block)] = static_cast<OpId>(i);
+        if (op.kind != OpKind::gather) continue;
+        const BucketInfo& range = plan.buckets[static_cast<std::size_t>(op.bucket)];
+        const bool alone = range.blocks.size() == 1;  // here every group holds several blocks
+        if (!alone) {
+          EXPECT_EQ(range.last_layer, next_layer) << how;
+          next_layer = range.first_layer - 1;
+        }
+        double share[2] = {0.0, 0.0};
+        std::vector<OpId> own;
+        for (int member : range.blocks) {
+          const auto b = static_cast<std::size_t>(member);
+          EXPECT_TRUE(owned[b].layer >= range.first_layer && owned[b].layer <= range.last_layer);
+          ++sent[b];
+          share[owned[b].owner] += owned[b].weight_bytes;
+          if (owned[b].owner != rank) continue;
+          ASSERT_GE(update_of[b], 0) << how << ": a gather before an update of its own";
+          own.push_back(update_of[b]);
+        }
+        const double largest = std::max(share[0], share[1]);
+        EXPECT_EQ(op.deps, own) << how;
+        if (alone) {
+          EXPECT_EQ(op.cost.bytes(), largest) << how << ": a block alone is broadcast";
+          EXPECT_EQ(range.first_layer, range.last_layer);
+          EXPECT_EQ(owned[static_cast<std::size_t>(range.blocks[0])].weight_bytes, 5000.0) << how;
+          continue;
+        }
+        EXPECT_EQ(op.cost.bytes(), 2.0 * largest) << how;
+        if (range.first_layer > 0) EXPECT_LE(2.0 * largest, 1.25 * (share[0] + share[1])) << how;
+        EXPECT_EQ(op.layer, range.first_layer);
+      }
+      EXPECT_EQ(next_layer, -1) << how << ": every layer's weights gathered";
+      EXPECT_EQ(plan.count(OpKind::gather), gathers) << how;
+      for (std::size_t b = 0; b < owned.size(); ++b) {
+        EXPECT_EQ(sent[b], 1) << how << ": block " << b;
+        EXPECT_EQ(plan.blocks[b].owner, owned[b].owner);
+        EXPECT_EQ(update_of[b] >= 0, owned[b].owner == rank) << how << ": block " << b;
+      }
+    }
+  }
+}
+
 // Weights resting on the host are fetched before each run of visits of a layer: every visit in
 // the horizontal schedule (per micro-batch 2·L, less one where the top layer's forward meets its
 // backward and, between micro-batches, where the bottom layer's backward meets the next forward),

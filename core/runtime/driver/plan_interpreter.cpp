@@ -137,12 +137,7 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   network_in_flight_.clear();
   if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
   // Weights of blocks other ranks updated (sharded state): in place before the next step.
-  for (OpId i : unpack_) {
-    const linalg::MatrixView<T> w = weights(plan_.ops[static_cast<std::size_t>(i)]);
-    const std::vector<T>& packed = gathered_[static_cast<std::size_t>(i)];
-    for (linalg::index r = 0; r < w.rows(); ++r)
-      std::copy(packed.begin() + r * w.cols(), packed.begin() + (r + 1) * w.cols(), w.row(r).begin());
-  }
+  for (OpId i : unpack_) unpack_gather(i);
   unpack_.clear();
   return totals_;
 }
@@ -198,9 +193,15 @@ bool PlanInterpreter<T>::ordered_before(const Op& op, int launch, OpId dep) cons
 template <linalg::Real T>
 linalg::MatrixView<T> PlanInterpreter<T>::weights(const Op& op) {
   if (!values_) return {};
-  const PlanBlock& b = blocks_[static_cast<std::size_t>(op.block)];
+  return block_weights(op.block);
+}
+
+template <linalg::Real T>
+linalg::MatrixView<T> PlanInterpreter<T>::block_weights(int block) {
+  const PlanBlock& b = blocks_[static_cast<std::size_t>(block)];
   const optim::BlockRegion& r = b.region;
-  return optim::reshaped(model_.weight_matrix(static_cast<std::size_t>(op.layer)), b.view)
+  return optim::reshaped(model_.weight_matrix(static_cast<std::size_t>(plan_.blocks[static_cast<std::size_t>(block)].layer)),
+                         b.view)
       .block(r.row0, r.col0, r.rows, r.cols);
 }
 
@@ -373,10 +374,12 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
   network_in_flight_.push_back(reduced);
 }
 
-// Sends the block's new weights from its owner to every rank (a broadcast). The owner packs them
-// once its update has finished (the issuing thread waits for it; the plan issues a layer's gathers
-// one hook after its updates, so the wait is short); the others unpack them when the step's work
-// has drained.
+// Sends the new weights of a gather's blocks (its bucket's) from their owners to every rank: by a
+// broadcast when one rank owns them all, else by one all-gather of equal shares, each rank's
+// blocks packed in block order and padded to the largest share. A rank packs its own once their
+// updates have finished (the issuing thread waits for them; the plan issues a gather one hook
+// after its layers', so the wait is short); every rank unpacks the others' when the step's work
+// has drained. Weights travel bit for bit as 4-byte words (a gather copies, never adds).
 template <linalg::Real T>
 void PlanInterpreter<T>::run_gather(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
@@ -385,31 +388,84 @@ void PlanInterpreter<T>::run_gather(OpId i) {
     throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
                      "a data-parallel backend with a communicator for its gather op; this platform (" +
                          std::string(platform_.backend()) + ") has none");
-  const bool mine = op.owner == comm->world().rank();
+  const auto ranks = static_cast<std::size_t>(comm->world().size());
+  const int me = comm->world().rank();
+  const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
+  const int owner = sole_owner(bucket);
   platform::CollectiveOptions options;
-  options.label = "gather " + plan_.blocks[static_cast<std::size_t>(op.block)].label;
+  options.label = "gather ";
+  options.label += plan_.layers[static_cast<std::size_t>(bucket.last_layer)].name;
+  if (bucket.first_layer != bucket.last_layer) {
+    options.label += " .. ";
+    options.label += plan_.layers[static_cast<std::size_t>(bucket.first_layer)].name;
+  }
   options.tag = {step_, i, -1, platform::ActivityRole::op};
   for (OpId d : op.deps) {
-    if (mine && values_) await(d);  // the update has written the weights the owner packs
+    if (values_) await(d);  // the updates have written the weights this rank packs
     for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
   }
-  // The weights travel bit for bit as 4-byte words (a broadcast copies, never adds).
-  platform::CommBuffer buffer =
-      platform::CommBuffer::sized(static_cast<std::size_t>(op.cost.bytes()) / 4, platform::DType::fp32);
+  // A broadcast's buffer is the blocks; an all-gather's share is 1 / ranks of its bytes.
+  const std::size_t share_words = static_cast<std::size_t>(op.cost.bytes()) / 4 / (owner >= 0 ? 1 : ranks);
+  const std::size_t all_words = owner >= 0 ? share_words : share_words * ranks;
+  platform::CommBuffer mine = platform::CommBuffer::sized(share_words, platform::DType::fp32);
+  platform::CommBuffer all = platform::CommBuffer::sized(all_words, platform::DType::fp32);
   if (values_) {
-    const linalg::MatrixView<T> w = weights(op);
+    // All-gather: this rank's share, then every rank's; broadcast: the blocks, in place.
+    const std::size_t share = share_words * 4 / sizeof(T);
     std::vector<T>& packed = gathered_[static_cast<std::size_t>(i)];
-    packed.resize(static_cast<std::size_t>(w.rows() * w.cols()));
-    if (mine)
-      for (linalg::index r = 0; r < w.rows(); ++r)
-        std::copy(w.row(r).begin(), w.row(r).end(), packed.begin() + r * w.cols());
-    buffer = {packed.data(), packed.size() * sizeof(T) / 4, platform::DType::fp32};
-    if (!mine) unpack_.push_back(i);
+    packed.assign(owner >= 0 ? share : share * (ranks + 1), T(0));
+    std::size_t at = 0;
+    for (int b : bucket.blocks) {
+      if (plan_.blocks[static_cast<std::size_t>(b)].owner != me) continue;
+      const linalg::MatrixView<T> w = block_weights(b);
+      for (linalg::index r = 0; r < w.rows(); ++r, at += static_cast<std::size_t>(w.cols()))
+        std::copy(w.row(r).begin(), w.row(r).end(), packed.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+    if (at > share) throw std::logic_error("PlanInterpreter: a gather's share is smaller than this rank's blocks");
+    mine = {packed.data(), share_words, platform::DType::fp32};
+    all = {packed.data() + (owner >= 0 ? 0 : share), all_words, platform::DType::fp32};
+    if (owner != me) unpack_.push_back(i);
   }
-  totals_.network_bytes += static_cast<double>(buffer.bytes());
-  const platform::Pending sent = comm->world().broadcast(buffer, op.owner, std::move(options));
-  finished_[static_cast<std::size_t>(i)].push_back(sent);
-  network_in_flight_.push_back(sent);
+  totals_.network_bytes += static_cast<double>(all.bytes());
+  const platform::Pending gathered = owner >= 0 ? comm->world().broadcast(all, owner, std::move(options))
+                                                : comm->world().all_gather(mine, all, std::move(options));
+  finished_[static_cast<std::size_t>(i)].push_back(gathered);
+  network_in_flight_.push_back(gathered);
+}
+
+template <linalg::Real T>
+int PlanInterpreter<T>::sole_owner(const plan::BucketInfo& bucket) const {
+  int owner = -1;
+  for (int b : bucket.blocks) {
+    const int o = plan_.blocks[static_cast<std::size_t>(b)].owner;
+    if (owner >= 0 && o != owner) return -1;
+    owner = o;
+  }
+  return owner;
+}
+
+// The other ranks' blocks of a gather, from their shares (or the broadcast), into the weights.
+template <linalg::Real T>
+void PlanInterpreter<T>::unpack_gather(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
+  const std::vector<T>& packed = gathered_[static_cast<std::size_t>(i)];
+  const int me = platform_.comm()->world().rank();
+  const auto ranks = static_cast<std::size_t>(platform_.comm()->world().size());
+  const bool broadcast = sole_owner(bucket) >= 0;
+  const std::size_t share = broadcast ? 0 : packed.size() / (ranks + 1);
+  std::vector<std::size_t> at;  // per rank: where its next block starts
+  for (std::size_t r = 0; r < ranks; ++r) at.push_back(share * (r + 1));
+  for (int b : bucket.blocks) {
+    const int owner = plan_.blocks[static_cast<std::size_t>(b)].owner;
+    std::size_t& from = at.at(static_cast<std::size_t>(owner));
+    const linalg::MatrixView<T> w = block_weights(b);
+    for (linalg::index r = 0; r < w.rows(); ++r, from += static_cast<std::size_t>(w.cols()))
+      if (owner != me)
+        std::copy(packed.begin() + static_cast<std::ptrdiff_t>(from),
+                  packed.begin() + static_cast<std::ptrdiff_t>(from + static_cast<std::size_t>(w.cols())),
+                  w.row(r).begin());
+  }
 }
 
 template <linalg::Real T>

@@ -18,9 +18,11 @@
 //                      of the platform's communicator (in place, fp32; bytes only when the
 //                      backward did not compute values); the issuing thread does not wait for it.
 //                      A platform without a communicator: an InputError;
-//   gather             (sharded state) a broadcast of the block's new weights from its owner
-//                      (which waits for its update and packs them) to the other ranks, which
-//                      unpack them once the step's work has drained;
+//   gather             (sharded state) the new weights of its bucket's blocks from their owners
+//                      to every rank: a broadcast when one rank owns them all, else an
+//                      all-gather, each rank's share packed (after its own updates) and padded
+//                      to the largest; unpacked by the other ranks once the step's work has
+//                      drained;
 //   transfer           once its deps have finished, Memory::transfer of its bytes between its
 //                      tiers (a modelled move without data, recorded by the backend with role
 //                      transfer and the op's tag); the issuing thread does not wait for it.
@@ -115,6 +117,8 @@ class PlanInterpreter {
   void run_transfer(plan::OpId i);
   void run_reduce(plan::OpId i);
   void run_gather(plan::OpId i);
+  void unpack_gather(plan::OpId i);
+  int sole_owner(const plan::BucketInfo& bucket) const;  // of the bucket's blocks; -1 when several ranks own them
   void submit_launch(int launch);
   platform::Costs launch_cost(int launch) const;
   double modelled_seconds(const platform::Costs& cost) const;
@@ -126,6 +130,7 @@ class PlanInterpreter {
   platform::Pending submit(platform::Executor& executor, platform::Work work);
   void record_issuer(plan::OpId i, platform::Seconds start, bool in_launch_body = false);
   linalg::MatrixView<T> weights(const plan::Op& op);
+  linalg::MatrixView<T> block_weights(int block);  // plan block `block`'s region of its layer's weights
   linalg::ConstMatrixView<T> gradient(const plan::Op& op);
   // The device of the op's block state when it is not the one that addresses the model's tensors
   // (their values are then staged between the two); null when one device addresses both.
@@ -177,7 +182,7 @@ class PlanInterpreter {
   std::vector<platform::Pending> network_in_flight_;  // the collectives of reduce and gather ops
   platform::Pending device_tail_;                     // the last work submitted to the device stream
   std::exception_ptr body_error_;
-  std::vector<std::vector<T>> gathered_;  // per gather op: the block's weights, packed
+  std::vector<std::vector<T>> gathered_;  // per gather op: this rank's share, then every rank's
   std::vector<plan::OpId> unpack_;        // gather ops whose weights land here at the step's end
 };
 
