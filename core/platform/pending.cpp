@@ -52,7 +52,12 @@ void Pending::wait() const {
   if (detail::settled(*state_)) return;
   CompletionBoard& board = *state_->board;
   LockGuard lock(*board.mutex_);
-  board.changed_->wait(*board.mutex_, [&] { return detail::settled(*state_); });
+  if (!state_->members.empty()) {  // a join: settled by any of its members' completions
+    board.changed_->wait(*board.mutex_, [&] { return detail::settled(*state_); });
+    return;
+  }
+  if (!state_->waiters) state_->waiters = board.sync_.make_condition_variable();
+  state_->waiters->wait(*board.mutex_, [&] { return detail::settled(*state_); });
 }
 
 std::optional<Seconds> Pending::finished_at() const {
@@ -76,11 +81,12 @@ void Promise::fulfil(Status status) {
   state_->status = std::move(status);
   if (board.clock_ != nullptr) state_->finished_at = board.clock_->now();
   state_->done.store(true, std::memory_order_release);
+  if (state_->waiters) state_->waiters->notify_all();
   board.changed_->notify_all();
 }
 
 CompletionBoard::CompletionBoard(SyncFactory& sync, const Clock* clock)
-    : mutex_(sync.make_mutex()), changed_(sync.make_condition_variable()), clock_(clock) {}
+    : sync_(sync), mutex_(sync.make_mutex()), changed_(sync.make_condition_variable()), clock_(clock) {}
 
 CompletionBoard::Pair CompletionBoard::make() {
   auto s = std::make_shared<detail::CompletionState>();

@@ -1,9 +1,9 @@
 #pragma once
 // Handles to work in flight. A backend creates a (Promise, Pending) pair from its
 // CompletionBoard, hands the Pending to the caller and fulfils the Promise when the work ends.
-// All completions of one board share one mutex and condition variable, so waiting for any of
-// several is as simple as waiting for one; completions are coarse (a refresh, a tier move), so
-// the shared lock is not contended. `done` is also an atomic, so that testing or waiting for a
+// All completions of one board share one mutex, and waiting for any of several uses the board's
+// condition variable; a wait for one work uses a condition variable of its own, made when first
+// needed. Completions are coarse (a refresh, a tier move), so the shared lock is not contended. `done` is also an atomic, so that testing or waiting for a
 // finished work takes no lock (on the simulated backend a lock is a switch to the scheduler).
 #include <atomic>
 #include <cstddef>
@@ -27,6 +27,10 @@ struct CompletionState {
   std::atomic<bool> done{false};  // set once, after status, with release order
   Status status;
   Seconds finished_at = -1.0;  // the board's clock when fulfilled (-1: a board without a clock)
+  // Made by the first waiter of this work alone (under the board's mutex), so that its fulfilment
+  // wakes its own waiters rather than every waiter of the board (on the simulated backend each
+  // wake-up is an actor switch).
+  std::unique_ptr<ConditionVariable> waiters;
   // A join (CompletionBoard::all_of): done when every member is, and failed as its first failed
   // member; worked out from the members whenever asked (they never change once done).
   std::vector<std::shared_ptr<CompletionState>> members;
@@ -91,8 +95,9 @@ class CompletionBoard {
  private:
   friend class Pending;
   friend class Promise;
+  SyncFactory& sync_;
   std::unique_ptr<Mutex> mutex_;
-  std::unique_ptr<ConditionVariable> changed_;
+  std::unique_ptr<ConditionVariable> changed_;  // any completion (wait_any, joins)
   const Clock* clock_;
 };
 
