@@ -1,4 +1,5 @@
 // Conformance: completions (Pending, Promise, wait_any).
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -99,6 +100,35 @@ TEST_P(ConcurrentPlatformConformance, WaitAnyDoesNotWaitForTheSlowest) {
     }
     EXPECT_TRUE(gated.status().ok());
     EXPECT_EQ(p.completions().wait_any(pendings), 0u);
+  });
+}
+
+// A platform's board notes when each work finished, on the platform's clock: a work a worker ran
+// after a sleep finished within the wait; a join when its last member did; none while a work runs
+// or for a Pending made ready.
+TEST_P(ConcurrentPlatformConformance, FinishedWorkSaysWhenOnThePlatformsClock) {
+  run([](Platform& p) {
+    auto [promise, pending] = p.completions().make();
+    EXPECT_FALSE(pending.finished_at().has_value());
+    const Seconds before = p.clock().now();
+    Pending slow = p.host_workers().submit(work("slow", [&p, promise = promise]() mutable {
+      p.clock().sleep_for(0.02);
+      promise.fulfil();
+      return Status::success();
+    }));
+    Pending quick = p.host_workers().submit(work("quick", [] { return Status::success(); }));
+    pending.wait();
+    const Seconds after = p.clock().now();
+    ASSERT_TRUE(pending.finished_at().has_value());
+    EXPECT_GE(*pending.finished_at(), before + 0.02);
+    EXPECT_LE(*pending.finished_at(), after);
+    EXPECT_TRUE(slow.status().ok());
+    EXPECT_TRUE(quick.status().ok());
+    const std::vector<Pending> parts{quick, pending};
+    const Pending both = p.completions().all_of(parts);
+    ASSERT_TRUE(both.finished_at().has_value());
+    EXPECT_EQ(*both.finished_at(), std::max(*quick.finished_at(), *pending.finished_at()));
+    EXPECT_FALSE(Pending::ready().finished_at().has_value());
   });
 }
 
