@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/common/error.hpp"
+#include "core/plan/gather_groups.hpp"
 #include "core/plan/schedule.hpp"
 
 namespace asteria::plan {
@@ -14,9 +15,6 @@ namespace {
 using platform::Tier;
 
 constexpr const char* kSource = "step schedule";
-// A gather of owned blocks moves at most this many times their bytes (every rank's share padded
-// to the largest).
-constexpr double kGatherPadding = 1.25;
 
 Op make_op(OpKind kind, Resource on, int layer) {
   Op op;
@@ -157,7 +155,7 @@ class Builder {
     if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     close_bucket();
     // Sharded state: the new weights go out in groups of consecutive gradient buckets, each group
-    // once its shares are about even (balanced()), the last one with the rest. A group's gather is
+    // once its shares are about even (gather_is_even()), the last one with the rest. A group's gather is
     // issued one hook after the hook of its last layer (by then its updates are mostly done, so
     // neither the issuing thread nor the collective queue waits long for them), so the weights
     // travel while the next layers' updates run. Every rank issues them at the same point, as
@@ -173,7 +171,8 @@ class Builder {
       group = group.last_layer < 0 ? BucketInfo{bucket.first_layer, bucket.last_layer, {}}
                                    : BucketInfo{std::min(group.first_layer, bucket.first_layer),
                                                 std::max(group.last_layer, bucket.last_layer), {}};
-      if (i + 1 == after_backward.size() || balanced(group)) gather_due = std::exchange(group, BucketInfo{-1, -1, {}});
+      if (i + 1 == after_backward.size() || gather_is_even(blocks_, options_.data_parallel_ranks, group))
+        gather_due = std::exchange(group, BucketInfo{-1, -1, {}});
     }
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
@@ -315,62 +314,16 @@ class Builder {
     open_bytes_ = 0.0;
   }
 
-  // The owned blocks of `layers` by how they travel: each block larger than an even share of
-  // them (their bytes / ranks) alone, by a broadcast from its owner (an all-gather would pad every
-  // rank's share to it); the rest together, by one all-gather.
-  struct GatherSplit {
-    std::vector<int> alone;
-    std::vector<int> together;
-  };
-  GatherSplit split_gather(const BucketInfo& layers) const {
-    std::vector<int> owned;
-    double total = 0.0;
-    for (std::size_t b = 0; b < blocks_.size(); ++b)
-      if (blocks_[b].layer >= layers.first_layer && blocks_[b].layer <= layers.last_layer && blocks_[b].owner >= 0) {
-        owned.push_back(static_cast<int>(b));
-        total += blocks_[b].weight_bytes;
-      }
-    const double even = total / static_cast<double>(options_.data_parallel_ranks);
-    GatherSplit split;
-    for (int b : owned) (block(b).weight_bytes > even ? split.alone : split.together).push_back(b);
-    return split;
-  }
-
-  // The bytes a gather of `members` moves: their bytes when one rank owns them all (a broadcast),
-  // else the gathered buffer of an all-gather, ranks x the largest rank's share (every share
-  // padded to it; nccl-tests' all_gather size).
-  double gather_bytes(const std::vector<int>& members) const {
-    std::vector<double> share(static_cast<std::size_t>(options_.data_parallel_ranks), 0.0);
-    for (int b : members) share.at(static_cast<std::size_t>(block(b).owner)) += block(b).weight_bytes;
-    double total = 0.0;
-    int owners = 0;
-    for (double s : share) {
-      total += s;
-      owners += s > 0.0 ? 1 : 0;
-    }
-    if (owners <= 1) return total;
-    return *std::max_element(share.begin(), share.end()) * static_cast<double>(share.size());
-  }
-
-  // Whether the all-gather of `layers` moves at most kGatherPadding times its blocks' bytes: a
-  // group of gradient buckets grows until the owners' shares in it are about even (whole blocks of
-  // unequal sizes, balanced over the whole model).
-  bool balanced(const BucketInfo& layers) const {
-    const std::vector<int> together = split_gather(layers).together;
-    double total = 0.0;
-    for (int b : together) total += block(b).weight_bytes;
-    return gather_bytes(together) <= kGatherPadding * total;
-  }
-
   // The gather ops of `layers`: one per block that travels alone, then one for the rest (none
   // when no block of them has an owner), each once this rank's own updates of its blocks are
   // done; each names a bucket of its own (its layers and blocks), added to the plan's.
   void gather(const BucketInfo& layers) {
-    const GatherSplit split = split_gather(layers);
+    const GatherSplit split = split_gather(blocks_, options_.data_parallel_ranks, layers);
     auto emit = [&](BucketInfo bucket) {
       Op op = make_op(OpKind::gather, Resource::network, bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
-      op.cost = platform::Cost{platform::WorkKind::other, 0.0, gather_bytes(bucket.blocks), 0};
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0,
+                               gather_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks), 0};
       for (int b : bucket.blocks)
         if (update_of_[static_cast<std::size_t>(b)] >= 0) op.deps.push_back(update_of_[static_cast<std::size_t>(b)]);
       plan_.buckets.push_back(std::move(bucket));
