@@ -115,6 +115,8 @@ class PlanInterpreter {
   void run_optimizer_op(plan::OpId i, bool body);
   void run_store_op(plan::OpId i);
   void run_transfer(plan::OpId i);
+  platform::Comm& communicator(plan::OpId i);
+  platform::CollectiveOptions collective_options(plan::OpId i, bool await_deps);
   void run_reduce(plan::OpId i);
   void run_gather(plan::OpId i);
   void unpack_gather(plan::OpId i);

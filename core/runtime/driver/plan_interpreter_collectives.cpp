@@ -15,6 +15,41 @@ namespace asteria::runtime {
 using plan::Op;
 using plan::OpId;
 
+// The communicator of collective op i; an InputError naming the op when the platform has none.
+template <linalg::Real T>
+platform::Comm& PlanInterpreter<T>::communicator(OpId i) {
+  platform::Comm* comm = platform_.comm();
+  if (comm == nullptr)
+    throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
+                     "a data-parallel backend with a communicator for its " +
+                         std::string(plan::to_string(plan_.ops[static_cast<std::size_t>(i)].kind)) +
+                         " op; this platform (" + std::string(platform_.backend()) + ") has none");
+  return *comm;
+}
+
+// The options of collective op i's collective: started after its deps' work (awaited first when
+// `await_deps`), named by its bucket's layers as their gradients complete ("reduce <last> ..
+// <first>") and tagged with the op.
+template <linalg::Real T>
+platform::CollectiveOptions PlanInterpreter<T>::collective_options(OpId i, bool await_deps) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  platform::CollectiveOptions options;
+  for (OpId d : op.deps) {
+    if (await_deps) await(d);
+    for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
+  }
+  const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
+  options.label = plan::to_string(op.kind);
+  options.label += ' ';
+  options.label += plan_.layers[static_cast<std::size_t>(bucket.last_layer)].name;
+  if (bucket.first_layer != bucket.last_layer) {
+    options.label += " .. ";
+    options.label += plan_.layers[static_cast<std::size_t>(bucket.first_layer)].name;
+  }
+  options.tag = {step_, i, -1, platform::ActivityRole::op};
+  return options;
+}
+
 // Starts the all-reduce (average) of a gradient bucket's gradients (one buffer of the model's)
 // among the data-parallel ranks once the backward that completed them has finished; the issuing
 // thread goes on (the next layers' backward is issued while it runs). Values travel only when the
@@ -22,25 +57,11 @@ using plan::OpId;
 template <linalg::Real T>
 void PlanInterpreter<T>::run_reduce(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
-  platform::Comm* comm = platform_.comm();
-  if (comm == nullptr)
-    throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
-                     "a data-parallel backend with a communicator for its reduce op; this platform (" +
-                         std::string(platform_.backend()) + ") has none");
-  platform::CollectiveOptions options;
-  for (OpId d : op.deps)
-    for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
+  platform::Comm& comm = communicator(i);
+  platform::CollectiveOptions options = collective_options(i, /*await_deps=*/false);
   const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
   const auto first = static_cast<std::size_t>(bucket.first_layer);
   const auto last = static_cast<std::size_t>(bucket.last_layer);
-  // Named by its layers as their gradients complete: the last layer's first.
-  std::string label = "reduce ";
-  label += plan_.layers[last].name;
-  if (first != last) {
-    label += " .. ";
-    label += plan_.layers[first].name;
-  }
-  options.tag = {step_, i, -1, platform::ActivityRole::op};
   platform::CommBuffer buffer =
       platform::CommBuffer::sized(static_cast<std::size_t>(op.cost.bytes()) / sizeof(float), platform::DType::fp32);
   if (device_numerics_) {
@@ -51,13 +72,12 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
                                std::to_string(op.bucket) + " in one array (the driver gives such a model one bucket per layer)");
       buffer = platform::CommBuffer::of(g);
     } else {
-      throw InputError("step plan (" + plan_.schedule + ")", label,
+      throw InputError("step plan (" + plan_.schedule + ")", options.label,
                        "fp32 values: data-parallel ranks reduce fp32 gradients (train in float, or run shapes)");
     }
   }
-  options.label = std::move(label);
   totals_.network_bytes += static_cast<double>(buffer.bytes());
-  const platform::Pending reduced = comm->world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
+  const platform::Pending reduced = comm.world().all_reduce(buffer, platform::ReduceOp::average, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(reduced);
   network_in_flight_.push_back(reduced);
 }
@@ -71,27 +91,13 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
 template <linalg::Real T>
 void PlanInterpreter<T>::run_gather(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
-  platform::Comm* comm = platform_.comm();
-  if (comm == nullptr)
-    throw InputError("step plan (" + plan_.schedule + ")", "ops[" + std::to_string(i) + "]",
-                     "a data-parallel backend with a communicator for its gather op; this platform (" +
-                         std::string(platform_.backend()) + ") has none");
-  const auto ranks = static_cast<std::size_t>(comm->world().size());
-  const int me = comm->world().rank();
+  platform::Comm& comm = communicator(i);
+  const auto ranks = static_cast<std::size_t>(comm.world().size());
+  const int me = comm.world().rank();
   const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
   const int owner = sole_owner(bucket);
-  platform::CollectiveOptions options;
-  options.label = "gather ";
-  options.label += plan_.layers[static_cast<std::size_t>(bucket.last_layer)].name;
-  if (bucket.first_layer != bucket.last_layer) {
-    options.label += " .. ";
-    options.label += plan_.layers[static_cast<std::size_t>(bucket.first_layer)].name;
-  }
-  options.tag = {step_, i, -1, platform::ActivityRole::op};
-  for (OpId d : op.deps) {
-    if (values_) await(d);  // the updates have written the weights this rank packs
-    for (const platform::Pending& p : finished_[static_cast<std::size_t>(d)]) options.after.push_back(p);
-  }
+  // With values, the updates must have written the weights this rank packs.
+  platform::CollectiveOptions options = collective_options(i, /*await_deps=*/values_);
   // A broadcast's buffer is the blocks; an all-gather's share is 1 / ranks of its bytes.
   const std::size_t share_words = static_cast<std::size_t>(op.cost.bytes()) / 4 / (owner >= 0 ? 1 : ranks);
   const std::size_t all_words = owner >= 0 ? share_words : share_words * ranks;
@@ -115,8 +121,8 @@ void PlanInterpreter<T>::run_gather(OpId i) {
     if (owner != me) unpack_.push_back(i);
   }
   totals_.network_bytes += static_cast<double>(all.bytes());
-  const platform::Pending gathered = owner >= 0 ? comm->world().broadcast(all, owner, std::move(options))
-                                                : comm->world().all_gather(mine, all, std::move(options));
+  const platform::Pending gathered = owner >= 0 ? comm.world().broadcast(all, owner, std::move(options))
+                                                : comm.world().all_gather(mine, all, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(gathered);
   network_in_flight_.push_back(gathered);
 }
