@@ -16,15 +16,16 @@
 // run at the same GPU count; 0 is bit for bit; absent where full did not run).
 //
 // Workload flags (before Google Benchmark's): --sim_model=olmo2-7b --sim_optimizer=soap
-// --sim_placement=tiered --sim_staleness=1 --sim_steps=2 --sim_warmup=1 --sim_shard_state=1
-// --sim_refresh_sharing=replicated --sim_serial_collectives=1 --sim_units=4,16,64,256,1024
-// --sim_full_max_units=64 --sim_simulated_nodes=1 --sim_modes=full,representative,coalesced
+// --sim_placement=tiered --sim_staleness=1 --sim_steps=2 --sim_warmup=1
+// --sim_parallelism=zero1 (ddp | zero1 | zero2 | fsdp) --sim_refresh_sharing=replicated
+// --sim_serial_collectives=1 --sim_units=4,16,64,256,1024 --sim_full_max_units=64
+// --sim_simulated_nodes=1 --sim_modes=full,representative,coalesced
 // --sim_out=DIR (keeps each run's steps.csv, plan.txt and summary.json in DIR/<mode>-<gpus>).
 // Defaults: OLMo-2-7B's SOAP state (165 GiB a GPU) and the refresh buffers set aside for it fit
-// a gh200-alps node only sharded among the data-parallel ranks (--shard-state); a sharded run's
-// weight broadcasts (one per block, 1989 a step), run concurrently (--concurrent-collectives),
-// make SimGrid re-solve thousands of flows at every event; each group's collectives in order
-// (the simulator's default, as NCCL) keeps it fast.
+// a gh200-alps node only sharded among the data-parallel ranks (--parallelism zero1); a sharded
+// run's weight broadcasts (one per block, 1989 a step), run concurrently
+// (--concurrent-collectives), make SimGrid re-solve thousands of flows at every event; each
+// group's collectives in order (the simulator's default, as NCCL) keeps it fast.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -41,6 +42,7 @@
 #include "apps/asteria/run_report.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/optim/hyperparameters.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/runtime/store/store_options.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "sim/child_process.hpp"
@@ -56,7 +58,7 @@ struct Flags {
   int staleness = 1;
   int steps = 2;
   int warmup = 1;
-  bool shard_state = true;
+  plan::Parallelism parallelism = plan::Parallelism::zero1;
   std::string refresh_sharing = "replicated";
   bool serial_collectives = true;
   std::vector<int> units = {4, 16, 64, 256, 1024};
@@ -78,6 +80,14 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+plan::Parallelism parse_parallelism(const std::string& value) {
+  for (const plan::Parallelism p :
+       {plan::Parallelism::ddp, plan::Parallelism::zero1, plan::Parallelism::zero2, plan::Parallelism::fsdp})
+    if (plan::to_string(p) == value) return p;
+  std::fprintf(stderr, "sim_scale: --sim_parallelism: expected ddp, zero1, zero2 or fsdp, found '%s'\n", value.c_str());
+  std::exit(2);
+}
+
 // Takes the --sim_* flags out of argv (Google Benchmark rejects flags it does not know).
 void take_flags(int& argc, char** argv) {
   Flags& f = flags();
@@ -97,7 +107,7 @@ void take_flags(int& argc, char** argv) {
     else if (name == "staleness") f.staleness = std::stoi(value);
     else if (name == "steps") f.steps = std::stoi(value);
     else if (name == "warmup") f.warmup = std::stoi(value);
-    else if (name == "shard_state") f.shard_state = value != "0";
+    else if (name == "parallelism") f.parallelism = parse_parallelism(value);
     else if (name == "refresh_sharing") f.refresh_sharing = value;
     else if (name == "serial_collectives") f.serial_collectives = value != "0";
     else if (name == "full_max_units") f.full_max_units = std::stoi(value);
@@ -141,7 +151,7 @@ Result simulate_in_child(int units, const std::string& mode) {
     spec.staleness = f.staleness;
     spec.steps = f.steps;
     spec.warmup_steps = f.warmup;
-    spec.shard_state = f.shard_state;
+    spec.parallelism = f.parallelism;
     spec.share_refreshes = f.refresh_sharing == "owners";
     spec.numerics = platform::Numerics::shapes;
     spec.progress = false;

@@ -6,7 +6,7 @@ Usage: distributed_plots.py STUDY_DIR
 
 Reads STUDY_DIR/table.csv (one row per configuration: the columns config, fits, optimizer,
 staleness, p50_step_s, p99_step_s, visible_optimizer_s and network_bytes; the data-parallel axes
-nodes, units, sync_period, shard_state, refresh_sharing and straggler where the study varies
+nodes, units, sync_period, parallelism, refresh_sharing and straggler where the study varies
 them) and writes STUDY_DIR/plots/{distributed_step_time,network_bytes,owners_vs_replicated,
 straggler}.png, printing their paths. Every number comes from the table (per measured step).
 Configurations that did not fit or failed are left out, with a note on stderr.
@@ -34,16 +34,23 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator  # after 
 REQUIRED_COLUMNS = ["config", "fits", "optimizer", "staleness", "p50_step_s", "p99_step_s", "visible_optimizer_s",
                     "network_bytes"]
 # The study axes that make a study data-parallel: a table with any of these columns gets these plots.
-DISTRIBUTED_AXES = ("nodes", "units", "sync_period", "shard_state", "refresh_sharing", "straggler")
+DISTRIBUTED_AXES = ("nodes", "units", "sync_period", "parallelism", "refresh_sharing", "straggler")
 # The columns that tell one line of a plot from another (besides optimizer and staleness), in the
 # order their values are named in a legend.
-SERIES_COLUMNS = ("hw", "model", "placement", "nodes", "units", "sync_period", "shard_state", "refresh_sharing",
+SERIES_COLUMNS = ("hw", "model", "placement", "nodes", "units", "sync_period", "parallelism", "refresh_sharing",
                   "straggler", "publish", "steps", "warmup_steps", "numerics", "precondition_frequency",
                   "max_precond_dim")
 PLOTS = ("distributed_step_time", "network_bytes", "owners_vs_replicated", "straggler")
 # What a run does when its row leaves an axis empty (asteria sim's defaults): so that a run that
 # does not name a setting compares and reads as one that names its default.
-SETTING_DEFAULTS = {"refresh_sharing": "owners", "sync_period": "1", "shard_state": "false"}
+SETTING_DEFAULTS = {"refresh_sharing": "owners", "sync_period": "1", "parallelism": "ddp"}
+# What each --parallelism shards among the data-parallel ranks, as a legend names it.
+PARALLELISM_TEXT = {
+    "ddp": "replicated",
+    "zero1": "sharded state",
+    "zero2": "sharded state, gradients",
+    "fsdp": "sharded state, gradients, weights",
+}
 # The step-time panels: (table column, panel title).
 TIME_PANELS = (
     ("p50_step_s", "p50 step time"),
@@ -133,8 +140,9 @@ def setting_text(column, value):
         return f"{value} GPU{'s' if value != '1' else ''}"
     if column == "sync_period":
         return f"K={value}"
-    if column == "shard_state":
-        return "sharded state" if value.lower() == "true" else "unsharded state"
+    if column == "parallelism":
+        value = value or "ddp"
+        return f"{value} ({PARALLELISM_TEXT[value]})" if value in PARALLELISM_TEXT else value
     if column == "refresh_sharing":
         return f"{value or 'owners'} refresh"
     if column == "straggler":

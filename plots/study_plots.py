@@ -11,7 +11,7 @@ staleness_histogram}.png and prints their paths. A configuration that did not fi
 no steps.csv keeps its row in the step breakdown, marked as such, and is left out of the other
 plots, with a note on stderr. Every statistic is taken over the measured steps (warmup = 0).
 
-When the table has a column of a data-parallel axis (nodes, units, sync_period, shard_state,
+When the table has a column of a data-parallel axis (nodes, units, sync_period, parallelism,
 refresh_sharing or straggler), the plots of distributed_plots.py follow:
 {distributed_step_time,network_bytes,owners_vs_replicated,straggler}.png, drawn from the table.
 When it has a schedule and a batch column, schedule_plots.py's schedule_throughput.png follows.

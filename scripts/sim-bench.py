@@ -3,10 +3,10 @@
 wall second, for one workload on a growing number of simulated GPUs, side by side in one run.
 
 Usage: sim-bench.py [--asteria PATH] [--units 4,16,64,256,1024] [--full-max-units 64]
-                    [--simulated-nodes 1] [--out DIR] [-- extra asteria sim options]
+                    [--simulated-nodes 1] [--parallelism zero1] [--out DIR] [-- extra asteria sim options]
 Default workload: OLMo-2-7B-like with SOAP, data-free, tiered, S = 1, on gh200-alps nodes (4 GPUs
-per node), the optimizer state sharded among the data-parallel ranks (--shard-state: unsharded,
-165 GiB a GPU does not fit a node) and each group's collectives run in order
+per node), the optimizer state sharded among the data-parallel ranks (--parallelism zero1: with
+ddp, 165 GiB a GPU does not fit a node) and each group's collectives run in order
 (the simulator's default; --concurrent-collectives overlaps them). Up to --full-max-units GPUs every unit is simulated; above, only the
 first --simulated-nodes nodes run and the other units mirror them (representative ranks: exact
 when every rank runs the same work, an approximation with sharded state). bench/sim_scale.cpp
@@ -27,6 +27,8 @@ def main():
     parser.add_argument("--full-max-units", type=int, default=64,
                         help="above this many GPUs, simulate only --simulated-nodes nodes")
     parser.add_argument("--simulated-nodes", type=int, default=1)
+    parser.add_argument("--parallelism", default="zero1", choices=("ddp", "zero1", "zero2", "fsdp"),
+                        help="asteria sim --parallelism")
     parser.add_argument("--out", default=None, help="keep each run's summary.json here")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("extra", nargs="*", help="more `asteria sim` options (after --)")
@@ -35,7 +37,7 @@ def main():
         print(f"error: {args.asteria}: not an executable (build the asteria target first)", file=sys.stderr)
         return 2
     base = ["sim", "--hw", "gh200-alps", "--model", "olmo2-7b", "--optimizer", "soap", "--placement", "tiered",
-            "--staleness", "1", "--shard-state", "--numerics", "shapes",
+            "--staleness", "1", "--parallelism", args.parallelism, "--numerics", "shapes",
             "--steps", str(args.steps), "--no-progress"]
     out_root = args.out or tempfile.mkdtemp(prefix="sim-bench-")
     rows = []

@@ -156,7 +156,7 @@ std::string op_label(const plan::StepPlan& plan, const plan::Op& op) {
   label += ' ';
   if (op.block >= 0) label += plan.blocks[static_cast<std::size_t>(op.block)].label;
   else if (op.layer >= 0) label += plan.layers[static_cast<std::size_t>(op.layer)].name;
-  if (op.kind == plan::OpKind::reduce || op.kind == plan::OpKind::gather) label += " bucket " + std::to_string(op.bucket);
+  if (plan::is_collective_op(op.kind)) label += " bucket " + std::to_string(op.bucket);
   if (plan.micro_batches > 1 && op.micro_batch >= 0) label += " mb " + std::to_string(op.micro_batch);
   return label;
 }

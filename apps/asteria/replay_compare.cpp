@@ -62,7 +62,7 @@ std::vector<TracedStep> traced_steps(const traces::NativeTrace& trace, int unit)
     if (it == steps.end()) continue;
     if (r.kind == "forward" || r.kind == "backward") it->second.compute_s += r.end_s - r.start_s;
     if (r.resource == stream) spans[r.step].first.emplace_back(r.start_s, r.end_s);
-    else if (r.kind == "reduce" || r.kind == "gather") spans[r.step].second.emplace_back(r.start_s, r.end_s);
+    else if (r.kind == "reduce" || r.kind == "gather" || r.kind == "scatter") spans[r.step].second.emplace_back(r.start_s, r.end_s);
   }
   std::vector<TracedStep> out;
   for (auto& [step, s] : steps) {

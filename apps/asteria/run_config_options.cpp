@@ -160,9 +160,14 @@ void validate(const RunConfig& s) {
   if (s.micro_batches < 1) throw InputError(source, "--micro-batches", "expected an integer >= 1");
   if (!(s.defer_fraction >= 0.0 && s.defer_fraction < 1.0))
     throw InputError(source, "--defer-fraction", "expected a fraction in [0, 1)");
-  if (s.defer_fraction > 0.0 && s.shard_state)
+  if (s.defer_fraction > 0.0 && plan::shards_state(s.parallelism))
     throw InputError(source, "--defer-fraction",
-                     "0 with --shard-state (a deferred update's weights would be gathered during the next forward)");
+                     "0 with --parallelism " + std::string(plan::to_string(s.parallelism)) +
+                         " (a deferred update's weights would be gathered during the next forward)");
+  if (s.parallelism == plan::Parallelism::fsdp && s.model_tiers.weights != platform::Tier::device)
+    throw InputError(source, "--weights-on",
+                     "device with --parallelism fsdp (a layer's weights are gathered from their owners into device "
+                     "memory; shards resting off the device are not modelled)");
   if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
   if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");
   if (s.host_budget == 0) throw InputError(source, "--host-budget", "expected a size > 0");

@@ -69,7 +69,7 @@ sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::Hardw
     options.simulated_units =
         static_cast<int>(std::min<long long>(units, static_cast<long long>(*machine.simulated_nodes) * profile.units_per_node()));
     // Representative ranks stand for ranks doing the same work; owners and stragglers differ.
-    if (options.simulated_units < units && spec.share_refreshes && !spec.shard_state)
+    if (options.simulated_units < units && spec.share_refreshes && !plan::shards_state(spec.parallelism))
       throw InputError("command line", "--simulated-nodes",
                        "ranks that do the same work: with --refresh-sharing owners each rank refreshes other blocks "
                        "(use --refresh-sharing replicated, or simulate every node)");
@@ -163,10 +163,12 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
       runtime::set_up_step(workload.stack.layers, spec.optimizer, spec.hp, setup_options);
   out.blocks = step_setup.blocks.size();
   out.state_bytes = step_setup.state_bytes();
+  plan::ScheduleOptions schedule = driver_options(spec, 0, {}).schedule;
+  schedule.data_parallel_ranks = out.units;
   const workload::ModelMemory model_memory =
       workload.model_memory
           ? *workload.model_memory
-          : workload::model_memory(workload.weights, driver_options(spec, 0, {}).schedule,
+          : workload::model_memory(workload.weights, schedule,
                                    spec.placement == runtime::PlacementPolicy::host ||
                                            spec.placement == runtime::PlacementPolicy::nvme
                                        ? Tier::host

@@ -54,7 +54,7 @@ struct SlugStyle {
   std::string_view tag;
   std::string_view unshown;  // the usual value (sim's default), left out of the name
 };
-constexpr std::array<SlugStyle, 27> kSlugStyles = {{
+constexpr std::array<SlugStyle, 28> kSlugStyles = {{
     {"hw", "", ""},
     {"model", "", ""},
     {"optimizer", "", ""},
@@ -70,12 +70,13 @@ constexpr std::array<SlugStyle, 27> kSlugStyles = {{
     {"nodes", "nodes", ""},
     {"refresh_sharing", "", "owners"},
     {"sync_period", "k", ""},
-    {"shard_state", "sharded", ""},
+    {"parallelism", "", "ddp"},
     {"straggler", "slow", ""},
     {"batch", "b", ""},
     {"schedule", "", ""},
     {"micro_batches", "mb", ""},
     {"defer_fraction", "defer", ""},
+    {"prefetch_depth", "pf", ""},
     {"weights_on", "w-", ""},
     {"gradients_on", "g-", ""},
     {"checkpoints_on", "ckpt-", ""},

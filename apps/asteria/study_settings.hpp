@@ -49,8 +49,8 @@ std::string parse_setting_value(const YAML::Node& node, const StudySetting& sett
 // The piece of a run's slug that shows `value` ("s3", "freq10", "opportunistic", a path's stem),
 // with every character outside [A-Za-z0-9.-] replaced by '-' so that '_' stays the separator;
 // empty for a value the slug leaves out (publish: deterministic, refresh_sharing: owners,
-// refresh_on: host, a switch that is false). A switch that is true shows its tag (shard_state:
-// "sharded"); a straggler 3:2.5 is "slow3x2.5". Settings without a tag of their own show their
+// refresh_on: host, parallelism: ddp, a switch that is false). A switch that is true shows its
+// tag; a straggler 3:2.5 is "slow3x2.5". Settings without a tag of their own show their
 // name before a number ("lr0.001", "seed3") and their word alone.
 std::string slug_part(const StudySetting& setting, const std::string& value);
 

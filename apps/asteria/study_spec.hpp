@@ -68,7 +68,7 @@ StudySpec load_study(const std::filesystem::path& file);
 
 // The `asteria sim` arguments (without the program name) of one point, writing to `run_dir`;
 // no trace option (the runner adds --trace when traces are kept). Each given setting is its
-// option and value, except a switch (shard_state), which is the bare option when true and
+// option and value, except a switch (recompute_activations), which is the bare option when true and
 // nothing when false.
 std::vector<std::string> sim_arguments(const StudyPoint& point, const std::filesystem::path& run_dir);
 

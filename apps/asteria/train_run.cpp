@@ -302,7 +302,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   // updates the weights where the model keeps them, unless the ranks' reduces take host memory
   // (MPI) or a sharded block's weights travel through it.
   ops::Device& device_math = platform.get().math(platform::Tier::device);
-  const bool reduces_on_device = place.ranks == 1 || (step_comm->buffer_tier() == platform::Tier::device && !spec.shard_state);
+  const bool reduces_on_device = place.ranks == 1 || (step_comm->buffer_tier() == platform::Tier::device && !plan::shards_state(spec.parallelism));
   const bool tensors_on_device =
       !device_math.host_addressable() && reduces_on_device && model->keep_tensors_on(device_math);
   out.platform = model->device_description() +
@@ -346,7 +346,11 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     if (t == first) first_loss = loss;
     last_loss = loss;
     std::optional<double> validation;
-    if (t == total || (settings.spec.train.eval_every > 0 && t % settings.spec.train.eval_every == 0)) {
+    const bool evaluates = t == total || (settings.spec.train.eval_every > 0 && t % settings.spec.train.eval_every == 0);
+    const bool saves = settings.spec.train.checkpoint_every > 0 && t % settings.spec.train.checkpoint_every == 0;
+    // fsdp: the whole model on every rank before it is read (every rank passes here at t).
+    if (evaluates || saves) driver.gather_weights();
+    if (evaluates) {
       const double eval_start = clock.now();
       validation = validation_loss(*model, validation_loader, settings.spec.train.eval_sequences);
       if (platform::ActivitySink* sink = trace.sink(0); sink != nullptr && sink->recording(t))
@@ -356,7 +360,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     const double tokens_per_s = record.step_time_s > 0.0 ? static_cast<double>(rank_batch) * length / record.step_time_s : 0.0;
     out.extra_cells.push_back({exact_number(loss), validation ? exact_number(*validation) : "", exact_number(tokens_per_s)});
     if (validation) outcome.final_validation_loss = *validation;
-    if (settings.spec.train.checkpoint_every > 0 && t % settings.spec.train.checkpoint_every == 0)
+    if (saves)
       save_train_checkpoint(settings, place, driver, train_loader, t, digest);
     return "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : "");
   };
@@ -400,7 +404,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     metadata["blas_threads"] = std::to_string(settings.spec.train.blas_threads > 0 ? settings.spec.train.blas_threads : cores);
     out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));
   }
-  keep_final_state(*model, driver, spec.shard_state, outcome);
+  keep_final_state(*model, driver, plan::shards_state(spec.parallelism), outcome);
   out.wall_seconds = seconds_between(start, WallClock::now());
   return outcome;
 }

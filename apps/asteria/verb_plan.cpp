@@ -57,7 +57,7 @@ constexpr std::string_view kDetails =
 // Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
 constexpr std::array<const char*, 14> kNotForPlan = {
     "placement", "placement-file", "trace",           "trace-steps",         "trace-units",
-    "numerics",  "time",           "shard-state",     "straggler",           "units",
+    "numerics",  "time",           "parallelism",     "straggler",           "units",
     "nodes",     "simulated-nodes", "coalesce-ring-steps", "concurrent-collectives"};
 
 po::options_description plan_options() {

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::array<std::string_view, kOpKindCount> kKindNames = {
     "forward", "backward", "reduce",  "prefetch", "acquire", "release",
-    "publish", "accumulate", "refresh", "update",  "transfer", "gather"};
+    "publish", "accumulate", "refresh", "update",  "transfer", "gather", "scatter"};
 constexpr std::array<std::string_view, 5> kResourceNames = {"device", "host", "issuer", "network", "link"};
 constexpr std::array<std::string_view, 3> kPayloadNames = {"gradient", "weights", "checkpoint"};
 
@@ -58,9 +58,14 @@ bool is_block_op(OpKind kind) noexcept {
     case OpKind::forward:
     case OpKind::backward:
     case OpKind::reduce:
-    case OpKind::gather: return false;
+    case OpKind::gather:
+    case OpKind::scatter: return false;
   }
   return false;
+}
+
+bool is_collective_op(OpKind kind) noexcept {
+  return kind == OpKind::reduce || kind == OpKind::gather || kind == OpKind::scatter;
 }
 
 bool is_optimizer_op(OpKind kind) noexcept {

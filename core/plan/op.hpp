@@ -19,7 +19,10 @@ using OpId = std::int32_t;  // index of an op in its step plan
 enum class OpKind {
   forward,     // forward(layer, micro-batch) on the device stream
   backward,    // backward(layer, micro-batch); the layer's gradient exists after its last micro-batch
-  reduce,      // all-reduce of a gradient bucket among data-parallel ranks
+  // All-reduce (average) of a gradient bucket among data-parallel ranks: its layers' gradients
+  // as one buffer, or, when the bucket lists blocks (sharded gradients: blocks too large for an
+  // even share of a reduce-scatter), those blocks' gradients packed in block order.
+  reduce,
   prefetch,    // start moving a block's state to where its update runs (a hint to the store)
   acquire,     // the block's state is resident where its update runs (waits for the move)
   release,     // the block's update is done: its state may move again (dirty)
@@ -37,9 +40,15 @@ enum class OpKind {
   // Sharded optimizer state: the new weights of a gradient bucket's blocks, each from the rank
   // that owns (and updated) it, to every data-parallel rank: one all-gather, each rank's blocks
   // of the bucket packed in block order and padded to the largest rank's share.
+  // ZeRO-3/FSDP also gathers a layer's weights this way before each run of its visits (each
+  // visit of a micro-batch in the horizontal schedule), its blocks then being its layer's.
   gather,
+  // Sharded gradients (ZeRO-2, FSDP): the average of a gradient bucket's blocks' gradients over
+  // the data-parallel ranks, each block's only to the rank that owns it: one reduce-scatter, each
+  // rank's blocks packed in block order and padded to the largest rank's share.
+  scatter,
 };
-inline constexpr int kOpKindCount = 12;
+inline constexpr int kOpKindCount = 13;
 
 // Where an op's time is charged: the device stream (in order), the host worker pool, the thread
 // that issues the plan (bookkeeping and waits), the data-parallel network, or the link between
@@ -58,8 +67,11 @@ Resource parse_resource(std::string_view text, const std::string& source, const 
 Payload parse_payload(std::string_view text, const std::string& source, const std::string& field);
 
 // Kinds that act on one optimizer block (their `block` is set): every kind but forward,
-// backward, reduce and gather; a transfer may instead move a layer's tensors (block -1).
+// backward and the collectives; a transfer may instead move a layer's tensors (block -1).
 bool is_block_op(OpKind kind) noexcept;
+// Collectives among the data-parallel ranks (on the network, naming a bucket): reduce, gather,
+// scatter.
+bool is_collective_op(OpKind kind) noexcept;
 // Optimizer phases whose numerics touch the block's values (run inside a launch's body when
 // device numerics run): publish, accumulate, refresh, update.
 bool is_optimizer_op(OpKind kind) noexcept;
@@ -70,7 +82,7 @@ struct Op {
   int layer = -1;        // forward, backward and every block op: the driver layer
   int micro_batch = -1;  // forward, backward
   int block = -1;        // block ops: index into the plan's blocks
-  int bucket = -1;       // reduce, gather: index into the plan's buckets
+  int bucket = -1;       // reduce, gather, scatter: index into the plan's buckets
   // transfer: the tiers its bytes (cost.bytes()) move between; unused by other kinds.
   platform::Tier from = platform::Tier::device;
   platform::Tier to = platform::Tier::device;

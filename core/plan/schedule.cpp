@@ -19,6 +19,22 @@ ScheduleOrder parse_schedule_order(std::string_view text, const std::string& sou
   throw InputError(source, field, "horizontal or vertical, found '" + std::string(text) + "'");
 }
 
+std::string_view to_string(Parallelism parallelism) noexcept {
+  switch (parallelism) {
+    case Parallelism::ddp: return "ddp";
+    case Parallelism::zero1: return "zero1";
+    case Parallelism::zero2: return "zero2";
+    case Parallelism::fsdp: return "fsdp";
+  }
+  return "ddp";
+}
+
+bool shards_state(Parallelism parallelism) noexcept { return parallelism != Parallelism::ddp; }
+
+bool shards_gradients(Parallelism parallelism) noexcept {
+  return parallelism == Parallelism::zero2 || parallelism == Parallelism::fsdp;
+}
+
 std::vector<bool> deferred_blocks(const std::vector<BlockWork>& blocks, double defer_fraction, int rank) {
   std::vector<bool> deferred(blocks.size(), false);
   if (!(defer_fraction > 0.0)) return deferred;
@@ -59,12 +75,25 @@ void validate_schedule_inputs(const std::vector<LayerWork>& layers, const std::v
                      "activation checkpoints off the device only with recompute_activations (the rest of the "
                      "activations is recomputed in the backward)");
   bool owners = false;
+  const bool sharded = shards_state(options.parallelism);
+  if (sharded && options.data_parallel_ranks < 2)
+    throw InputError(kSource, "parallelism",
+                     "ddp with one rank (" + std::string(to_string(options.parallelism)) + " shards among ranks)");
   for (const BlockWork& b : blocks) {
     if (b.owner >= options.data_parallel_ranks || b.owner < -1)
       throw InputError(kSource, "owner", "expected -1 or a rank in [0, " + std::to_string(options.data_parallel_ranks) +
                                              ") for block " + b.label);
+    if (sharded != (b.owner >= 0))
+      throw InputError(kSource, "owner",
+                       std::string(sharded ? "an owning rank" : "-1 (no owner)") + " for every block with parallelism " +
+                           std::string(to_string(options.parallelism)) + ", found " + std::to_string(b.owner) +
+                           " for block " + b.label);
     owners = owners || b.owner >= 0;
   }
+  if (options.parallelism == Parallelism::fsdp && options.tiers.weights != platform::Tier::device)
+    throw InputError(kSource, "tiers.weights",
+                     "device with fsdp (a layer's weights are gathered from their owners into device memory; resting "
+                     "shards off the device is not modelled)");
   if (owners && options.defer_fraction > 0.0)
     throw InputError(kSource, "defer_fraction",
                      "0 with sharded optimizer state (a deferred update's weights would have to be gathered during the "

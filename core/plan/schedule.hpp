@@ -103,6 +103,24 @@ std::string_view to_string(ScheduleOrder order) noexcept;
 // "horizontal" or "vertical"; InputError naming `source` and `field` otherwise.
 ScheduleOrder parse_schedule_order(std::string_view text, const std::string& source, const std::string& field);
 
+// How data-parallel ranks share the model and its optimizer (ZeRO's stages, PyTorch FSDP):
+//   ddp    everything replicated; each gradient bucket all-reduced (reduce op);
+//   zero1  each block's optimizer state, refreshes and update on one rank, its owner (blocks are
+//          owned whole, as Distributed Shampoo's distributors keep them); gradients all-reduced
+//          as ddp; the new weights gathered from the owners after their updates (gather ops);
+//   zero2  as zero1, but each bucket's gradients go only to their blocks' owners (scatter op: a
+//          reduce-scatter; blocks too large for an even share of it by a reduce op of their own);
+//   fsdp   as zero2, and the weights are sharded too: a layer's weights are gathered from their
+//          owners before each run of its visits (prefetch_depth runs ahead, as the fetch of
+//          weights that rest off the device) and dropped after it; no gather after the updates
+//          (the next step's first gathers carry the new weights).
+enum class Parallelism { ddp, zero1, zero2, fsdp };
+std::string_view to_string(Parallelism parallelism) noexcept;
+// Whether blocks have owners (zero1, zero2, fsdp).
+bool shards_state(Parallelism parallelism) noexcept;
+// Whether a bucket's gradients go to their owners only (zero2, fsdp).
+bool shards_gradients(Parallelism parallelism) noexcept;
+
 // Where the model's own tensors rest between their uses.
 struct ModelStateTiers {
   platform::Tier weights = platform::Tier::device;
@@ -113,14 +131,18 @@ struct ModelStateTiers {
 struct ScheduleOptions {
   ScheduleOrder order = ScheduleOrder::horizontal;
   int micro_batches = 1;
-  int data_parallel_ranks = 1;  // > 1: a reduce op per gradient bucket
+  int data_parallel_ranks = 1;  // > 1: a reduce (or scatter) op per gradient bucket
+  // ddp: blocks have no owner; otherwise (with > 1 ranks) every block has one.
+  Parallelism parallelism = Parallelism::ddp;
   // Gradient buckets (data-parallel ranks): consecutive layers, in the order their gradients
   // complete, until a bucket holds at least this many bytes (DDP's bucket_cap_mb, 25 MiB by
   // default); 0: one bucket per layer.
   double bucket_bytes = 25.0 * 1024 * 1024;
-  // This rank (world) when blocks have owners: one gather op per gradient bucket, an all-gather
-  // of the owners' new weights of its blocks, issued with the hook after the bucket's last one
-  // (after the last hook for the last bucket), so the weights travel while later updates run.
+  // This rank (world) when blocks have owners. zero1, zero2: the new weights of groups of
+  // consecutive gradient buckets gathered, each group's issued with the hook after its last
+  // layer's (after the last hook for the last group), so the weights travel while later updates
+  // run; a group closes once its shares are about even (gather_groups.hpp). zero2, fsdp: a
+  // bucket is closed only when its blocks' shares are about even too (or at the last layer).
   int rank = 0;
   // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
   // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to
@@ -151,6 +173,13 @@ void validate_schedule_inputs(const std::vector<LayerWork>& layers, const std::v
 // schedule name is the order's ("horizontal", "vertical").
 StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                        const ScheduleOptions& options = {});
+
+// Sharded blocks' weights, each from its owner to every rank: a plan of gather ops alone, one per
+// layer (split as a step's gathers are), last layer first. What fsdp runs where every rank must
+// hold the whole model (the run's end), since a step leaves the blocks other ranks own as their
+// last gathers brought them. Schedule name "weights gather".
+StepPlan weights_gather_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                             const ScheduleOptions& options);
 
 // Which blocks a defer fraction α defers: walking the blocks in order, block b is deferred when
 // that keeps the deferred weight bytes closest to α of the bytes so far (so every layer with

@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "core/common/error.hpp"
-#include "core/plan/gather_groups.hpp"
+#include "core/plan/share_groups.hpp"
+#include "core/plan/visit_order.hpp"
 #include "core/plan/schedule.hpp"
 
 namespace asteria::plan {
@@ -27,35 +28,6 @@ Op make_op(OpKind kind, Resource on, int layer) {
 platform::Costs per_micro_batch(const platform::Costs& cost, int micro_batches) {
   if (micro_batches == 1) return cost;  // exact: a single micro-batch is the whole step
   return cost.scaled(1.0 / micro_batches);
-}
-
-// One forward or backward op of the step.
-struct Visit {
-  OpKind kind = OpKind::forward;
-  int layer = 0;
-  int micro_batch = 0;
-};
-
-std::vector<Visit> visit_order(ScheduleOrder order, int layers, int micro_batches) {
-  std::vector<Visit> visits;
-  if (order == ScheduleOrder::horizontal) {
-    for (int m = 0; m < micro_batches; ++m) {
-      for (int l = 0; l < layers; ++l) visits.push_back({OpKind::forward, l, m});
-      for (int l = layers - 1; l >= 0; --l) visits.push_back({OpKind::backward, l, m});
-    }
-    return visits;
-  }
-  // Snake: the micro-batch order reverses at every layer, so the micro-batch a layer ends with is
-  // the one the next starts with (its activations are the freshest), across the turn too.
-  bool ascending = true;
-  auto layer_visits = [&](OpKind kind, int l) {
-    for (int i = 0; i < micro_batches; ++i) visits.push_back({kind, l, ascending ? i : micro_batches - 1 - i});
-    ascending = !ascending;
-  };
-  // The last layer's backward starts with the micro-batch its forward ended with.
-  for (int l = 0; l < layers; ++l) layer_visits(OpKind::forward, l);
-  for (int l = layers - 1; l >= 0; --l) layer_visits(OpKind::backward, l);
-  return visits;
 }
 
 class Builder {
@@ -82,7 +54,7 @@ class Builder {
       runs_.back().last = v;
       run_of_.push_back(static_cast<int>(runs_.size() - 1));
     }
-    fetch_of_run_.assign(runs_.size(), -1);
+    ready_of_run_.assign(runs_.size(), {});
     op_of_visit_.assign(visits_.size(), -1);
     checkpoint_out_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
     checkpoint_in_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
@@ -99,6 +71,14 @@ class Builder {
         first_forward_[static_cast<std::size_t>(visits_[v].layer)] = static_cast<int>(v);
   }
 
+  // The gathers of every layer's weights from their owners, last layer first.
+  StepPlan build_weights_gathers() {
+    plan_.schedule = "weights gather";
+    for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) gather({l, l, {}}, {});
+    validate(plan_, kSource);
+    return std::move(plan_);
+  }
+
   StepPlan build() {
     const int depth = options_.prefetch_depth;
     carry_up_to(carried_lookahead() - 1);
@@ -108,7 +88,7 @@ class Builder {
       int layer = -1;
       OpId gradient = -1;
       OpId gate = -1;
-      int bucket = -1;  // a data-parallel hook: the bucket whose reduce is its gate
+      int bucket = -1;  // a data-parallel hook: its gradient bucket (gradient_buckets_)
     } deferred;
     std::vector<Hook> after_backward;  // data-parallel: the layers' hooks, in gradient order
     for (std::size_t v = 0; v < visits_.size(); ++v) {
@@ -154,31 +134,35 @@ class Builder {
     }
     if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     close_bucket();
-    // Sharded state: the new weights go out in groups of consecutive gradient buckets, each group
-    // once its shares are about even (gather_is_even()), the last one with the rest. A group's gather is
-    // issued one hook after the hook of its last layer (by then its updates are mostly done, so
-    // neither the issuing thread nor the collective queue waits long for them), so the weights
-    // travel while the next layers' updates run. Every rank issues them at the same point, as
-    // collectives must be.
+    // zero1, zero2: the new weights go out in groups of consecutive gradient buckets, each group
+    // once its shares are about even (shares_are_even()), the last one with the rest. A group's
+    // gather is issued one hook after the hook of its last layer (by then its updates are mostly
+    // done, so neither the issuing thread nor the collective queue waits long for them), so the
+    // weights travel while the next layers' updates run. Every rank issues them at the same
+    // point, as collectives must be. (fsdp gathers weights before their uses instead.)
+    const bool gathers_after_update =
+        options_.parallelism == Parallelism::zero1 || options_.parallelism == Parallelism::zero2;
     BucketInfo group{-1, -1, {}};
     std::optional<BucketInfo> gather_due;
     for (std::size_t i = 0; i < after_backward.size(); ++i) {
       const Hook& h = after_backward[i];
-      hook(h.layer, h.gradient, reduce_of_bucket_[static_cast<std::size_t>(h.bucket)]);
-      if (gather_due) gather(*std::exchange(gather_due, std::nullopt));
+      const GradientBucket& bucket = gradient_buckets_[static_cast<std::size_t>(h.bucket)];
+      hook(h.layer, h.gradient, bucket.gate);
+      if (gather_due) after_updates(*std::exchange(gather_due, std::nullopt));
+      if (!gathers_after_update) continue;
       if (i + 1 < after_backward.size() && after_backward[i + 1].bucket == h.bucket) continue;
-      const BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(h.bucket)];
       group = group.last_layer < 0 ? BucketInfo{bucket.first_layer, bucket.last_layer, {}}
                                    : BucketInfo{std::min(group.first_layer, bucket.first_layer),
                                                 std::max(group.last_layer, bucket.last_layer), {}};
-      if (i + 1 == after_backward.size() || gather_is_even(blocks_, options_.data_parallel_ranks, group))
+      if (i + 1 == after_backward.size() ||
+          shares_are_even(blocks_, options_.data_parallel_ranks, group, &BlockWork::weight_bytes))
         gather_due = std::exchange(group, BucketInfo{-1, -1, {}});
     }
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
          i < static_cast<int>(hooked_.size()); ++i)
       if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
-    if (gather_due) gather(*gather_due);
+    if (gather_due) after_updates(*gather_due);
     validate(plan_, kSource);
     return std::move(plan_);
   }
@@ -230,18 +214,23 @@ class Builder {
   }
 
   // Issued `prefetch_depth` runs ahead (after the op that frees a buffer, `freed`): the carried
-  // updates of the layer (before its first forward visit), then the fetch of its weights.
+  // updates of the layer (before its first forward visit), then the fetch of its weights, or
+  // under fsdp their gather from their owners.
   void run_ahead(int r, OpId freed) {
     const Run& run = runs_[static_cast<std::size_t>(r)];
     const int l = run.layer;
     const bool first_forward = first_forward_[static_cast<std::size_t>(l)] == static_cast<int>(run.first);
     if (first_forward) carry_up_to(l);
+    auto& ready = ready_of_run_[static_cast<std::size_t>(r)];
+    if (options_.parallelism == Parallelism::fsdp) {
+      ready = gather({l, l, {}}, {freed});
+      return;
+    }
     if (!offloaded(options_.tiers.weights)) return;
     std::vector<OpId> deps = {freed};
     if (first_forward) deps.insert(deps.end(), ready_for_use_[static_cast<std::size_t>(l)].begin(),
                                    ready_for_use_[static_cast<std::size_t>(l)].end());
-    fetch_of_run_[static_cast<std::size_t>(r)] =
-        add_transfer(-1, l, Payload::weights, options_.tiers.weights, Tier::device, layer(l).weight_bytes, deps);
+    ready = {add_transfer(-1, l, Payload::weights, options_.tiers.weights, Tier::device, layer(l).weight_bytes, deps)};
   }
 
   // Issued `prefetch_depth` visits ahead: a backward visit's checkpoint comes back.
@@ -264,8 +253,8 @@ class Builder {
     if (visit.kind == OpKind::backward && options_.recompute_activations)
       op.cost.merge(per_micro_batch(w.forward, m_count));  // the forward again, for the activations not kept
     const int r = run_of_[v];
-    if (fetch_of_run_[static_cast<std::size_t>(r)] >= 0 && runs_[static_cast<std::size_t>(r)].first == v)
-      op.deps.push_back(fetch_of_run_[static_cast<std::size_t>(r)]);
+    if (runs_[static_cast<std::size_t>(r)].first == v)
+      for (OpId d : ready_of_run_[static_cast<std::size_t>(r)]) op.deps.push_back(d);
     if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v))
       for (OpId d : ready_for_use_[static_cast<std::size_t>(visit.layer)]) op.deps.push_back(d);
     const std::size_t s = slot(visit.layer, visit.micro_batch);
@@ -287,10 +276,9 @@ class Builder {
     return id;
   }
 
-  // Gradient buckets (DDP's): layers join the open bucket in the order their gradients complete
-  // while they are adjacent (one buffer of the model's gradients); it is reduced once it holds
-  // bucket_bytes or more (every layer on its own at 0), after the backward of its last layer.
-  // Returns the index of the bucket l joined.
+  // Gradient buckets (DDP's): adjacent layers join the open bucket as their gradients complete;
+  // it closes once it holds bucket_bytes (each layer alone at 0) and, with sharded gradients, its
+  // owners' shares are about even. Returns the index of the bucket l joined (gradient_buckets_).
   int add_to_bucket(int l, OpId backward) {
     if (open_.last_layer >= 0 && l != open_.first_layer - 1 && l != open_.last_layer + 1) close_bucket();
     if (open_.last_layer < 0) open_ = {l, l, {}};
@@ -298,40 +286,85 @@ class Builder {
     open_.last_layer = std::max(open_.last_layer, l);
     open_bytes_ += layer(l).gradient_bytes;
     open_ready_ = backward;
-    const auto index = static_cast<int>(plan_.buckets.size());
-    if (open_bytes_ >= options_.bucket_bytes) close_bucket();
+    const auto index = static_cast<int>(gradient_buckets_.size());
+    if (open_bytes_ >= options_.bucket_bytes &&
+        (!shards_gradients(options_.parallelism) ||
+         shares_are_even(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)))
+      close_bucket();
     return index;
   }
 
+  // The open bucket's collectives after its last backward: a reduce of its layers' gradients, or
+  // (sharded gradients) a reduce of the blocks too large for an even share and a scatter of the
+  // rest after it (one communicator runs them in order); the last is the bucket's gate.
   void close_bucket() {
     if (open_.last_layer < 0) return;
-    Op reduce = make_op(OpKind::reduce, Resource::network, open_.first_layer);
-    reduce.bucket = static_cast<int>(plan_.buckets.size());
-    reduce.cost = platform::Cost{platform::WorkKind::other, 0.0, open_bytes_, 0};
-    plan_.buckets.push_back(open_);
-    reduce_of_bucket_.push_back(add(std::move(reduce), open_ready_));
+    GradientBucket closed{open_.first_layer, open_.last_layer, -1};
+    auto emit = [&](OpKind kind, BucketInfo bucket, double bytes, OpId after) {
+      Op op = make_op(kind, Resource::network, bucket.first_layer);
+      op.bucket = static_cast<int>(plan_.buckets.size());
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes, 0};
+      op.deps = {open_ready_};
+      if (after >= 0) op.deps.push_back(after);
+      plan_.buckets.push_back(std::move(bucket));
+      closed.gate = add(std::move(op));
+    };
+    ShareSplit split = shards_gradients(options_.parallelism)
+                           ? split_shares(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)
+                           : ShareSplit{};
+    // Blocks of one owner only: a reduce-scatter would move them to every rank anyway.
+    const auto owner_of = [&](int b) { return block(b).owner; };
+    if (!split.together.empty() &&
+        std::all_of(split.together.begin(), split.together.end(),
+                    [&](int b) { return owner_of(b) == owner_of(split.together.front()); })) {
+      split.alone.insert(split.alone.end(), split.together.begin(), split.together.end());
+      std::sort(split.alone.begin(), split.alone.end());
+      split.together.clear();
+    }
+    if (split.alone.empty() && split.together.empty()) {
+      emit(OpKind::reduce, open_, open_bytes_, -1);
+    } else {
+      if (!split.alone.empty()) {
+        double bytes = 0.0;
+        for (int b : split.alone) bytes += block(b).gradient_bytes;
+        emit(OpKind::reduce, {open_.first_layer, open_.last_layer, split.alone}, bytes, -1);
+      }
+      if (!split.together.empty())
+        emit(OpKind::scatter, {open_.first_layer, open_.last_layer, split.together},
+             padded_bytes(blocks_, options_.data_parallel_ranks, split.together, &BlockWork::gradient_bytes), closed.gate);
+    }
+    gradient_buckets_.push_back(closed);
     open_ = {-1, -1, {}};
     open_bytes_ = 0.0;
   }
 
-  // The gather ops of `layers`: one per block that travels alone, then one for the rest (none
-  // when no block of them has an owner), each once this rank's own updates of its blocks are
-  // done; each names a bucket of its own (its layers and blocks), added to the plan's.
-  void gather(const BucketInfo& layers) {
-    const GatherSplit split = split_gather(blocks_, options_.data_parallel_ranks, layers);
+  // The gathers of the owned blocks of `layers` (one per block that travels alone, one for the
+  // rest), after `deps` and, `after_updates`, this rank's updates of their blocks; each names a
+  // bucket of its own. Returns them.
+  std::vector<OpId> gather(const BucketInfo& layers, std::vector<OpId> deps, bool after_updates = false) {
+    std::erase(deps, -1);
+    const ShareSplit split = split_shares(blocks_, options_.data_parallel_ranks, layers, &BlockWork::weight_bytes);
+    std::vector<OpId> gathers;
     auto emit = [&](BucketInfo bucket) {
       Op op = make_op(OpKind::gather, Resource::network, bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
       op.cost = platform::Cost{platform::WorkKind::other, 0.0,
-                               gather_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks), 0};
+                               padded_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks, &BlockWork::weight_bytes), 0};
+      op.deps = deps;
       for (int b : bucket.blocks)
-        if (update_of_[static_cast<std::size_t>(b)] >= 0) op.deps.push_back(update_of_[static_cast<std::size_t>(b)]);
+        if (after_updates && update_of_[static_cast<std::size_t>(b)] >= 0)
+          op.deps.push_back(update_of_[static_cast<std::size_t>(b)]);
       plan_.buckets.push_back(std::move(bucket));
-      add(std::move(op));
+      gathers.push_back(add(std::move(op)));
     };
     for (int b : split.alone) emit({block(b).layer, block(b).layer, {b}});
     if (!split.together.empty()) emit({layers.first_layer, layers.last_layer, split.together});
+    return gathers;
   }
+
+  // zero1, zero2: the new weights of `layers`' blocks, once this rank's own updates of them are
+  // done.
+  void after_updates(const BucketInfo& layers) { gather(layers, {}, /*after_updates=*/true); }
 
   // Releases the listed blocks updated where `host` says once all of those updates are done (and
   // after `gate`).
@@ -508,13 +541,19 @@ class Builder {
   BucketInfo open_{-1, -1, {}};  // the bucket filling up (last_layer -1: none)
   double open_bytes_ = 0.0;
   OpId open_ready_ = -1;     // the backward after which the open bucket's gradients are complete
-  std::vector<OpId> reduce_of_bucket_;
+  // A gradient bucket's layers and the op its hooks wait for (its last collective).
+  struct GradientBucket {
+    int first_layer = 0;
+    int last_layer = 0;
+    OpId gate = -1;
+  };
+  std::vector<GradientBucket> gradient_buckets_;
   std::vector<std::vector<OpId>> ready_for_use_;  // per layer: carried ops its first forward waits for
   int delay_;  // host release delay, in [1, layers]
   std::vector<Visit> visits_;
   std::vector<Run> runs_;
   std::vector<int> run_of_;
-  std::vector<OpId> fetch_of_run_;
+  std::vector<std::vector<OpId>> ready_of_run_;  // per run: its weights' fetch or gathers
   std::vector<OpId> op_of_visit_;
   std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
   std::vector<OpId> checkpoint_in_;
@@ -535,6 +574,12 @@ StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<B
                        const ScheduleOptions& options) {
   validate_schedule_inputs(layers, blocks, options);
   return Builder(layers, blocks, options).build();
+}
+
+StepPlan weights_gather_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                             const ScheduleOptions& options) {
+  validate_schedule_inputs(layers, blocks, options);
+  return Builder(layers, blocks, options).build_weights_gathers();
 }
 
 }  // namespace asteria::plan

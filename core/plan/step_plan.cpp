@@ -24,7 +24,8 @@ bool resource_allowed(OpKind kind, Resource on) {
     case OpKind::accumulate:
     case OpKind::update: return on == Resource::device || on == Resource::host;
     case OpKind::transfer: return on == Resource::link;
-    case OpKind::gather: return on == Resource::network;
+    case OpKind::gather:
+    case OpKind::scatter: return on == Resource::network;
   }
   return false;
 }
@@ -121,15 +122,18 @@ void validate(const StepPlan& plan, const std::string& source) {
       if (op.layer != plan.blocks[static_cast<std::size_t>(op.block)].layer)
         throw InputError(source, op_field(i, "layer"), "expected the layer of block " + std::to_string(op.block));
     }
-    if (op.kind == OpKind::reduce || op.kind == OpKind::gather) {
+    if (is_collective_op(op.kind)) {
       if (op.bucket < 0 || static_cast<std::size_t>(op.bucket) >= plan.buckets.size())
         throw InputError(source, op_field(i, "bucket"),
                          "expected a bucket index in [0, " + std::to_string(plan.buckets.size()) + ")");
       if (op.layer != plan.buckets[static_cast<std::size_t>(op.bucket)].first_layer)
         throw InputError(source, op_field(i, "layer"), "expected the first layer of bucket " + std::to_string(op.bucket));
+      if (op.kind != OpKind::reduce && plan.buckets[static_cast<std::size_t>(op.bucket)].blocks.empty())
+        throw InputError(source, op_field(i, "bucket"),
+                         "a bucket that lists the blocks a " + std::string(to_string(op.kind)) + " moves, found bucket " +
+                             std::to_string(op.bucket) + " with none");
     }
-    if (op.carried && (op.kind == OpKind::forward || op.kind == OpKind::backward || op.kind == OpKind::reduce ||
-                       op.kind == OpKind::gather))
+    if (op.carried && (op.kind == OpKind::forward || op.kind == OpKind::backward || is_collective_op(op.kind)))
       throw InputError(source, op_field(i, "carried"),
                        "only optimizer, store and transfer ops carried over from the previous step, found a " +
                            std::string(to_string(op.kind)));

@@ -31,16 +31,18 @@ struct BlockInfo {
   int owner = -1;     // sharded state: the data-parallel rank that updates it (-1: every rank)
 };
 
-// A gradient bucket: the consecutive layers first_layer..last_layer whose gradients one reduce op
-// averages among the data-parallel ranks (as DDP's buckets: layers in the order their gradients
-// complete, about bucket_bytes each), one collective over their gradients as one buffer; with
-// sharded state, one gather op sends the new weights of its blocks the same way.
+// A bucket: the consecutive layers first_layer..last_layer one collective op moves (as DDP's
+// buckets: layers in the order their gradients complete, about bucket_bytes each), their tensors
+// as one buffer, or the listed blocks' packed in block order:
+//   reduce   the layers' gradients averaged among the data-parallel ranks (blocks: those blocks'
+//            gradients only, the ones a scatter would pad too much);
+//   scatter  sharded gradients: the blocks' gradients averaged, each only to its owner;
+//   gather   sharded state: the blocks' weights from their owners to every rank (by a broadcast
+//            when one rank owns them all, else an all-gather).
 struct BucketInfo {
   int first_layer = 0;
   int last_layer = 0;
-  // A gather's: the owned blocks of those layers whose new weights it sends, in block order (by a
-  // broadcast when one rank owns them all, else an all-gather); empty for a gradient bucket.
-  std::vector<int> blocks;
+  std::vector<int> blocks;  // owned blocks of those layers, in block order; required by scatter and gather
 };
 
 struct Launch {
@@ -67,7 +69,8 @@ struct StepPlan {
 // cannot run its kind (forward and backward on the device, reduce on the network, transfer on
 // the link, store ops and refresh on the issuer, ...); an index (layer, block, bucket,
 // micro-batch, launch, hook) is out of range or missing for the op's kind; a bucket's layers are
-// out of range or out of order, or its reduce op's layer is not the bucket's first; a transfer moves
+// out of range or out of order, its collective op's layer is not the bucket's first, or a scatter
+// or gather names a bucket without blocks; a transfer moves
 // between one tier and itself or has negative bytes; a dep does not point
 // to an earlier op; an op's launch is on another resource than the op; an optimizer op has no
 // hook, or a hook is not a device launch or is set on an op that is not an optimizer op; an op outside a launch depends on one

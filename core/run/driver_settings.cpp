@@ -34,11 +34,12 @@ runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, r
   o.device_seconds = std::move(device_seconds);
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
-  o.shard_state = spec.shard_state;
+  o.schedule.parallelism = spec.parallelism;
   o.schedule.bucket_bytes = static_cast<double>(spec.bucket_bytes);
   o.schedule.order = spec.schedule;
   o.schedule.micro_batches = spec.micro_batches;
   o.schedule.defer_fraction = spec.defer_fraction;
+  o.schedule.prefetch_depth = spec.prefetch_depth;
   o.schedule.tiers = spec.model_tiers;
   o.schedule.recompute_activations = spec.recompute_activations;
   // Computing values on the real backend, each hook's device launch computes every optimizer op

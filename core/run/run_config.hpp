@@ -104,7 +104,8 @@ struct RunConfig {
   // runs them all), sent at most every sync_period steps.
   bool share_refreshes = true;
   int sync_period = 1;
-  bool shard_state = false;  // optimizer state sharded among data-parallel ranks (ZeRO-1)
+  // How data-parallel ranks share the optimizer state, gradients and weights (plan::Parallelism).
+  plan::Parallelism parallelism = plan::Parallelism::ddp;
   // Data-parallel ranks: gradients are reduced in buckets of at least this many bytes (layers in
   // the order their gradients complete; DDP's bucket_cap_mb); 0: one reduce per layer.
   std::size_t bucket_bytes = std::size_t{25} << 20;
@@ -114,6 +115,7 @@ struct RunConfig {
   plan::ScheduleOrder schedule = plan::ScheduleOrder::horizontal;
   int micro_batches = 1;
   double defer_fraction = 0.0;
+  int prefetch_depth = 2;  // layer visits ahead that weights are fetched (or gathered: fsdp)
   plan::ModelStateTiers model_tiers{};
   bool recompute_activations = false;  // activation checkpointing (implied by checkpoints off the device)
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;

@@ -284,10 +284,14 @@ void describe_run(V& v, RunConfig& c) {
   v.value(Setting{"straggler", "RANK:FACTOR",
                   "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower"},
           c.straggler, codec::straggler());
-  v.flag(Setting{"shard-state", "",
-                 "data-parallel ranks: shard the optimizer state (each block's state, refreshes and update on one "
-                 "rank; new weights sent to the others at the step's end)"},
-         c.shard_state, true);
+  v.value(Setting{"parallelism", "HOW",
+                  "data-parallel ranks: ddp (all replicated) | zero1 (each block's optimizer state, refreshes and "
+                  "update on one rank; new weights gathered after the updates) | zero2 (zero1, and each gradient "
+                  "reduce-scattered to its owner) | fsdp (zero2, and weights sharded: a layer's gathered before each "
+                  "use)"},
+          c.parallelism,
+          codec::named({plan::Parallelism::ddp, plan::Parallelism::zero1, plan::Parallelism::zero2,
+                        plan::Parallelism::fsdp}));
   v.value(Setting{"bucket-size", "SIZE",
                   "data-parallel ranks: gradients are all-reduced in buckets of at least SIZE (consecutive layers in "
                   "the order their gradients complete, as DDP's bucket_cap_mb); 0: one reduce per layer"},
@@ -304,6 +308,10 @@ void describe_run(V& v, RunConfig& c) {
                             "fraction of the optimizer update (by weight bytes) deferred into the next step's forward, "
                             "in [0, 1)"}),
           c.defer_fraction, codec::fraction_below_one());
+  v.value(scheduled(Setting{"prefetch-depth", "N",
+                            "runs of layer visits ahead that a layer's weights are fetched (resting off the device) or "
+                            "gathered from their owners (--parallelism fsdp), >= 1"}),
+          c.prefetch_depth, codec::integer(1));
   const auto tier = codec::named({platform::Tier::device, platform::Tier::host, platform::Tier::nvme});
   v.value(scheduled(Setting{"weights-on", "TIER",
                             "where the model's weights rest between uses: device | host | nvme (fetched before each use)"}),

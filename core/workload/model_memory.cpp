@@ -18,12 +18,21 @@ ModelMemory model_memory(const WorkloadModel& model, const plan::ScheduleOptions
           ? static_cast<double>(model.totals.gradient_bytes) / static_cast<double>(model.totals.parameters)
           : 0.0;
 
-  add(schedule.tiers.weights, static_cast<double>(model.totals.parameter_bytes));
+  // Sharded among data-parallel ranks: fsdp's weights and zero2's and fsdp's gradients.
+  const double ranks = std::max(1, schedule.data_parallel_ranks);
+  const double weight_shards = schedule.parallelism == plan::Parallelism::fsdp ? ranks : 1.0;
+  const double gradient_shards = plan::shards_gradients(schedule.parallelism) ? ranks : 1.0;
+
+  add(schedule.tiers.weights, static_cast<double>(model.totals.parameter_bytes) / weight_shards);
   if (schedule.tiers.weights != Tier::device) add(Tier::device, depth * largest_tensor * activation_element);
+  // fsdp: the layers gathered at once, the one in use and prefetch_depth ahead (whole tensors).
+  if (weight_shards > 1.0 && model.totals.parameters > 0)
+    add(Tier::device, (depth + 1.0) * largest_tensor * static_cast<double>(model.totals.parameter_bytes) /
+                          static_cast<double>(model.totals.parameters));
 
   const bool accumulates = schedule.order == plan::ScheduleOrder::horizontal && schedule.micro_batches > 1;
   const auto gradient_bytes = static_cast<double>(model.totals.gradient_bytes);
-  if (accumulates) add(schedule.tiers.gradients, gradient_bytes);
+  if (accumulates) add(schedule.tiers.gradients, gradient_bytes / gradient_shards);
   else add(schedule.tiers.gradients != Tier::device ? schedule.tiers.gradients : update_site,
            gradient_bytes * schedule.defer_fraction);
   add(Tier::device, 2.0 * largest_tensor * gradient_element);

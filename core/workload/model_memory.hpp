@@ -5,10 +5,12 @@
 //
 //   weights      the master weights (parameter_bytes) rest on tiers.weights; off the device, the
 //                device holds prefetch_depth fetch buffers of the largest tensor's compute copy;
+//                fsdp: 1 / data_parallel_ranks of them rest, and the device holds prefetch_depth
+//                + 1 gathered layers (of the largest tensor);
 //   gradients    a layer's gradient lives from its backward to its hook (the update consumes
 //                it); across micro-batches of the horizontal schedule every layer's gradient is
 //                accumulated, so with M > 1 the whole gradient (gradient_bytes) rests on
-//                tiers.gradients; otherwise only the deferred fraction does (kept for the next
+//                tiers.gradients (zero2, fsdp: 1 / data_parallel_ranks of it); otherwise only the deferred fraction does (kept for the next
 //                forward, where the update reads it: `update_site`). The device holds two of the largest tensor's gradient (one being
 //                produced, one being sent or updated);
 //   activations  the saved activations of the micro-batches between their forward and backward:

@@ -121,22 +121,22 @@ TEST(ReplayVerb, ASimulatedRunReplaysToItself) {
 }
 
 // A data-parallel rank's trace replays as the run it was: every rank, with its data-parallel
-// settings (sharded state, replicated refreshes, the sync period) and its simulated machine's
-// (concurrent collectives), not one rank without them.
+// settings (zero1: sharded state, replicated refreshes, the sync period) and its simulated
+// machine's (concurrent collectives), not one rank without them.
 TEST(ReplayVerb, ADataParallelRunReplaysWithItsRanksAndTheirSettings) {
   const testing::TempDir dir;
   const std::string recorded = (dir.path() / "recorded").string();
   const auto rec = run_cli_in_child({"sim", "--hw", "gh200", "--model", "tiny", "--optimizer", "soap", "--staleness", "2",
-                                     "--units", "4", "--shard-state", "--refresh-sharing", "replicated", "--sync-period",
-                                     "2", "--concurrent-collectives", "--steps", "6", "--precondition-frequency", "3",
-                                     "--trace", "--out", recorded, "--no-progress"});
+                                     "--units", "4", "--parallelism", "zero1", "--refresh-sharing", "replicated",
+                                     "--sync-period", "2", "--concurrent-collectives", "--steps", "6",
+                                     "--precondition-frequency", "3", "--trace", "--out", recorded, "--no-progress"});
   ASSERT_EQ(rec.code, 0) << rec.err;
   const std::string replay = (dir.path() / "replay").string();
   const auto r = run_cli_in_child({"replay", recorded + "/trace.csv", "--hw", "gh200", "--out", replay, "--no-progress"});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json summary = json_of(std::filesystem::path(replay) / "summary.json");
   EXPECT_EQ(summary.at("units"), 4) << summary.dump();
-  EXPECT_EQ(summary.at("setting_shard_state"), "true") << summary.dump();
+  EXPECT_EQ(summary.at("setting_parallelism"), "zero1") << summary.dump();
   EXPECT_EQ(summary.at("setting_refresh_sharing"), "replicated") << summary.dump();
   EXPECT_EQ(summary.at("setting_sync_period"), "2") << summary.dump();
   // The simulated machine's own settings come back too (sim's, read with sim's options).

@@ -85,14 +85,14 @@ TEST(RunSchema, EveryOptionOfAVerbIsASettingOfTheSchema) {
 TEST(RunSchema, RecordedArgumentsReadBackToTheRecordedRun) {
   const RunConfig recorded = read(RunVerb::train, {"--optimizer", "shampoo", "--staleness", "3", "--publish",
                                                    "opportunistic", "--refresh-sharing", "replicated", "--sync-period",
-                                                   "4", "--shard-state", "--straggler", "1:2.5", "--lookahead", "5",
-                                                   "--host-workers", "3", "--warmup-steps", "7", "--seed", "99",
+                                                   "4", "--parallelism", "zero1", "--straggler", "1:2.5", "--lookahead",
+                                                   "5", "--host-workers", "3", "--warmup-steps", "7", "--seed", "99",
                                                    "--micro-batches", "2", "--schedule", "vertical", "--defer-fraction",
                                                    "0.25", "--weights-on", "host", "--lr", "0.003", "--grafting",
                                                    "false", "--root-method", "coupled-newton", "--device-budget", "3GiB",
                                                    "--refresh-on", "host", "--recompute-activations"});
   const std::vector<std::string> arguments = run::recorded_arguments(recorded);
-  for (const char* option : {"--refresh-sharing", "--sync-period", "--shard-state", "--straggler"})
+  for (const char* option : {"--refresh-sharing", "--sync-period", "--parallelism", "--straggler"})
     EXPECT_NE(std::find(arguments.begin(), arguments.end(), option), arguments.end()) << option;
   const RunConfig replayed = read(RunVerb::train, arguments);
   EXPECT_EQ(replayed.optimizer, recorded.optimizer);
@@ -100,7 +100,7 @@ TEST(RunSchema, RecordedArgumentsReadBackToTheRecordedRun) {
   EXPECT_EQ(replayed.publish, recorded.publish);
   EXPECT_FALSE(replayed.share_refreshes);
   EXPECT_EQ(replayed.sync_period, 4);
-  EXPECT_TRUE(replayed.shard_state);
+  EXPECT_EQ(replayed.parallelism, plan::Parallelism::zero1);
   EXPECT_EQ(replayed.straggler, (run::Straggler{1, 2.5}));
   EXPECT_EQ(replayed.lookahead, 5);
   EXPECT_EQ(replayed.host_workers, 3);
@@ -207,7 +207,7 @@ TEST(RunSchema, AValueOutsideItsSettingsRangeNamesTheOption) {
 TEST(RunSchema, TheResumeRuleAndTheRanksAgreementFollowTheSchema) {
   for (const char* name : {"steps", "out", "overwrite", "trace", "no-progress", "checkpoint-every", "eval-every"})
     EXPECT_TRUE(resumable(name)) << name;
-  for (const char* name : {"optimizer", "staleness", "lr", "seed", "shard-state", "refresh-sharing", "model"})
+  for (const char* name : {"optimizer", "staleness", "lr", "seed", "parallelism", "refresh-sharing", "model"})
     EXPECT_FALSE(resumable(name)) << name;
   EXPECT_TRUE(run::find_setting("nvme-dir")->per_rank);
   EXPECT_FALSE(run::find_setting("out")->per_rank);

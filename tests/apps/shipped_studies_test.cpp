@@ -55,17 +55,17 @@ TEST(ShippedStudies, DefaultStudy) {
 TEST(ShippedStudies, DistributedStudy) {
   const StudySpec spec = load_study(repo_root() / "experiments/studies/distributed.yaml");
   EXPECT_EQ(spec.name, "distributed");
-  // Part 1: 7B, 2 optimizers x 2 node counts x 5 staleness bounds, sharded; part 2: 1B, owned
+  // Part 1: 7B, 2 optimizers x 2 node counts x 5 staleness bounds, zero1; part 2: 1B, owned
   // refreshes at sync periods 1 and 5 and replicated ones, S = 1 and 5; part 3: 7B SOAP with a
   // straggler at S = 0 and 5.
   ASSERT_EQ(spec.points.size(), 20U + 16U + 8U + 4U);
-  EXPECT_EQ(spec.points[0].slug, "gh200-alps_olmo2-7b_soap_tiered_s0_nodes4_sharded");
-  EXPECT_EQ(spec.points[9].slug, "gh200-alps_olmo2-7b_soap_tiered_s10_nodes16_sharded");
-  EXPECT_EQ(spec.points[19].slug, "gh200-alps_olmo2-7b_kl-shampoo_tiered_s10_nodes16_sharded");
+  EXPECT_EQ(spec.points[0].slug, "gh200-alps_olmo2-7b_soap_tiered_s0_nodes4_zero1");
+  EXPECT_EQ(spec.points[9].slug, "gh200-alps_olmo2-7b_soap_tiered_s10_nodes16_zero1");
+  EXPECT_EQ(spec.points[19].slug, "gh200-alps_olmo2-7b_kl-shampoo_tiered_s10_nodes16_zero1");
   EXPECT_EQ(spec.points[20].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_k1");
   EXPECT_EQ(spec.points[21].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_k3");
   EXPECT_EQ(spec.points[36].slug, "gh200-alps_olmo-1b_soap_tiered_s1_nodes4_replicated");
-  EXPECT_EQ(spec.points[47].slug, "gh200-alps_olmo2-7b_soap_tiered_s5_nodes16_sharded_slow1x3");
+  EXPECT_EQ(spec.points[47].slug, "gh200-alps_olmo2-7b_soap_tiered_s5_nodes16_zero1_slow1x3");
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
     const StudyPoint& p = spec.points[i];
     const bool replicated_state = i >= 20 && i < 44;
@@ -75,7 +75,7 @@ TEST(ShippedStudies, DistributedStudy) {
     EXPECT_EQ(*p["precondition_frequency"], "10");
     EXPECT_EQ(*p["numerics"], "shapes");
     EXPECT_TRUE(*p["nodes"] == "4" || *p["nodes"] == "16") << p.slug;
-    EXPECT_EQ(p["shard_state"].has_value(), !replicated_state) << p.slug;
+    EXPECT_EQ(p["parallelism"].value_or("(not given)"), replicated_state ? "(not given)" : "zero1") << p.slug;
     EXPECT_EQ(p["refresh_sharing"].has_value(), replicated_state) << p.slug;
   }
   expect_shipped_inputs(spec);
@@ -91,7 +91,7 @@ TEST(ShippedStudies, DistributedDemoStudy) {
     EXPECT_EQ(p.hw(), "gh200-alps");
     EXPECT_EQ(p.model(), "olmo-1b");
     EXPECT_EQ(*p["nodes"], "2") << p.slug;
-    EXPECT_FALSE(p["shard_state"].has_value()) << p.slug;
+    EXPECT_FALSE(p["parallelism"].has_value()) << p.slug;
   }
   EXPECT_EQ(spec.points[13].slug, "gh200-alps_olmo-1b_soap_tiered_s5_slow1x3");
   expect_shipped_inputs(spec);

@@ -1,6 +1,6 @@
-// `asteria sim` with data-parallel units: gradients reduced in buckets (--bucket-size) and the
+// `asteria sim` with data-parallel units: gradients reduced in buckets (--bucket-size), the
 // communication a step did not hide reported on its own (exposed_communication_s), out of the
-// visible optimizer time.
+// visible optimizer time, and the state, gradients and weights sharded (--parallelism).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +125,59 @@ TEST(SimDataParallel, TheUnhiddenReduceIsExposedCommunicationNotOptimizerTime) {
   const auto alone = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "one", 1));
   ASSERT_EQ(alone.code, 0) << alone.err;
   for (const auto& row : read_steps(dir.path() / "one" / "steps.csv")) EXPECT_EQ(row.at("exposed_communication_s"), 0.0);
+}
+
+// --parallelism: zero1 gathers the new weights after the updates (every block's weights once),
+// zero2 reduce-scatters the gradients instead of all-reducing them (a scatter op per bucket, no
+// all-reduce of whole layers), fsdp gathers each layer's weights before each run of its visits
+// (none after the updates) and holds 1/N of the weights on the device in the fit check.
+TEST(SimDataParallel, ParallelismShardsWhatTheRanksMoveAndHold) {
+  const TempDir dir;
+  std::map<std::string, nlohmann::json> summary;
+  std::map<std::string, std::string> plan;
+  for (const char* how : {"ddp", "zero1", "zero2", "fsdp"}) {
+    const auto run = testing::run_cli_in_child(
+        tiny_data_parallel(dir.path() / how, 8, {"--parallelism", how}));
+    ASSERT_EQ(run.code, 0) << how << ": " << run.err;
+    summary[how] = read_json(dir.path() / how / "summary.json");
+    plan[how] = read_text(dir.path() / how / "plan.txt");
+    EXPECT_EQ(summary[how].at("setting_parallelism"), how);
+  }
+  // AdamW keeps each tensor whole (one block a layer); the toy model is one 25 MiB bucket.
+  const std::size_t layers = count_ops(plan["ddp"], "backward");
+  ASSERT_GT(layers, 1u);
+  EXPECT_EQ(count_ops(plan["ddp"], "reduce"), 1u);
+  EXPECT_EQ(count_ops(plan["ddp"], "gather") + count_ops(plan["ddp"], "scatter"), 0u);
+  EXPECT_EQ(count_ops(plan["zero1"], "reduce"), 1u);
+  EXPECT_GT(count_ops(plan["zero1"], "gather"), 0u);
+  EXPECT_EQ(count_ops(plan["zero1"], "scatter"), 0u);
+  for (const char* how : {"zero2", "fsdp"}) {
+    // The bucket's gradients by one reduce-scatter, and the blocks too large for an even share
+    // (the embedding, the head) by a reduce each.
+    EXPECT_EQ(count_ops(plan[how], "scatter"), 1u) << how;
+    EXPECT_LE(count_ops(plan[how], "reduce"), 1u) << how;
+  }
+  EXPECT_EQ(count_ops(plan["zero2"], "gather"), count_ops(plan["zero1"], "gather"));
+  // fsdp: every run of a layer's visits gathers (2L - 1 runs with one micro-batch); whole layers.
+  EXPECT_GE(count_ops(plan["fsdp"], "gather"), 2 * layers - 1);
+  const double ddp_bytes = summary["ddp"].at("network_bytes").get<double>();
+  EXPECT_GT(summary["zero1"].at("network_bytes").get<double>(), ddp_bytes);  // the gathers on top
+  EXPECT_GT(summary["fsdp"].at("network_bytes").get<double>(), summary["zero2"].at("network_bytes").get<double>());
+  // What a rank holds: a share of the state (zero1..fsdp), of the weights too (fsdp).
+  auto resident = [&](const char* how) {
+    return summary[how].at("peak_device_bytes").get<double>() + summary[how].at("peak_host_bytes").get<double>();
+  };
+  for (const char* how : {"zero1", "zero2", "fsdp"}) EXPECT_LT(resident(how), 0.5 * resident("ddp")) << how;
+  EXPECT_LT(summary["fsdp"].at("model_device_bytes").get<double>(), summary["ddp"].at("model_device_bytes").get<double>());
+  EXPECT_EQ(summary["zero1"].at("model_device_bytes"), summary["ddp"].at("model_device_bytes"));
+
+  const auto offloaded = testing::run_cli_in_child(
+      tiny_data_parallel(dir.path() / "bad", 2, {"--parallelism", "fsdp", "--weights-on", "host"}));
+  EXPECT_NE(offloaded.code, 0);
+  EXPECT_NE(offloaded.err.find("--weights-on"), std::string::npos) << offloaded.err;
+  const auto unknown = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bad2", 2, {"--parallelism", "zero3"}));
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.err.find("--parallelism"), std::string::npos) << unknown.err;
 }
 
 TEST(SimDataParallel, ANegativeBucketSizeIsRefusedNamingTheOption) {

@@ -447,12 +447,12 @@ TEST(StudyChecks, SettingsThatExcludeEachOtherAreFoundBeforeAnyRun) {
       "name: together\n"
       "grid:\n"
       "  - {hw: gb10, model: tiny, optimizer: soap, placement: device, staleness: 0,\n"
-      "     shard_state: true, defer_fraction: [0, 0.25]}\n";
+      "     parallelism: zero1, defer_fraction: [0, 0.25]}\n";
   const study::StudySpec spec = study::parse_study(yaml, "together.yaml", "/studies");
   const std::vector<study::RunProblem> problems = study::run_input_problems(spec);
   ASSERT_EQ(problems.size(), 1U);  // the run that defers
   EXPECT_EQ(problems[0].field, "grid[0].defer_fraction[1]");
-  EXPECT_NE(problems[0].expectation.find("--defer-fraction: 0 with --shard-state"), std::string::npos)
+  EXPECT_NE(problems[0].expectation.find("--defer-fraction: 0 with --parallelism zero1"), std::string::npos)
       << problems[0].expectation;
 }
 

@@ -177,25 +177,26 @@ TEST(StudySpec, NumericsAndPublishAreAxesWithReadableSlugs) {
   EXPECT_EQ(*spec.points[2]["numerics"], "values");
 }
 
-// The data-parallel settings: how refreshes are shared, the sync period, state sharding (a flag)
-// and an injected straggler.
+// The data-parallel settings: how refreshes are shared, the sync period, how the ranks share
+// the model (parallelism, a valued setting) and an injected straggler.
 TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
-  const StudySpec spec = parse(std::string("name: dp\ndefaults:\n  nodes: 2\n  shard_state: True\n") +
+  const StudySpec spec = parse(std::string("name: dp\ndefaults:\n  nodes: 2\n  parallelism: zero1\n") +
                                "grid:\n  -\n" + kCore +
                                "    placement: [tiered]\n    staleness: [1]\n"
                                "    refresh_sharing: [owners, replicated]\n    sync_period: [001, 5]\n"
                                "  -\n" + kCore +
-                               "    placement: [tiered]\n    staleness: [1]\n    shard_state: [false]\n"
+                               "    placement: [tiered]\n    staleness: [1]\n    parallelism: [ddp]\n"
                                "    straggler: ['03:2.50', \"1:3\", 0:1e1]\n");
   EXPECT_EQ(spec.extra_axes, (std::vector<std::string>{"refresh_sharing", "sync_period",
-                                                   "shard_state", "straggler"}));
+                                                   "parallelism", "straggler"}));
   // owners (asteria sim's default) is left out of the name, replicated spelled out; sync period k<K>;
-  // shard_state true is "sharded" and false nothing; a straggler RANK:FACTOR is slow<RANK>x<FACTOR>.
+  // parallelism shows its value (zero1) and ddp (the default) nothing; a straggler RANK:FACTOR is
+  // slow<RANK>x<FACTOR>.
   EXPECT_EQ(slugs(spec), (std::vector<std::string>{
-                             "gb10_m_soap_tiered_s1_k1_sharded",
-                             "gb10_m_soap_tiered_s1_k5_sharded",
-                             "gb10_m_soap_tiered_s1_replicated_k1_sharded",
-                             "gb10_m_soap_tiered_s1_replicated_k5_sharded",
+                             "gb10_m_soap_tiered_s1_k1_zero1",
+                             "gb10_m_soap_tiered_s1_k5_zero1",
+                             "gb10_m_soap_tiered_s1_replicated_k1_zero1",
+                             "gb10_m_soap_tiered_s1_replicated_k5_zero1",
                              "gb10_m_soap_tiered_s1_slow3x2.5",
                              "gb10_m_soap_tiered_s1_slow1x3",
                              "gb10_m_soap_tiered_s1_slow0x10",
@@ -203,8 +204,8 @@ TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
   EXPECT_EQ(*spec.points[0]["refresh_sharing"], "owners");
   EXPECT_EQ(*spec.points[2]["refresh_sharing"], "replicated");
   EXPECT_EQ(*spec.points[0]["sync_period"], "1");
-  EXPECT_EQ(*spec.points[0]["shard_state"], "true");
-  EXPECT_EQ(*spec.points[4]["shard_state"], "false");
+  EXPECT_EQ(*spec.points[0]["parallelism"], "zero1");
+  EXPECT_EQ(*spec.points[4]["parallelism"], "ddp");
   EXPECT_FALSE(spec.points[4]["refresh_sharing"].has_value());
   EXPECT_EQ(*spec.points[4]["straggler"], "3:2.5");
   EXPECT_EQ(*spec.points[5]["straggler"], "1:3");
@@ -214,19 +215,42 @@ TEST(StudySpec, DistributedSettingsAreNormalizedAndNamed) {
 TEST(StudySpec, SimArgumentsOfTheDistributedSettings) {
   const StudySpec spec = parse(std::string("name: dp\ndefaults:\n  nodes: 4\n") + "grid:\n  -\n" + kCore +
                                "    placement: [tiered]\n    staleness: [3]\n    refresh_sharing: [replicated]\n"
-                               "    sync_period: [5]\n    shard_state: [true, false]\n    straggler: ['1:3']\n");
+                               "    sync_period: [5]\n    parallelism: [zero1, ddp]\n    straggler: ['1:3']\n");
   ASSERT_EQ(spec.points.size(), 2U);
-  // shard_state is a flag: the bare option when true, nothing when false.
+  // parallelism is a valued setting: its option and the value given, ddp included.
   const std::vector<std::string> head = {"sim",         "--hw",        "gb10",   "--model",     "m",
                                          "--optimizer", "soap",        "--placement", "tiered", "--staleness",
                                          "3",           "--nodes",     "4",      "--refresh-sharing", "replicated",
                                          "--sync-period", "5"};
   std::vector<std::string> sharded = head;
-  sharded.insert(sharded.end(), {"--shard-state", "--straggler", "1:3", "--out", "/r/x", "--no-progress"});
-  std::vector<std::string> unsharded = head;
-  unsharded.insert(unsharded.end(), {"--straggler", "1:3", "--out", "/r/x", "--no-progress"});
+  sharded.insert(sharded.end(), {"--parallelism", "zero1", "--straggler", "1:3", "--out", "/r/x", "--no-progress"});
+  std::vector<std::string> replicated = head;
+  replicated.insert(replicated.end(), {"--parallelism", "ddp", "--straggler", "1:3", "--out", "/r/x", "--no-progress"});
   EXPECT_EQ(sim_arguments(spec.points[0], "/r/x"), sharded);
-  EXPECT_EQ(sim_arguments(spec.points[1], "/r/x"), unsharded);
+  EXPECT_EQ(sim_arguments(spec.points[1], "/r/x"), replicated);
+}
+
+// A switch (recompute_activations) takes YAML's booleans in any case; it is its bare option when
+// true and nothing when false, and a run's name shows it (its name) only when true.
+TEST(StudySpec, ASwitchIsItsBareOptionWhenTrueAndNothingWhenFalse) {
+  const StudySpec spec = parse(std::string("name: sw\ndefaults:\n  recompute_activations: True\n") + "grid:\n  -\n" +
+                               kCore + "    placement: [device]\n    staleness: [0]\n    micro_batches: [2]\n"
+                               "  -\n" + kCore +
+                               "    placement: [device]\n    staleness: [0]\n    recompute_activations: [FALSE]\n");
+  ASSERT_EQ(spec.points.size(), 2U);
+  EXPECT_EQ(spec.extra_axes, (std::vector<std::string>{"micro_batches", "recompute_activations"}));
+  EXPECT_EQ(slugs(spec), (std::vector<std::string>{"gb10_m_soap_device_s0_mb2_recompute-activations",
+                                                   "gb10_m_soap_device_s0"}));
+  EXPECT_EQ(*spec.points[0]["recompute_activations"], "true");
+  EXPECT_EQ(*spec.points[1]["recompute_activations"], "false");
+  const std::vector<std::string> head = {"sim",  "--hw",        "gb10",   "--model",     "m", "--optimizer",
+                                         "soap", "--placement", "device", "--staleness", "0"};
+  std::vector<std::string> on = head;
+  on.insert(on.end(), {"--micro-batches", "2", "--recompute-activations", "--out", "/r/x", "--no-progress"});
+  std::vector<std::string> off = head;
+  off.insert(off.end(), {"--out", "/r/x", "--no-progress"});
+  EXPECT_EQ(sim_arguments(spec.points[0], "/r/x"), on);
+  EXPECT_EQ(sim_arguments(spec.points[1], "/r/x"), off);
 }
 
 TEST(StudySpec, EveryValueRemembersWhereItWasWritten) {
@@ -397,13 +421,18 @@ TEST(StudySpecErrors, DistributedSettingValues) {
   const Failure period = failure_of(head + "    sync_period: [0]\n");
   EXPECT_EQ(period.field, "grid[0].sync_period[0]");
   EXPECT_NE(period.message.find("expected an integer >= 1, found '0'"), std::string::npos) << period.message;
-  const Failure flag = failure_of("name: x\ndefaults:\n  shard_state: 1\n" +
+  const Failure parallelism = failure_of(head + "    parallelism: [zero1, true]\n");
+  EXPECT_EQ(parallelism.field, "grid[0].parallelism[1]");
+  EXPECT_NE(parallelism.message.find("expected ddp, zero1, zero2 or fsdp, found 'true' (line 9)"), std::string::npos)
+      << parallelism.message;
+  // A switch takes true or false only.
+  const Failure flag = failure_of("name: x\ndefaults:\n  recompute_activations: 1\n" +
                                   head.substr(std::string("name: x\n").size()));
-  EXPECT_EQ(flag.field, "defaults.shard_state");
+  EXPECT_EQ(flag.field, "defaults.recompute_activations");
   EXPECT_NE(flag.message.find("expected true or false, found '1' (line 3)"), std::string::npos) << flag.message;
-  const Failure flag_list = failure_of(head + "    shard_state: [true, sharded]\n");
-  EXPECT_EQ(flag_list.field, "grid[0].shard_state[1]");
-  EXPECT_NE(flag_list.message.find("expected true or false, found 'sharded'"), std::string::npos)
+  const Failure flag_list = failure_of(head + "    recompute_activations: [true, recompute]\n");
+  EXPECT_EQ(flag_list.field, "grid[0].recompute_activations[1]");
+  EXPECT_NE(flag_list.message.find("expected true or false, found 'recompute'"), std::string::npos)
       << flag_list.message;
   // RANK:FACTOR with a rank >= 0 and a factor in [1, 1000] (asteria sim's bounds).
   for (const char* bad : {"3", "'3:'", "':2'", "a:2", "'-1:2'", "'+1:2'", "'3:0.5'", "'3:1001'", "'3:x'",

@@ -4,9 +4,9 @@
 // optimizer state — both on the real backend (ranks as threads, LocalCommWorld) and in the
 // data-true simulation, and the two backends must agree bit for bit. With 2 ranks per node,
 // 4 ranks make two nodes, so the hierarchical refresh exchange (share_refreshes) crosses nodes.
-// Sharing refreshes changes no bit against every rank computing them all, and sharded state
-// (ZeRO-1) gives the unsharded weights, with each block's state on its owner equal to the
-// unsharded replicas'.
+// Sharing refreshes changes no bit against every rank computing them all, and sharding (ZeRO-1's
+// state, ZeRO-2's gradients too, FSDP's weights too) gives the unsharded weights, with each
+// block's state on its owner equal to the unsharded replicas'.
 //
 // The controls: each rank's gradients differ before the reduce, ranks that train alone on their
 // own data diverge, and at S = 0 the ranks run exactly the synchronous optimizer on the rank-order
@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/plan/schedule.hpp"
 #include "core/plan/step_plan.hpp"
 #include "core/real/local_comm.hpp"
 #include "core/real/real_platform.hpp"
@@ -67,14 +68,16 @@ struct Case {
   int ranks = 2;
   int staleness = 0;
   bool share_refreshes = true;
-  bool shard_state = false;
+  plan::Parallelism parallelism = plan::Parallelism::ddp;
 };
 
 std::string describe(const Case& c) {
   std::string name(optim::to_string(c.kind));
   std::erase(name, '-');
   return name + "_n" + std::to_string(c.ranks) + "_S" + std::to_string(c.staleness) +
-         (c.shard_state ? "_sharded" : c.share_refreshes ? "_shared" : "_unshared");
+         (plan::shards_state(c.parallelism) ? "_" + std::string(plan::to_string(c.parallelism))
+          : c.share_refreshes               ? "_shared"
+                                            : "_unshared");
 }
 
 runtime::DriverOptions driver_options(const Case& c) {
@@ -84,7 +87,7 @@ runtime::DriverOptions driver_options(const Case& c) {
   // reduce of two layers' gradients as one buffer, and one of a single layer.
   o.schedule.bucket_bytes = 2048.0;
   o.share_refreshes = c.share_refreshes;
-  o.shard_state = c.shard_state;
+  o.schedule.parallelism = c.parallelism;
   return o;
 }
 
@@ -106,6 +109,7 @@ RankRun train(platform::Platform& platform, const Case& c, int rank) {
   out.plan = plan::to_text(driver.plan());
   for (int t = 1; t <= kSteps; ++t) {
     driver.run_step();
+    driver.gather_weights();  // fsdp: the blocks other ranks own, as their owners updated them
     out.weights.push_back(runtime::test::weights_of(model));
   }
   driver.finish();
@@ -230,7 +234,7 @@ class DataParallelConformance : public ::testing::TestWithParam<Param> {};
 
 TEST_P(DataParallelConformance, RanksAreBitwiseReplicasAndRealEqualsDataTrueSimulation) {
   const auto [kind, ranks, staleness, share] = GetParam();
-  const Case c{kind, ranks, staleness, share, false};
+  const Case c{kind, ranks, staleness, share};
   const RankRuns real = run_real(c);
   ASSERT_FALSE(HasFailure());
   EXPECT_NE(real[0].plan.find("bucket 0 layers=1..2\nbucket 1 layers=0..0\n"), std::string::npos) << real[0].plan;
@@ -248,21 +252,23 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DataParallelConformance,
                                             ::testing::Bool()),
                          [](const ::testing::TestParamInfo<Param>& p) {
                            return describe({std::get<0>(p.param), std::get<1>(p.param),
-                                            std::get<2>(p.param), std::get<3>(p.param), false});
+                                            std::get<2>(p.param), std::get<3>(p.param)});
                          });
 
 // ---------------------------------------------------------------------------------------------
-// ZeRO-1: the sharded run's weights are the unsharded run's, bit for bit, on both backends; each
-// block's state, held by its owner alone, is the unsharded replicas' state.
+// ZeRO-1, ZeRO-2, FSDP: the sharded run's weights are the unsharded run's, bit for bit, on both
+// backends (gradients reduce-scattered add in the same rank order as all-reduced ones; weights
+// gathered are copied); each block's state, held by its owner alone, is the unsharded replicas'
+// state.
 
-using ShardParam = std::tuple<OptimizerKind, int, int>;  // kind, ranks, staleness
+using ShardParam = std::tuple<OptimizerKind, int, int, plan::Parallelism>;  // kind, ranks, staleness, how
 
 class DataParallelSharded : public ::testing::TestWithParam<ShardParam> {};
 
 TEST_P(DataParallelSharded, ShardedStateGivesTheUnshardedWeightsAndOwnersHoldTheUnshardedState) {
-  const auto [kind, ranks, staleness] = GetParam();
-  const Case sharded{kind, ranks, staleness, true, true};
-  const Case whole{kind, ranks, staleness, true, false};
+  const auto [kind, ranks, staleness, how] = GetParam();
+  const Case sharded{kind, ranks, staleness, true, how};
+  const Case whole{kind, ranks, staleness, true, plan::Parallelism::ddp};
   const RankRuns real = run_real(sharded);
   const RankRuns reference = run_real(whole);
   ASSERT_FALSE(HasFailure());
@@ -287,13 +293,21 @@ TEST_P(DataParallelSharded, ShardedStateGivesTheUnshardedWeightsAndOwnersHoldThe
   });
 }
 
+std::string describe_sharded(const ::testing::TestParamInfo<ShardParam>& p) {
+  return describe({std::get<0>(p.param), std::get<1>(p.param), std::get<2>(p.param), true, std::get<3>(p.param)});
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DataParallelSharded,
-                         ::testing::Combine(::testing::Values(OptimizerKind::soap, OptimizerKind::shampoo),
-                                            ::testing::Values(2, 4), ::testing::Values(1)),
-                         [](const ::testing::TestParamInfo<ShardParam>& p) {
-                           return describe({std::get<0>(p.param), std::get<1>(p.param), std::get<2>(p.param),
-                                            true, true});
-                         });
+                         ::testing::Combine(::testing::Values(OptimizerKind::soap),
+                                            ::testing::Values(2, 3, 4), ::testing::Values(1, 5),
+                                            ::testing::Values(plan::Parallelism::zero1, plan::Parallelism::zero2,
+                                                              plan::Parallelism::fsdp)),
+                         describe_sharded);
+INSTANTIATE_TEST_SUITE_P(Optimizers, DataParallelSharded,
+                         ::testing::Combine(::testing::Values(OptimizerKind::shampoo, OptimizerKind::kl_shampoo),
+                                            ::testing::Values(3), ::testing::Values(1),
+                                            ::testing::Values(plan::Parallelism::zero2, plan::Parallelism::fsdp)),
+                         describe_sharded);
 
 // Sharing refreshes (an owner computes, the others load its result) changes no bit against every
 // rank computing every refresh.
@@ -303,8 +317,8 @@ class DataParallelSharing : public ::testing::TestWithParam<SharingParam> {};
 
 TEST_P(DataParallelSharing, SharedRefreshesChangeNoBit) {
   const auto [kind, ranks, staleness] = GetParam();
-  const RankRuns shared = run_real({kind, ranks, staleness, true, false});
-  const RankRuns unshared = run_real({kind, ranks, staleness, false, false});
+  const RankRuns shared = run_real({kind, ranks, staleness, true});
+  const RankRuns unshared = run_real({kind, ranks, staleness, false});
   ASSERT_FALSE(HasFailure());
   for (std::size_t r = 0; r < shared.size(); ++r) {
     const std::string what = "rank " + std::to_string(r) + ", shared vs unshared refreshes";
@@ -318,7 +332,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, DataParallelSharing,
                                             ::testing::Values(2, 4), ::testing::Values(0, 1, 5)),
                          [](const ::testing::TestParamInfo<SharingParam>& p) {
                            std::string name = describe({std::get<0>(p.param), std::get<1>(p.param),
-                                                        std::get<2>(p.param), true, false});
+                                                        std::get<2>(p.param), true});
                            return name.substr(0, name.rfind('_'));
                          });
 
@@ -348,7 +362,7 @@ TEST(DataParallelReduce, RanksThatTrainAloneOnTheirOwnDataDiverge) {
   std::vector<RankRun> alone;
   for (int r = 0; r < 2; ++r) {
     real::RealPlatform platform(real_options(nullptr));
-    alone.push_back(train(platform, {OptimizerKind::soap, 1, 0, false, false}, r));
+    alone.push_back(train(platform, {OptimizerKind::soap, 1, 0, false}, r));
   }
   const auto [step, layer] = first_difference(alone[0].weights, alone[1].weights);
   EXPECT_EQ(step, 1);
@@ -357,14 +371,15 @@ TEST(DataParallelReduce, RanksThatTrainAloneOnTheirOwnDataDiverge) {
 
 // At S = 0 the ranks run the synchronous optimizer (TensorOptimizer::step per layer) on their
 // gradients' average, summed in rank order in fp32 and divided by the ranks: bit for bit, weights
-// after every step and the final states, with and without shared refreshes.
-using ReferenceParam = std::tuple<OptimizerKind, int, bool>;  // kind, ranks, share_refreshes
+// after every step and the final states (where a rank holds them), with and without shared
+// refreshes, and sharded (fsdp: gradients reduce-scattered, weights gathered) for every optimizer.
+using ReferenceParam = std::tuple<OptimizerKind, int, bool, plan::Parallelism>;  // kind, ranks, share_refreshes, how
 
 class DataParallelReference : public ::testing::TestWithParam<ReferenceParam> {};
 
 TEST_P(DataParallelReference, AtStalenessZeroRanksRunTheSynchronousOptimizerOnTheAverageGradient) {
-  const auto [kind, ranks, share] = GetParam();
-  const Case c{kind, ranks, 0, share, false};
+  const auto [kind, ranks, share, how] = GetParam();
+  const Case c{kind, ranks, 0, share, how};
   const RankRuns run = run_real(c);
   ASSERT_FALSE(HasFailure());
 
@@ -403,18 +418,27 @@ TEST_P(DataParallelReference, AtStalenessZeroRanksRunTheSynchronousOptimizerOnTh
   for (std::size_t r = 0; r < run.size(); ++r) {
     ASSERT_EQ(run[r].states.size(), expected_images.size());
     for (std::size_t b = 0; b < expected_images.size(); ++b)
-      EXPECT_TRUE(run[r].states[b] == expected_images[b])
+      EXPECT_TRUE(!run[r].holds[b] || run[r].states[b] == expected_images[b])
           << "rank " << r << ": the state of " << run[r].labels[b] << " differs from the synchronous optimizer's";
   }
 }
 
+std::string describe_reference(const ::testing::TestParamInfo<ReferenceParam>& p) {
+  return describe({std::get<0>(p.param), std::get<1>(p.param), 0, std::get<2>(p.param), std::get<3>(p.param)});
+}
+
 INSTANTIATE_TEST_SUITE_P(Ranks, DataParallelReference,
                          ::testing::Combine(::testing::Values(OptimizerKind::soap, OptimizerKind::shampoo),
-                                            ::testing::Values(2, 4), ::testing::Bool()),
-                         [](const ::testing::TestParamInfo<ReferenceParam>& p) {
-                           return describe({std::get<0>(p.param), std::get<1>(p.param), 0,
-                                            std::get<2>(p.param), false});
-                         });
+                                            ::testing::Values(2, 4), ::testing::Bool(),
+                                            ::testing::Values(plan::Parallelism::ddp)),
+                         describe_reference);
+INSTANTIATE_TEST_SUITE_P(Fsdp, DataParallelReference,
+                         ::testing::Combine(::testing::Values(OptimizerKind::soap, OptimizerKind::shampoo,
+                                                              OptimizerKind::kl_shampoo, OptimizerKind::adamw,
+                                                              OptimizerKind::muon),
+                                            ::testing::Values(3), ::testing::Values(true),
+                                            ::testing::Values(plan::Parallelism::fsdp)),
+                         describe_reference);
 
 }  // namespace
 }  // namespace asteria::sim

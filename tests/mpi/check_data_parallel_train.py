@@ -6,11 +6,13 @@
       summed in another order, so bits may differ).
   replicas-bitwise N OPTIMIZER S: 50 steps; every rank's weights and optimizer state digests are
       equal (summary.json replicas_identical), and each rank's plan reduces every layer.
-  sharded N OPTIMIZER S: 20 steps with --shard-state: the weights are bitwise those of the same
-      run without sharding, and each rank holds its share of the optimizer state (every block once).
+  sharded N OPTIMIZER S: 20 steps with --parallelism zero1: the weights are bitwise those of the
+      same run with ddp (nothing sharded), and each rank holds its share of the optimizer state
+      (every block once).
   resume N OPTIMIZER S [shard]: 10 steps straight, against 5 steps with a checkpoint every 3
-      (refreshes shared or state sharded among the ranks) resumed from step 3 to 10: every
-      rank's weights and optimizer state digests are bitwise those of the straight run.
+      (refreshes shared, or with shard: state sharded among the ranks, --parallelism zero1) resumed
+      from step 3 to 10: every rank's weights and optimizer state digests are bitwise those of the
+      straight run.
   disagree 2 OPTIMIZER: ranks started with different --steps, --optimizer or --seed (an MPMD
       command line) or reading different text with --data, and ranks resumed from checkpoints of
       different steps, stop at once with one message naming the option and each rank's value,
@@ -55,7 +57,8 @@ def weights(out):
 
 def resume(asteria, mpirun, work, ranks, optimizer, staleness, shard):
     mpi = [mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria]
-    flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness] + (["--shard-state"] if shard else [])
+    flags = (COMMON + ["--optimizer", optimizer, "--staleness", staleness] +
+             (["--parallelism", "zero1"] if shard else []))
     straight, stopped, resumed = (os.path.join(work, d) for d in ("straight", "stopped", "resumed"))
     run(mpi + flags + ["--steps", "10", "--out", straight], "the straight run")
     run(mpi + flags + ["--steps", "5", "--checkpoint-every", "3", "--out", stopped], "the stopped run")
@@ -148,7 +151,7 @@ def main():
     parallel = os.path.join(work, "parallel")
     sharded = check == "sharded"
     run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags +
-        (["--shard-state"] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")
+        (["--parallelism", "zero1"] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")
     summary = json.load(open(os.path.join(parallel, "summary.json")))
     if summary.get("ranks") != ranks:
         sys.exit(f"FAIL: summary.json says ranks {summary.get('ranks')}, expected {ranks}")
@@ -164,7 +167,7 @@ def main():
     if sharded:
         replicated = os.path.join(work, "replicated")
         run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags + ["--out", replicated],
-            f"mpirun -np {ranks} asteria train (state not sharded)")
+            f"mpirun -np {ranks} asteria train (ddp: state not sharded)")
         whole = json.load(open(os.path.join(replicated, "summary.json")))
         if whole["per_rank"][0]["weights_digest"] != summary["per_rank"][0]["weights_digest"]:
             sys.exit("FAIL: sharding the optimizer state changed the weights")

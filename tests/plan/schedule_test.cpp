@@ -168,7 +168,8 @@ TEST(Schedule, ShardedStateGathersBucketsOnceTheirSharesAreEven) {
     if (std::string(how) == "alternating, one huge") owned[13].weight_bytes = 5000.0;  // layer 6, rank 1
     for (int rank : {0, 1}) {
       const StepPlan plan =
-          schedule_plan(layers(7), owned, {.data_parallel_ranks = 2, .bucket_bytes = 2000.0, .rank = rank});
+          schedule_plan(layers(7), owned,
+                        {.data_parallel_ranks = 2, .parallelism = Parallelism::zero1, .bucket_bytes = 2000.0, .rank = rank});
       std::vector<OpId> update_of(owned.size(), -1);
       std::vector<int> sent(owned.size(), 0);
       int next_layer = 6;  // gathers go out in gradient order, the last layer first
@@ -370,7 +371,9 @@ TEST(Schedule, BadOptionsNameTheirField) {
   EXPECT_EQ(field_of({.tiers = {.checkpoints = Tier::nvme}}), "tiers.checkpoints");
   std::vector<BlockWork> owned = blocks(2);
   owned[0].owner = 1;
-  EXPECT_EQ(field_of({.data_parallel_ranks = 2, .defer_fraction = 0.25}, owned), "defer_fraction");
+  for (BlockWork& b : owned) b.owner = b.owner < 0 ? 0 : b.owner;
+  EXPECT_EQ(field_of({.data_parallel_ranks = 2, .parallelism = Parallelism::zero1, .defer_fraction = 0.25}, owned),
+            "defer_fraction");
   EXPECT_EQ(parse_schedule_order("vertical", "s", "f"), ScheduleOrder::vertical);
   EXPECT_THROW(parse_schedule_order("diagonal", "s", "f"), InputError);
 }

@@ -251,7 +251,11 @@ def test_distributed_bad_input(root):
 def test_distributed_helpers():
     check(distributed_plots.setting_text("straggler", "1:3") == "rank 1 3x slower", "straggler text")
     check(distributed_plots.setting_text("nodes", "1") == "1 node", "one node")
-    check(distributed_plots.setting_text("shard_state", "true") == "sharded state", "sharded text")
+    check(distributed_plots.setting_text("parallelism", "zero1") == "zero1 (sharded state)", "zero1 text")
+    check(distributed_plots.setting_text("parallelism", "ddp") == "ddp (replicated)", "ddp text")
+    check(distributed_plots.setting_text("parallelism", "") == "ddp (replicated)", "empty parallelism reads as ddp")
+    check(distributed_plots.setting_text("parallelism", "fsdp") == "fsdp (sharded state, gradients, weights)",
+          "fsdp text")
     check(distributed_plots.is_distributed(["config", "fits", "nodes"]), "nodes makes a data-parallel study")
     check(not distributed_plots.is_distributed(TABLE_COLUMNS), "the default study is not data-parallel")
     # A narrow axis of step times: every tick its own label (once "0.613" five times).

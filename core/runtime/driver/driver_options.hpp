@@ -56,11 +56,6 @@ struct DriverOptions {
   // every refresh.
   bool share_refreshes = true;
   int sync_period = 1;
-  // Optimizer-state sharding among the data-parallel ranks (ZeRO-1): each block's state lives on
-  // one rank (balancing bytes, nodes first), which alone accumulates, refreshes and updates it;
-  // the new weights are sent to the others at the step's end (gather ops). The weights stay
-  // bitwise those of an unsharded run; each rank holds about 1/ranks of the state.
-  bool shard_state = false;
 };
 
 // Throws InputError naming `source` for a negative warm-up count or invalid store, service or

@@ -29,6 +29,7 @@ PlanInterpreter<T>::PlanInterpreter(const plan::StepPlan& plan, platform::Platfo
       sink_(platform.activities()),
       charges_(plan::launch_charges(plan_, numerics_site)) {
   plan::validate(plan_, "step plan (" + plan_.schedule + ")");
+  unpacks_ = first_arrivals();
   layer_verdicts_.resize(model_.layer_count());
   if (blocks_.size() != plan_.blocks.size())
     throw std::invalid_argument("PlanInterpreter: " + std::to_string(blocks_.size()) + " bound blocks for a plan of " +
@@ -102,8 +103,8 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   device_numerics_ = values_ && (numerics == platform::Numerics::values || warmup);
   body_ = numerics == platform::Numerics::values;
   totals_ = {};
-  unpack_.clear();
-  gathered_.resize(plan_.ops.size());
+  unpack_pending_.assign(plan_.ops.size(), 0);
+  packed_.resize(plan_.ops.size());
   finished_.assign(plan_.ops.size(), {});
   launch_state_.assign(plan_.launches.size(), {});
   skipped_.assign(plan_.blocks.size(), 0);
@@ -136,9 +137,10 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   if (!network_in_flight_.empty()) totals_.exposed_communication += device_idle_since(drained);
   network_in_flight_.clear();
   if (body_error_) std::rethrow_exception(std::exchange(body_error_, nullptr));
-  // Weights of blocks other ranks updated (sharded state): in place before the next step.
-  for (OpId i : unpack_) unpack_gather(i);
-  unpack_.clear();
+  // Values of collectives nothing waited for (sharded state's new weights): in place before the
+  // next step.
+  for (std::size_t i = 0; i < plan_.ops.size(); ++i)
+    if (std::exchange(unpack_pending_[i], 0)) unpack(static_cast<OpId>(i));
   return totals_;
 }
 
@@ -165,6 +167,11 @@ void PlanInterpreter<T>::await(OpId dep) {
   for (const platform::Pending& p : finished_[static_cast<std::size_t>(dep)])
     if (p.valid()) wait_ok(p, std::string(plan::to_string(d.kind)) + " (op " + std::to_string(dep) + ")");
   if (d.on == Resource::network) totals_.exposed_communication += device_idle_since(start);
+  // A collective started after the collectives it depends on had finished: their values too.
+  if (plan::is_collective_op(d.kind))
+    for (OpId before : d.deps)
+      if (plan::is_collective_op(plan_.ops[static_cast<std::size_t>(before)].kind)) await(before);
+  if (std::exchange(unpack_pending_[static_cast<std::size_t>(dep)], 0)) unpack(dep);
 }
 
 // Nothing reaches the device stream while the issuing thread waits, so it is idle from when its
@@ -279,6 +286,7 @@ void PlanInterpreter<T>::execute(OpId i) {
     }
     case OpKind::reduce: run_reduce(i); return;
     case OpKind::gather: run_gather(i); return;
+    case OpKind::scatter: run_scatter(i); return;
     case OpKind::prefetch:
     case OpKind::acquire:
     case OpKind::release: run_store_op(i); return;

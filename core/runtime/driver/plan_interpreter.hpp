@@ -14,15 +14,20 @@
 //                      the device). A block whose accumulate skips the step (non-finite gradient)
 //                      skips its refresh and update; its publish still runs;
 //   reduce             once its deps have finished, the average of its bucket's gradients (one
-//                      buffer of the model's, TrainingModel::gradient_bucket) over the world group
-//                      of the platform's communicator (in place, fp32; bytes only when the
-//                      backward did not compute values); the issuing thread does not wait for it.
-//                      A platform without a communicator: an InputError;
-//   gather             (sharded state) the new weights of its bucket's blocks from their owners
-//                      to every rank: a broadcast when one rank owns them all, else an
-//                      all-gather, each rank's share packed (after its own updates) and padded
-//                      to the largest; unpacked by the other ranks once the step's work has
-//                      drained;
+//                      buffer of the model's, TrainingModel::gradient_bucket; or its blocks',
+//                      packed) over the world group of the platform's communicator (fp32; bytes
+//                      only when the backward did not compute values); the issuing thread does not
+//                      wait for it. A platform without a communicator: an InputError;
+//   scatter            (sharded gradients) the same average of its bucket's blocks' gradients by
+//                      one reduce-scatter, each rank's blocks packed into its share (padded to the
+//                      largest): a rank gets back its own blocks' only;
+//   gather             (sharded state) the weights of its bucket's blocks from their owners to
+//                      every rank: a broadcast when one rank owns them all, else an all-gather,
+//                      each rank's share packed (after its own updates when it follows them) and
+//                      padded to the largest.
+//                      Values a collective brings land in the model's weights or gradients when
+//                      the plan first waits for the op (before the hook or the visit that needs
+//                      them), or once the step's work has drained (plan_interpreter_collectives);
 //   transfer           once its deps have finished, Memory::transfer of its bytes between its
 //                      tiers (a modelled move without data, recorded by the backend with role
 //                      transfer and the op's tag); the issuing thread does not wait for it.
@@ -118,8 +123,16 @@ class PlanInterpreter {
   platform::Comm& communicator(plan::OpId i);
   platform::CollectiveOptions collective_options(plan::OpId i, bool await_deps);
   void run_reduce(plan::OpId i);
+  void run_scatter(plan::OpId i);
   void run_gather(plan::OpId i);
-  void unpack_gather(plan::OpId i);
+  void require_fp32(const platform::CollectiveOptions& options) const;
+  template <class Copy>
+  void each_row(int block, bool gradient, Copy&& copy);
+  std::size_t block_values(int block) const;
+  void pack(plan::OpId i, bool gradient, std::size_t base, std::size_t share, bool by_owner, bool own_only);
+  platform::Pending pack_on_stream(plan::OpId i, std::function<void()> body);
+  void unpack(plan::OpId i);
+  std::vector<char> first_arrivals() const;
   int sole_owner(const plan::BucketInfo& bucket) const;  // of the bucket's blocks; -1 when several ranks own them
   void submit_launch(int launch);
   platform::Costs launch_cost(int launch) const;
@@ -184,8 +197,9 @@ class PlanInterpreter {
   std::vector<platform::Pending> network_in_flight_;  // the collectives of reduce and gather ops
   platform::Pending device_tail_;                     // the last work submitted to the device stream
   std::exception_ptr body_error_;
-  std::vector<std::vector<T>> gathered_;  // per gather op: this rank's share, then every rank's
-  std::vector<plan::OpId> unpack_;        // gather ops whose weights land here at the step's end
+  std::vector<char> unpacks_;              // per op: a collective bringing values this rank keeps
+  std::vector<std::vector<T>> packed_;     // per collective op of blocks: its buffers
+  std::vector<char> unpack_pending_;       // per op: values arrived or on the way, not unpacked yet
 };
 
 }  // namespace asteria::runtime

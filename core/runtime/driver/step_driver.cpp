@@ -9,6 +9,7 @@
 #include "core/optim/shape_block.hpp"
 #include "core/optim/shape_model.hpp"
 #include "core/plan/schedule.hpp"
+#include "core/plan/share_groups.hpp"
 #include "core/runtime/service/shadow_bound.hpp"
 
 namespace asteria::runtime {
@@ -73,17 +74,26 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
                      "a communicator whose collectives take " + std::string(platform::to_string(model_.tensor_tier())) +
                          " memory, where the model keeps its gradients; this one takes " +
                          std::string(platform::to_string(comm->buffer_tier())) + " memory");
-  if (options_.shard_state && model_.tensor_tier() != platform::Tier::host)
-    throw InputError(source, "shard_state",
-                     "a model whose weights are in host memory: a sharded block's new weights are packed and "
-                     "unpacked on the host");
-  if (options_.shard_state) {
+  const bool sharded = plan::shards_state(options_.schedule.parallelism);
+  if (sharded && model_.tensor_tier() != platform::Tier::host)
+    throw InputError(source, "parallelism",
+                     "ddp with a model whose weights are not in host memory (" +
+                         std::string(plan::to_string(options_.schedule.parallelism)) +
+                         " packs and unpacks a sharded block's weights and gradients on the host)");
+  if (sharded) {
     if (options_.schedule.data_parallel_ranks < 2)
-      throw InputError(source, "shard_state", "data-parallel ranks (> 1) to shard the optimizer state among");
-    // Each block's state lives on one rank, chosen to balance the bytes (nodes first).
+      throw InputError(source, "parallelism",
+                       "ddp with one rank (" + std::string(plan::to_string(options_.schedule.parallelism)) +
+                           " shards among data-parallel ranks)");
+    // Each block lives on one rank, chosen so that every layer's shares and every rank's total
+    // are about even (the collectives of sharded blocks pad each share to the largest).
     std::vector<double> bytes;
-    for (const Block& b : blocks_) bytes.push_back(static_cast<double>(b.bytes->bytes()));
-    const std::vector<int> owners = assign_refresh_owners(bytes, *comm);
+    std::vector<int> layers;
+    for (const Block& b : blocks_) {
+      bytes.push_back(static_cast<double>(b.bytes->bytes()));
+      layers.push_back(static_cast<int>(b.layer));
+    }
+    const std::vector<int> owners = plan::assign_block_owners(bytes, layers, comm->size());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       blocks_[b].owner = owners[b];
       blocks_[b].local = owners[b] == comm->rank();
@@ -92,7 +102,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   for (Block& b : blocks_)
     if (b.local) b.service_id = service_->register_block(*b.optimizer, b.label);
   std::vector<int> refresh_owners;
-  if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !options_.shard_state) {
+  if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !sharded) {
     std::vector<double> costs;
     for (const BlockSetup& b : setup_.blocks) costs.push_back(b.warm_refresh_flops);
     platform::Comm& side = *platform_.side_comm();  // off the gradients' queue
@@ -170,9 +180,25 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<PlanBlock> bound;
   for (std::size_t i = 0; i < blocks_.size(); ++i)
     bound.push_back({blocks_[i].service_id, blocks_[i].store_id, setup_.blocks[i].cut.region, setup_.blocks[i].view});
+  if (options_.schedule.parallelism == plan::Parallelism::fsdp) {
+    std::vector<int> owners;
+    for (const Block& b : blocks_) owners.push_back(b.owner);
+    weights_gathers_ = setup_.weights_gather_plan(owners, comm->rank());
+    gatherer_ = std::make_unique<PlanInterpreter<T>>(weights_gathers_, platform_, model_, *service_, *store_, bound,
+                                                     options_.device_seconds, options_.issue_seconds_per_op,
+                                                     options_.numerics_site);
+  }
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
                                                       options_.device_seconds, options_.issue_seconds_per_op,
                                                       options_.numerics_site);
+}
+
+template <linalg::Real T>
+void StepDriver<T>::gather_weights() {
+  if (finished_) throw std::logic_error("StepDriver::gather_weights after finish()");
+  if (!gatherer_ || step_ == 0) return;
+  interpreter_->wait_in_flight();
+  gatherer_->run(step_, options_.numerics, false);
 }
 
 template <linalg::Real T>
@@ -185,7 +211,7 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
   setup.schedule = options_.schedule;
   // A model that keeps its layers' gradients apart reduces each one on its own.
   if (options_.numerics != platform::Numerics::shapes && layer_count_ > 1 &&
-      model_.gradient_bucket(0, layer_count_ - 1).empty())
+      !plan::shards_gradients(options_.schedule.parallelism) && model_.gradient_bucket(0, layer_count_ - 1).empty())
     setup.schedule.bucket_bytes = 0.0;
   setup.host_workers = platform_.host_workers().concurrency();
   setup_ = set_up_step(layers, kind, hp, setup);
@@ -376,6 +402,7 @@ void StepDriver<T>::finish() {
     interpreter_->run(step_ + 1, options_.numerics, false, {}, /*carried_only=*/true);
     add_service_figures(history_.back(), service_->on_step_end(step_));
   }
+  gather_weights();
   store_->set_cause({step_, -1, -1, platform::ActivityRole::transfer});
   store_->drain();
   store_->unplace();

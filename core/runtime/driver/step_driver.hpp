@@ -62,6 +62,12 @@ class StepDriver {
   // state equals the synchronous optimizer's. No step may follow.
   void finish();
 
+  // fsdp: every rank gets the current weights of every block from its owner (one gather per
+  // layer), where a step leaves those of the blocks other ranks own as its last gathers brought
+  // them (before the owners' updates). A collective: every rank calls it, between steps;
+  // finish() calls it. Nothing to do under other parallelisms (their gathers follow the updates).
+  void gather_weights();
+
   // Checkpoints (core/checkpoint), between steps. save() adds to `writer` the step count, each
   // layer's weights, and per block held here its state (layout and counters, then its values,
   // read one block at a time from wherever the store keeps them) and its part of the service
@@ -127,6 +133,8 @@ class StepDriver {
   // The plan carries deferred updates into the next step's forward: the service's step t ends
   // during plan t + 1 (at its boundary), and finish() runs the last step's carried ops.
   bool carries_updates_ = false;
+  plan::StepPlan weights_gathers_;                    // fsdp: gather_weights()'s plan
+  std::unique_ptr<PlanInterpreter<T>> gatherer_;      // and its interpreter
   std::unique_ptr<PlanInterpreter<T>> interpreter_;  // last: destroyed (drained) first
   std::vector<StepRecord> history_;
   optim::Step step_ = 0;

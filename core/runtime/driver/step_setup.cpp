@@ -86,6 +86,12 @@ plan::StepPlan StepSetup::plan(std::span<const plan::Resource> sites, std::span<
   return plan::schedule_plan(layers, block_work(sites, owners), options);
 }
 
+plan::StepPlan StepSetup::weights_gather_plan(std::span<const int> owners, int rank) const {
+  plan::ScheduleOptions options = schedule;
+  options.rank = rank;
+  return plan::weights_gather_plan(layers, block_work({}, owners), options);
+}
+
 std::vector<ShadowDemand> StepSetup::shadow_demands(const std::vector<bool>& receiving, bool shared,
                                                     const std::vector<bool>& held) const {
   std::vector<ShadowDemand> out(blocks.size());

@@ -61,6 +61,8 @@ struct StepSetup {
   // The step plan of those blocks with the layers (schedule_plan), with this host release delay.
   plan::StepPlan plan(std::span<const plan::Resource> sites, std::span<const int> owners, int host_release_delay,
                       int rank = 0) const;
+  // The gathers of every sharded block's weights from its owner (plan::weights_gather_plan).
+  plan::StepPlan weights_gather_plan(std::span<const int> owners, int rank) const;
   // Each block's refresh jobs as the shadow pool sees them. `receiving[b]` (empty: none): another
   // rank runs block b's refresh and sends its result; `shared`: results travel between ranks.
   // Blocks with `held[b]` false (empty: all held) hold no jobs here.
