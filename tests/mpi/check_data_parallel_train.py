@@ -6,11 +6,14 @@
       summed in another order, so bits may differ).
   replicas-bitwise N OPTIMIZER S: 50 steps; every rank's weights and optimizer state digests are
       equal (summary.json replicas_identical), and each rank's plan reduces every layer.
-  sharded N OPTIMIZER S: 20 steps with --parallelism zero1: the weights are bitwise those of the
-      same run with ddp (nothing sharded), and each rank holds its share of the optimizer state
-      (every block once).
-  resume N OPTIMIZER S [shard]: 10 steps straight, against 5 steps with a checkpoint every 3
-      (refreshes shared, or with shard: state sharded among the ranks, --parallelism zero1) resumed
+  sharded N OPTIMIZER S [HOW]: 20 steps with --parallelism HOW (zero1 by default; zero2, fsdp):
+      the weights are bitwise those of the same run with ddp (nothing sharded), and each rank holds
+      its share of the optimizer state (every block once); with zero2 and fsdp the gradients travel
+      by reduce-scatters (scatter ops in the plan), with fsdp the weights by gathers before each
+      use (more gathers than layers).
+  resume N OPTIMIZER S [shard|HOW]: 10 steps straight, against 5 steps with a checkpoint every 3
+      (refreshes shared, or with shard: state sharded among the ranks, --parallelism zero1; or
+      --parallelism HOW) resumed
       from step 3 to 10: every rank's weights and optimizer state digests are bitwise those of the
       straight run.
   disagree 2 OPTIMIZER: ranks started with different --steps, --optimizer or --seed (an MPMD
@@ -18,7 +21,7 @@
       different steps, stop at once with one message naming the option and each rank's value,
       instead of waiting on each other forever; copies of one corpus at two paths run.
 
-Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S]
+Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S [HOW]]
 """
 import json
 import os
@@ -55,10 +58,9 @@ def weights(out):
     return {t["name"]: np.load(os.path.join(out, "checkpoint", t["file"])) for t in manifest["tensors"]}
 
 
-def resume(asteria, mpirun, work, ranks, optimizer, staleness, shard):
+def resume(asteria, mpirun, work, ranks, optimizer, staleness, how):
     mpi = [mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria]
-    flags = (COMMON + ["--optimizer", optimizer, "--staleness", staleness] +
-             (["--parallelism", "zero1"] if shard else []))
+    flags = COMMON + ["--optimizer", optimizer, "--staleness", staleness] + (["--parallelism", how] if how else [])
     straight, stopped, resumed = (os.path.join(work, d) for d in ("straight", "stopped", "resumed"))
     run(mpi + flags + ["--steps", "10", "--out", straight], "the straight run")
     run(mpi + flags + ["--steps", "5", "--checkpoint-every", "3", "--out", stopped], "the stopped run")
@@ -72,7 +74,7 @@ def resume(asteria, mpirun, work, ranks, optimizer, staleness, shard):
         rank_summary = json.load(open(os.path.join(resumed, f"rank{r}", "summary.json")))
         if rank_summary.get("resumed_from_step") != 3:
             sys.exit(f"FAIL: rank {r} resumed from {rank_summary.get('resumed_from_step')}, expected step 3")
-    print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}{', sharded' if shard else ''}: resumed = straight on every rank")
+    print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}{', ' + how if how else ''}: resumed = straight on every rank")
 
 
 def refused(command, what, expected):
@@ -141,25 +143,34 @@ def main():
         disagree(asteria, mpirun, work, optimizer)
         return
     if check == "resume":
-        resume(asteria, mpirun, work, ranks, optimizer, staleness, len(sys.argv) > 8 and sys.argv[8] == "shard")
+        # "shard": the optimizer state sharded (zero1); or a --parallelism value.
+        how = sys.argv[8] if len(sys.argv) > 8 else None
+        resume(asteria, mpirun, work, ranks, optimizer, staleness, "zero1" if how == "shard" else how)
         return
     steps = {"equals-global-batch": "8", "replicas-bitwise": "50", "sharded": "20"}[check]
-    if GLOBAL_BATCH % ranks != 0:
+    sharded = check == "sharded"
+    how = sys.argv[8] if sharded and len(sys.argv) > 8 else "zero1"
+    # The sharded check compares two parallel runs: any batch per rank does (3 ranks: 1 each).
+    if GLOBAL_BATCH % ranks != 0 and not sharded:
         sys.exit(f"FAIL: {ranks} ranks do not split the global batch of {GLOBAL_BATCH}")
     single_flags = with_batch(COMMON, GLOBAL_BATCH) + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
-    flags = with_batch(single_flags, GLOBAL_BATCH // ranks)
+    flags = with_batch(single_flags, max(1, GLOBAL_BATCH // ranks))
     parallel = os.path.join(work, "parallel")
-    sharded = check == "sharded"
     run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags +
-        (["--parallelism", "zero1"] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")
+        (["--parallelism", how] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")
     summary = json.load(open(os.path.join(parallel, "summary.json")))
     if summary.get("ranks") != ranks:
         sys.exit(f"FAIL: summary.json says ranks {summary.get('ranks')}, expected {ranks}")
     for r in range(ranks):
         plan = open(os.path.join(parallel, f"rank{r}", "plan.txt")).read().splitlines()
-        reduces = sum(1 for line in plan if line.startswith("op ") and line.split()[2] == "reduce")
-        if reduces == 0:
-            sys.exit(f"FAIL: rank {r}'s plan has no reduce op")
+        kinds = [line.split()[2] for line in plan if line.startswith("op ")]
+        if kinds.count("reduce") + kinds.count("scatter") == 0:
+            sys.exit(f"FAIL: rank {r}'s plan reduces no gradient")
+        if sharded and how in ("zero2", "fsdp") and kinds.count("scatter") == 0:
+            sys.exit(f"FAIL: rank {r}'s {how} plan scatters no gradient")
+        if sharded and how == "fsdp" and kinds.count("gather") <= kinds.count("backward"):
+            sys.exit(f"FAIL: rank {r}'s fsdp plan gathers {kinds.count('gather')} times for "
+                     f"{kinds.count('backward')} layers: not before each use")
     digests = {(p["weights_digest"], p["optimizer_state_digest"]) for p in summary["per_rank"]}
     if not summary["replicas_identical"] or len(digests) != 1:
         sys.exit(f"FAIL: replicas differ after {steps} steps at S = {staleness}: {summary['per_rank']}")
@@ -170,7 +181,7 @@ def main():
             f"mpirun -np {ranks} asteria train (ddp: state not sharded)")
         whole = json.load(open(os.path.join(replicated, "summary.json")))
         if whole["per_rank"][0]["weights_digest"] != summary["per_rank"][0]["weights_digest"]:
-            sys.exit("FAIL: sharding the optimizer state changed the weights")
+            sys.exit(f"FAIL: --parallelism {how} changed the weights")
         shares = [json.load(open(os.path.join(parallel, f"rank{r}", "summary.json")))["state_bytes"] for r in range(ranks)]
         total = json.load(open(os.path.join(replicated, "rank0", "summary.json")))["state_bytes"]
         if sum(shares) != total or max(shares) > 0.75 * total:
@@ -191,7 +202,7 @@ def main():
         single_loss = json.load(open(os.path.join(single, "summary.json")))["final_loss"]
         print(f"max relative weight difference {worst:.3g}; final loss {summary['final_loss']:.6f} "
               f"(one process {single_loss:.6f})")
-    print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}, replicas identical")
+    print(f"OK: {ranks} ranks, {optimizer}, S = {staleness}{', ' + how if sharded else ''}, replicas identical")
 
 
 if __name__ == "__main__":
