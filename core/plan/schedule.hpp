@@ -134,6 +134,9 @@ struct ScheduleOptions {
   int data_parallel_ranks = 1;  // > 1: a reduce (or scatter) op per gradient bucket
   // ddp: blocks have no owner; otherwise (with > 1 ranks) every block has one.
   Parallelism parallelism = Parallelism::ddp;
+  // What gradients travel as in reduce and scatter ops (StepPlan::reduce_dtype): their bytes are
+  // the fp32 gradients' scaled to it.
+  platform::DType reduce_dtype = platform::DType::fp32;
   // Gradient buckets (data-parallel ranks): consecutive layers, in the order their gradients
   // complete, until a bucket holds at least this many bytes (DDP's bucket_cap_mb, 25 MiB by
   // default); 0: one bucket per layer.

@@ -39,6 +39,7 @@ class Builder {
         visits_(visit_order(o.order, static_cast<int>(layers.size()), o.micro_batches)) {
     plan_.schedule = std::string(to_string(o.order));
     plan_.micro_batches = o.micro_batches;
+    plan_.reduce_dtype = o.reduce_dtype;
     for (const LayerWork& l : layers) plan_.layers.push_back({l.name});
     const std::vector<bool> deferred = deferred_blocks(blocks, o.defer_fraction, o.rank);
     for (std::size_t b = 0; b < blocks.size(); ++b) {
@@ -300,10 +301,11 @@ class Builder {
   void close_bucket() {
     if (open_.last_layer < 0) return;
     GradientBucket closed{open_.first_layer, open_.last_layer, -1};
+    const double wire = static_cast<double>(platform::bytes_per_element(options_.reduce_dtype)) / 4.0;
     auto emit = [&](OpKind kind, BucketInfo bucket, double bytes, OpId after) {
       Op op = make_op(kind, Resource::network, bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
-      op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes, 0};
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes * wire, 0};
       op.deps = {open_ready_};
       if (after >= 0) op.deps.push_back(after);
       plan_.buckets.push_back(std::move(bucket));

@@ -248,7 +248,11 @@ std::string to_text(const StepPlan& plan) {
   std::string text = "plan " + plan.schedule + ": layers=" + std::to_string(plan.layers.size()) +
                      " micro_batches=" + std::to_string(plan.micro_batches) + " blocks=" +
                      std::to_string(plan.blocks.size()) + " launches=" + std::to_string(plan.launches.size()) +
-                     " ops=" + std::to_string(plan.ops.size()) + "\n";
+                     " ops=" + std::to_string(plan.ops.size()) +
+                     (plan.reduce_dtype != platform::DType::fp32
+                          ? " reduce_dtype=" + std::string(platform::to_string(plan.reduce_dtype))
+                          : std::string()) +
+                     "\n";
   for (std::size_t l = 0; l < plan.layers.size(); ++l) text += "layer " + std::to_string(l) + " " + plan.layers[l].name + '\n';
   for (std::size_t b = 0; b < plan.blocks.size(); ++b)
     text += "block " + std::to_string(b) + " layer=" + std::to_string(plan.blocks[b].layer) +

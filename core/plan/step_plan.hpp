@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/plan/op.hpp"
+#include "core/platform/comm.hpp"
 
 namespace asteria::plan {
 
@@ -61,6 +62,9 @@ struct StepPlan {
   std::vector<Launch> launches;
   std::vector<BucketInfo> buckets;
   std::vector<Op> ops;
+  // What gradients travel as in reduce and scatter ops (fp32 gradients converted; bf16 sums in
+  // fp32 and rounds once, platform::combine_values); weights always travel as they are.
+  platform::DType reduce_dtype = platform::DType::fp32;
 
   std::size_t count(OpKind kind) const;
 };

@@ -35,6 +35,7 @@ runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, r
   o.share_refreshes = spec.share_refreshes;
   o.sync_period = spec.sync_period;
   o.schedule.parallelism = spec.parallelism;
+  o.schedule.reduce_dtype = spec.reduce_dtype;
   o.schedule.bucket_bytes = static_cast<double>(spec.bucket_bytes);
   o.schedule.order = spec.schedule;
   o.schedule.micro_batches = spec.micro_batches;

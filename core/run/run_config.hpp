@@ -106,6 +106,7 @@ struct RunConfig {
   int sync_period = 1;
   // How data-parallel ranks share the optimizer state, gradients and weights (plan::Parallelism).
   plan::Parallelism parallelism = plan::Parallelism::ddp;
+  platform::DType reduce_dtype = platform::DType::fp32;  // gradients on the wire (plan::StepPlan::reduce_dtype)
   // Data-parallel ranks: gradients are reduced in buckets of at least this many bytes (layers in
   // the order their gradients complete; DDP's bucket_cap_mb); 0: one reduce per layer.
   std::size_t bucket_bytes = std::size_t{25} << 20;

@@ -292,6 +292,10 @@ void describe_run(V& v, RunConfig& c) {
           c.parallelism,
           codec::named({plan::Parallelism::ddp, plan::Parallelism::zero1, plan::Parallelism::zero2,
                         plan::Parallelism::fsdp}));
+  v.value(Setting{"reduce-dtype", "DTYPE",
+                  "data-parallel ranks: what gradients travel as in their reduces and reduce-scatters: fp32 | bf16 "
+                  "(half the bytes; the ranks' bf16 values summed in fp32 and rounded once)"},
+          c.reduce_dtype, codec::named({platform::DType::fp32, platform::DType::bf16}));
   v.value(Setting{"bucket-size", "SIZE",
                   "data-parallel ranks: gradients are all-reduced in buckets of at least SIZE (consecutive layers in "
                   "the order their gradients complete, as DDP's bucket_cap_mb); 0: one reduce per layer"},

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -69,6 +70,7 @@ struct Case {
   int staleness = 0;
   bool share_refreshes = true;
   plan::Parallelism parallelism = plan::Parallelism::ddp;
+  platform::DType reduce_dtype = platform::DType::fp32;
 };
 
 std::string describe(const Case& c) {
@@ -88,6 +90,7 @@ runtime::DriverOptions driver_options(const Case& c) {
   o.schedule.bucket_bytes = 2048.0;
   o.share_refreshes = c.share_refreshes;
   o.schedule.parallelism = c.parallelism;
+  o.schedule.reduce_dtype = c.reduce_dtype;
   return o;
 }
 
@@ -308,6 +311,44 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, DataParallelSharded,
                                             ::testing::Values(3), ::testing::Values(1),
                                             ::testing::Values(plan::Parallelism::zero2, plan::Parallelism::fsdp)),
                          describe_sharded);
+
+// Gradients on the wire as bf16 (--reduce-dtype): every rank's bf16 values are summed in fp32 and
+// rounded once, so the all-reduced (ddp), reduce-scattered (zero2) and reduce-scattered with
+// gathered weights (fsdp) runs stay bitwise equal to each other, real and simulated alike; they
+// differ from the fp32 run (the gradients were rounded) but stay close to it.
+TEST(DataParallelReduceDtype, Bf16GradientsGiveTheSameWeightsWhateverIsSharded) {
+  const Case fp32{OptimizerKind::soap, 3, 1, true};
+  Case bf16 = fp32;
+  bf16.reduce_dtype = platform::DType::bf16;
+  const RankRuns reference = run_real(fp32);
+  const RankRuns ddp = run_real(bf16);
+  ASSERT_FALSE(HasFailure());
+  expect_replicas(ddp, "bf16 ddp");
+  EXPECT_NE(ddp[0].plan.find("reduce_dtype=bf16"), std::string::npos) << ddp[0].plan;
+  const auto [step, layer] = first_difference(ddp[0].weights, reference[0].weights);
+  EXPECT_EQ(step, 1) << "bf16 gradients change the first update";
+  static_cast<void>(layer);
+  double worst = 0.0;
+  for (std::size_t l = 0; l < reference[0].weights.back().size(); ++l) {
+    const auto& a = reference[0].weights.back()[l];
+    const auto& b = ddp[0].weights.back()[l];
+    double scale = 1e-30;
+    for (float v : a) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    for (std::size_t k = 0; k < a.size(); ++k)
+      worst = std::max(worst, std::abs(static_cast<double>(a[k]) - static_cast<double>(b[k])) / scale);
+  }
+  EXPECT_LT(worst, 2e-2) << "bf16 gradients after " << kSteps << " steps, relative to the largest weight";
+  for (plan::Parallelism how : {plan::Parallelism::zero2, plan::Parallelism::fsdp}) {
+    Case sharded = bf16;
+    sharded.parallelism = how;
+    const RankRuns run = run_real(sharded);
+    ASSERT_FALSE(HasFailure());
+    for (std::size_t r = 0; r < run.size(); ++r)
+      expect_same_weights(run[r], ddp[r], std::string(plan::to_string(how)) + " bf16 rank " + std::to_string(r) + " vs ddp");
+    if (how == plan::Parallelism::fsdp)
+      testing::run_in_child([&] { expect_same_runs(run, run_simulated(sharded)); });
+  }
+}
 
 // Sharing refreshes (an owner computes, the others load its result) changes no bit against every
 // rank computing every refresh.

@@ -6,7 +6,8 @@
       summed in another order, so bits may differ).
   replicas-bitwise N OPTIMIZER S: 50 steps; every rank's weights and optimizer state digests are
       equal (summary.json replicas_identical), and each rank's plan reduces every layer.
-  sharded N OPTIMIZER S [HOW]: 20 steps with --parallelism HOW (zero1 by default; zero2, fsdp):
+  sharded N OPTIMIZER S [HOW [DTYPE]]: 20 steps with --parallelism HOW (zero1 by default; zero2,
+      fsdp), gradients on the wire as DTYPE (--reduce-dtype, fp32 by default) in both runs:
       the weights are bitwise those of the same run with ddp (nothing sharded), and each rank holds
       its share of the optimizer state (every block once); with zero2 and fsdp the gradients travel
       by reduce-scatters (scatter ops in the plan), with fsdp the weights by gathers before each
@@ -21,7 +22,7 @@
       different steps, stop at once with one message naming the option and each rank's value,
       instead of waiting on each other forever; copies of one corpus at two paths run.
 
-Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S [HOW]]
+Usage: check_data_parallel_train.py ASTERIA MPIRUN WORKDIR CHECK N OPTIMIZER [S [HOW [DTYPE]]]
 """
 import json
 import os
@@ -155,6 +156,8 @@ def main():
         sys.exit(f"FAIL: {ranks} ranks do not split the global batch of {GLOBAL_BATCH}")
     single_flags = with_batch(COMMON, GLOBAL_BATCH) + ["--optimizer", optimizer, "--staleness", staleness, "--steps", steps]
     flags = with_batch(single_flags, max(1, GLOBAL_BATCH // ranks))
+    if sharded and len(sys.argv) > 9:
+        flags += ["--reduce-dtype", sys.argv[9]]
     parallel = os.path.join(work, "parallel")
     run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks), asteria] + flags +
         (["--parallelism", how] if sharded else []) + ["--out", parallel], f"mpirun -np {ranks} asteria train")

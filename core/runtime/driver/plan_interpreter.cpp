@@ -105,6 +105,7 @@ PlanTotals PlanInterpreter<T>::run(Step t, platform::Numerics numerics, bool war
   totals_ = {};
   unpack_pending_.assign(plan_.ops.size(), 0);
   packed_.resize(plan_.ops.size());
+  wire_.resize(plan_.ops.size());
   finished_.assign(plan_.ops.size(), {});
   launch_state_.assign(plan_.launches.size(), {});
   skipped_.assign(plan_.blocks.size(), 0);

@@ -42,6 +42,7 @@
 // op or launch, so that the trace can be joined with the plan; ops run on the issuing thread are
 // recorded on its track ("cpu<u> main") from their start to their end (waits included); issuer
 // ops that ran inside a launch body are recorded on the device stream's track.
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <vector>
@@ -131,6 +132,9 @@ class PlanInterpreter {
   std::size_t block_values(int block) const;
   void pack(plan::OpId i, bool gradient, std::size_t base, std::size_t share, bool by_owner, bool own_only);
   platform::Pending pack_on_stream(plan::OpId i, std::function<void()> body);
+  void to_wire(plan::OpId i, std::size_t first, std::size_t count);
+  platform::CommBuffer wire_buffer(plan::OpId i, std::size_t first, std::size_t count);
+  bool from_wire(plan::OpId i);
   void unpack(plan::OpId i);
   std::vector<char> first_arrivals() const;
   int sole_owner(const plan::BucketInfo& bucket) const;  // of the bucket's blocks; -1 when several ranks own them
@@ -199,6 +203,7 @@ class PlanInterpreter {
   std::exception_ptr body_error_;
   std::vector<char> unpacks_;              // per op: a collective bringing values this rank keeps
   std::vector<std::vector<T>> packed_;     // per collective op of blocks: its buffers
+  std::vector<std::vector<std::uint16_t>> wire_;  // per reduce or scatter: packed_ as bf16 (reduce_dtype)
   std::vector<char> unpack_pending_;       // per op: values arrived or on the way, not unpacked yet
 };
 

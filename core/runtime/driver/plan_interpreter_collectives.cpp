@@ -8,6 +8,7 @@
 // after the updates). A layer gathered again in a step (fsdp: its backward after its forward)
 // brings the weights it holds already; only the step's first gather of a block unpacks it.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "core/common/error.hpp"
+#include "core/platform/collective_values.hpp"
 #include "core/runtime/driver/plan_interpreter.hpp"
 
 namespace asteria::runtime {
@@ -113,6 +115,7 @@ void PlanInterpreter<T>::pack(OpId i, bool gradient, std::size_t at, std::size_t
 // their places back into the weights or gradients.
 template <linalg::Real T>
 void PlanInterpreter<T>::unpack(OpId i) {
+  if (from_wire(i)) return;
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
   const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
   const std::vector<T>& packed = packed_[static_cast<std::size_t>(i)];
@@ -146,31 +149,38 @@ void PlanInterpreter<T>::unpack(OpId i) {
 
 // Starts the average of a gradient bucket among the data-parallel ranks once the backward that
 // completed it has finished: its layers' gradients in place (one buffer of the model's,
-// TrainingModel::gradient_bucket), or its blocks' packed (sharded gradients); the issuing thread
-// goes on (the next layers' backward is issued while it runs). Values travel only when the
-// backward computed them this step.
+// TrainingModel::gradient_bucket), or packed (its blocks', or the layers' converted to a narrower
+// reduce_dtype); the issuing thread goes on (the next layers' backward is issued while it runs).
+// Values travel only when the backward computed them this step.
 template <linalg::Real T>
 void PlanInterpreter<T>::run_reduce(OpId i) {
   const Op& op = plan_.ops[static_cast<std::size_t>(i)];
   platform::Comm& comm = communicator(i);
   platform::CollectiveOptions options = collective_options(i, /*await_deps=*/false);
   const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
-  const std::size_t words = static_cast<std::size_t>(op.cost.bytes()) / sizeof(float);
-  platform::CommBuffer buffer = platform::CommBuffer::sized(words, platform::DType::fp32);
+  const platform::DType dtype = plan_.reduce_dtype;
+  const std::size_t count = static_cast<std::size_t>(op.cost.bytes()) / platform::bytes_per_element(dtype);
+  platform::CommBuffer buffer = platform::CommBuffer::sized(count, dtype);
   if (device_numerics_) {
     require_fp32(options);
     if constexpr (std::is_same_v<T, float>) {
-      if (bucket.blocks.empty()) {
-        const std::span<float> g = model_.gradient_bucket(static_cast<std::size_t>(bucket.first_layer),
-                                                          static_cast<std::size_t>(bucket.last_layer));
-        if (g.empty())
-          throw std::logic_error("PlanInterpreter: the model does not keep the gradients of its bucket " +
-                                 std::to_string(op.bucket) + " in one array (the driver gives such a model one bucket per layer)");
-        buffer = platform::CommBuffer::of(g);
+      const std::span<float> layers =
+          bucket.blocks.empty() ? model_.gradient_bucket(static_cast<std::size_t>(bucket.first_layer),
+                                                         static_cast<std::size_t>(bucket.last_layer))
+                                : std::span<float>();
+      if (bucket.blocks.empty() && layers.size() != count)
+        throw std::logic_error("PlanInterpreter: the model does not keep the gradients of its bucket " +
+                               std::to_string(op.bucket) + " in one array (the driver gives such a model one bucket per layer)");
+      if (bucket.blocks.empty() && dtype == platform::DType::fp32) {
+        buffer = platform::CommBuffer::of(layers);
       } else {
-        packed_[static_cast<std::size_t>(i)].assign(words, 0.0f);
-        options.after.push_back(pack_on_stream(i, [this, i] { pack(i, true, 0, 0, false, false); }));
-        buffer = platform::CommBuffer::of(std::span<float>(packed_[static_cast<std::size_t>(i)]));
+        packed_[static_cast<std::size_t>(i)].assign(count, 0.0f);
+        options.after.push_back(pack_on_stream(i, [this, i, layers] {
+          if (layers.empty()) pack(i, true, 0, 0, false, false);
+          else std::copy(layers.begin(), layers.end(), packed_[static_cast<std::size_t>(i)].begin());
+          to_wire(i, 0, packed_[static_cast<std::size_t>(i)].size());
+        }));
+        buffer = wire_buffer(i, 0, count);
         unpack_pending_[static_cast<std::size_t>(i)] = 1;
       }
     }
@@ -190,17 +200,21 @@ void PlanInterpreter<T>::run_scatter(OpId i) {
   platform::Comm& comm = communicator(i);
   const auto ranks = static_cast<std::size_t>(comm.world().size());
   platform::CollectiveOptions options = collective_options(i, /*await_deps=*/false);
-  const std::size_t share = static_cast<std::size_t>(op.cost.bytes()) / sizeof(float) / ranks;
-  platform::CommBuffer all = platform::CommBuffer::sized(share * ranks, platform::DType::fp32);
-  platform::CommBuffer mine = platform::CommBuffer::sized(share, platform::DType::fp32);
+  const platform::DType dtype = plan_.reduce_dtype;
+  const std::size_t share = static_cast<std::size_t>(op.cost.bytes()) / platform::bytes_per_element(dtype) / ranks;
+  platform::CommBuffer all = platform::CommBuffer::sized(share * ranks, dtype);
+  platform::CommBuffer mine = platform::CommBuffer::sized(share, dtype);
   if (device_numerics_) {
     require_fp32(options);
     if constexpr (std::is_same_v<T, float>) {
       std::vector<float>& packed = packed_[static_cast<std::size_t>(i)];
       packed.assign(share * (ranks + 1), 0.0f);  // this rank's result, then every rank's share
-      options.after.push_back(pack_on_stream(i, [this, i, share] { pack(i, true, share, share, true, false); }));
-      mine = {packed.data(), share, platform::DType::fp32};
-      all = {packed.data() + share, share * ranks, platform::DType::fp32};
+      options.after.push_back(pack_on_stream(i, [this, i, share, ranks] {
+        pack(i, true, share, share, true, false);
+        to_wire(i, share, share * ranks);
+      }));
+      mine = wire_buffer(i, 0, share);
+      all = wire_buffer(i, share, share * ranks);
       unpack_pending_[static_cast<std::size_t>(i)] = 1;
     }
   }
@@ -209,6 +223,54 @@ void PlanInterpreter<T>::run_scatter(OpId i) {
       comm.world().reduce_scatter(all, mine, platform::ReduceOp::average, std::move(options));
   finished_[static_cast<std::size_t>(i)].push_back(scattered);
   network_in_flight_.push_back(scattered);
+}
+
+// Gradients on the wire: op i's packed values [first, first + count) as reduce_dtype (a bf16 copy
+// beside them; fp32 travels as packed), and the buffer a collective moves.
+template <linalg::Real T>
+void PlanInterpreter<T>::to_wire(OpId i, std::size_t first, std::size_t count) {
+  if (plan_.reduce_dtype != platform::DType::bf16) return;
+  if constexpr (std::is_same_v<T, float>) {
+    const std::vector<float>& packed = packed_[static_cast<std::size_t>(i)];
+    std::vector<std::uint16_t>& wire = wire_[static_cast<std::size_t>(i)];
+    wire.resize(packed.size());
+    for (std::size_t k = first; k < first + count; ++k) wire[k] = platform::float_to_bf16(packed[k]);
+  }
+}
+
+template <linalg::Real T>
+platform::CommBuffer PlanInterpreter<T>::wire_buffer(OpId i, std::size_t first, std::size_t count) {
+  if (plan_.reduce_dtype == platform::DType::bf16) {
+    std::vector<std::uint16_t>& wire = wire_[static_cast<std::size_t>(i)];
+    wire.resize(packed_[static_cast<std::size_t>(i)].size());
+    return platform::CommBuffer::of_bf16(std::span<std::uint16_t>(wire).subspan(first, count));
+  }
+  if constexpr (std::is_same_v<T, float>)
+    return platform::CommBuffer::of(std::span<float>(packed_[static_cast<std::size_t>(i)]).subspan(first, count));
+  throw std::logic_error("PlanInterpreter: gradients travel as fp32 or bf16 from float values");
+}
+
+// The result a reduce or scatter brought back into fp32 (its first `count` values: a scatter's
+// own share, a reduce's whole buffer), then a reduce of whole layers into their gradients.
+template <linalg::Real T>
+bool PlanInterpreter<T>::from_wire(OpId i) {
+  const Op& op = plan_.ops[static_cast<std::size_t>(i)];
+  if (op.kind == OpKind::gather) return false;
+  std::vector<T>& packed = packed_[static_cast<std::size_t>(i)];
+  const auto ranks = static_cast<std::size_t>(platform_.comm()->world().size());
+  const std::size_t count = op.kind == OpKind::scatter ? packed.size() / (ranks + 1) : packed.size();
+  if (plan_.reduce_dtype == platform::DType::bf16) {
+    const std::vector<std::uint16_t>& wire = wire_[static_cast<std::size_t>(i)];
+    for (std::size_t k = 0; k < count; ++k) packed[k] = static_cast<T>(platform::bf16_to_float(wire[k]));
+  }
+  const plan::BucketInfo& bucket = plan_.buckets[static_cast<std::size_t>(op.bucket)];
+  if (!bucket.blocks.empty()) return false;
+  if constexpr (std::is_same_v<T, float>) {
+    const std::span<float> layers = model_.gradient_bucket(static_cast<std::size_t>(bucket.first_layer),
+                                                           static_cast<std::size_t>(bucket.last_layer));
+    std::copy(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(layers.size()), layers.begin());
+  }
+  return true;
 }
 
 // Packing as work of its own on the device stream, after the backward that wrote the gradients
