@@ -110,10 +110,12 @@ ScheduleOrder parse_schedule_order(std::string_view text, const std::string& sou
 //          as ddp; the new weights gathered from the owners after their updates (gather ops);
 //   zero2  as zero1, but each bucket's gradients go only to their blocks' owners (scatter op: a
 //          reduce-scatter; blocks too large for an even share of it by a reduce op of their own);
-//   fsdp   as zero2, and the weights are sharded too: a layer's weights are gathered from their
-//          owners before each run of its visits (prefetch_depth runs ahead, as the fetch of
-//          weights that rest off the device) and dropped after it; no gather after the updates
-//          (the next step's first gathers carry the new weights).
+//   fsdp   as zero2, and the weights are sharded too: a unit's weights (consecutive layers
+//          gathered together, as FSDP wraps modules: share_groups.hpp's fsdp_units, about
+//          bucket_bytes each) are gathered from their owners before each run of visits of its
+//          layers (prefetch_depth runs ahead, as the fetch of weights that rest off the device)
+//          and dropped after it; no gather after the updates (the next step's first gathers
+//          carry the new weights).
 enum class Parallelism { ddp, zero1, zero2, fsdp };
 std::string_view to_string(Parallelism parallelism) noexcept;
 // Whether blocks have owners (zero1, zero2, fsdp).
@@ -144,8 +146,9 @@ struct ScheduleOptions {
   // This rank (world) when blocks have owners. zero1, zero2: the new weights of groups of
   // consecutive gradient buckets gathered, each group's issued with the hook after its last
   // layer's (after the last hook for the last group), so the weights travel while later updates
-  // run; a group closes once its shares are about even (gather_groups.hpp). zero2, fsdp: a
-  // bucket is closed only when its blocks' shares are about even too (or at the last layer).
+  // run; a group closes once its shares are about even (share_groups.hpp). zero2, fsdp: a
+  // bucket is closed only when no block of it is larger than an even share and its shares are
+  // about even (or at the last layer).
   int rank = 0;
   // D above, in layers (>= 1; past the layer count: every host-updated block is finished after
   // the last hook). 0: chosen by the caller (the step driver: enough host updates in flight to

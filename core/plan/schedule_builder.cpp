@@ -17,6 +17,12 @@ using platform::Tier;
 
 constexpr const char* kSource = "step schedule";
 
+// v[i] for an int index.
+template <class V>
+decltype(auto) nth(V& v, int i) {
+  return v[static_cast<std::size_t>(i)];
+}
+
 Op make_op(OpKind kind, Resource on, int layer) {
   Op op;
   op.kind = kind;
@@ -56,6 +62,7 @@ class Builder {
       run_of_.push_back(static_cast<int>(runs_.size() - 1));
     }
     ready_of_run_.assign(runs_.size(), {});
+    if (o.parallelism == Parallelism::fsdp) units_ = fsdp_units(layers, blocks, o);
     op_of_visit_.assign(visits_.size(), -1);
     checkpoint_out_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
     checkpoint_in_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
@@ -96,27 +103,27 @@ class Builder {
       const Visit& visit = visits_[v];
       const OpId op = emit_visit(v);
       const int r = run_of_[v];
-      // The end of a stretch of backward visits of a layer: its gradient goes where gradients rest.
+      // A stretch of backward visits of a layer ends: its gradient goes where gradients rest.
       const bool stretch_ends = v + 1 == visits_.size() || visits_[v + 1].layer != visit.layer ||
                                 visits_[v + 1].kind != OpKind::backward;
       if (visit.kind == OpKind::backward && stretch_ends && offloaded(options_.tiers.gradients))
-        gradient_out_[static_cast<std::size_t>(visit.layer)] =
+        nth(gradient_out_, visit.layer) =
             add_transfer(-1, visit.layer, Payload::gradient, Tier::device, options_.tiers.gradients,
                          layer(visit.layer).gradient_bytes, {op});
-      if (runs_[static_cast<std::size_t>(r)].last == v) {
+      if (nth(runs_, r).last == v) {
         if (r + depth < static_cast<int>(runs_.size())) run_ahead(r + depth, op);
       }
       if (v + static_cast<std::size_t>(depth) < visits_.size()) visit_ahead(static_cast<int>(v) + depth, op);
-      if (visit.kind != OpKind::backward || last_backward_[static_cast<std::size_t>(visit.layer)] != static_cast<int>(v))
+      if (visit.kind != OpKind::backward || nth(last_backward_, visit.layer) != static_cast<int>(v))
         continue;
       // The layer's gradient is complete (on the device, or where gradients rest).
       const int l = visit.layer;
-      const OpId gradient = gradient_out_[static_cast<std::size_t>(l)] >= 0 ? gradient_out_[static_cast<std::size_t>(l)] : op;
+      const OpId gradient = nth(gradient_out_, l) >= 0 ? nth(gradient_out_, l) : op;
       // A hook that waits for something on the way (the gradient's reduce, or its move to the
       // host for host updates or to where gradients rest) is issued after the next layer's
       // backward visits, so that the issuing thread's wait overlaps that backward.
-      const bool host_updates = std::any_of(by_layer_[static_cast<std::size_t>(l)].begin(),
-                                            by_layer_[static_cast<std::size_t>(l)].end(), [&](int b) { return on_host(b); });
+      const bool host_updates = std::any_of(nth(by_layer_, l).begin(),
+                                            nth(by_layer_, l).end(), [&](int b) { return on_host(b); });
       if (options_.data_parallel_ranks == 1 && gradient == op && !host_updates) {
         if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
         deferred = {};
@@ -135,19 +142,17 @@ class Builder {
     }
     if (deferred.layer >= 0) hook(deferred.layer, deferred.gradient, deferred.gate);
     close_bucket();
-    // zero1, zero2: the new weights go out in groups of consecutive gradient buckets, each group
-    // once its shares are about even (shares_are_even()), the last one with the rest. A group's
-    // gather is issued one hook after the hook of its last layer (by then its updates are mostly
-    // done, so neither the issuing thread nor the collective queue waits long for them), so the
-    // weights travel while the next layers' updates run. Every rank issues them at the same
-    // point, as collectives must be. (fsdp gathers weights before their uses instead.)
+    // zero1, zero2: the new weights go out by groups of consecutive gradient buckets, a group
+    // once its shares are about even (the last with the rest), one hook after its last layer's
+    // (its updates mostly done), so they travel while the next updates run. (fsdp gathers
+    // weights before their uses instead.)
     const bool gathers_after_update =
         options_.parallelism == Parallelism::zero1 || options_.parallelism == Parallelism::zero2;
     BucketInfo group{-1, -1, {}};
     std::optional<BucketInfo> gather_due;
     for (std::size_t i = 0; i < after_backward.size(); ++i) {
       const Hook& h = after_backward[i];
-      const GradientBucket& bucket = gradient_buckets_[static_cast<std::size_t>(h.bucket)];
+      const GradientBucket& bucket = nth(gradient_buckets_, h.bucket);
       hook(h.layer, h.gradient, bucket.gate);
       if (gather_due) after_updates(*std::exchange(gather_due, std::nullopt));
       if (!gathers_after_update) continue;
@@ -162,7 +167,7 @@ class Builder {
     if (last_hooked_ >= 0) release_device_blocks(last_hooked_, -1);
     for (int i = static_cast<int>(hooked_.size()) - std::min<int>(delay_, static_cast<int>(hooked_.size()));
          i < static_cast<int>(hooked_.size()); ++i)
-      if (i >= 0 && !finished_[static_cast<std::size_t>(i)]) finish_host_blocks(hooked_[static_cast<std::size_t>(i)], -1);
+      if (i >= 0 && !nth(finished_, i)) finish_host_blocks(nth(hooked_, i), -1);
     if (gather_due) after_updates(*gather_due);
     validate(plan_, kSource);
     return std::move(plan_);
@@ -175,8 +180,8 @@ class Builder {
     std::size_t last = 0;
   };
 
-  const LayerWork& layer(int l) const { return layers_[static_cast<std::size_t>(l)]; }
-  const BlockWork& block(int b) const { return blocks_[static_cast<std::size_t>(b)]; }
+  const LayerWork& layer(int l) const { return nth(layers_, l); }
+  const BlockWork& block(int b) const { return nth(blocks_, b); }
   static bool offloaded(Tier tier) { return tier != Tier::device; }
   bool on_host(int b) const { return block(b).update_on == Resource::host; }
   std::size_t slot(int l, int m) const {
@@ -218,25 +223,33 @@ class Builder {
   // updates of the layer (before its first forward visit), then the fetch of its weights, or
   // under fsdp their gather from their owners.
   void run_ahead(int r, OpId freed) {
-    const Run& run = runs_[static_cast<std::size_t>(r)];
+    const Run& run = nth(runs_, r);
     const int l = run.layer;
-    const bool first_forward = first_forward_[static_cast<std::size_t>(l)] == static_cast<int>(run.first);
+    const bool first_forward = nth(first_forward_, l) == static_cast<int>(run.first);
     if (first_forward) carry_up_to(l);
-    auto& ready = ready_of_run_[static_cast<std::size_t>(r)];
+    auto& ready = nth(ready_of_run_, r);
     if (options_.parallelism == Parallelism::fsdp) {
-      ready = gather({l, l, {}}, {freed});
+      // A unit's weights stay gathered over consecutive runs of its layers.
+      const int unit = nth(units_, l);
+      if (r > 0 && units_[static_cast<std::size_t>(nth(runs_, r - 1).layer)] == unit) {
+        ready = nth(ready_of_run_, r - 1);
+        return;
+      }
+      const auto first = std::find(units_.begin(), units_.end(), unit) - units_.begin();
+      const auto last = units_.rend() - std::find(units_.rbegin(), units_.rend(), unit) - 1;
+      ready = gather({static_cast<int>(first), static_cast<int>(last), {}}, {freed});
       return;
     }
     if (!offloaded(options_.tiers.weights)) return;
     std::vector<OpId> deps = {freed};
-    if (first_forward) deps.insert(deps.end(), ready_for_use_[static_cast<std::size_t>(l)].begin(),
-                                   ready_for_use_[static_cast<std::size_t>(l)].end());
+    if (first_forward) deps.insert(deps.end(), nth(ready_for_use_, l).begin(),
+                                   nth(ready_for_use_, l).end());
     ready = {add_transfer(-1, l, Payload::weights, options_.tiers.weights, Tier::device, layer(l).weight_bytes, deps)};
   }
 
   // Issued `prefetch_depth` visits ahead: a backward visit's checkpoint comes back.
   void visit_ahead(int v, OpId freed) {
-    const Visit& visit = visits_[static_cast<std::size_t>(v)];
+    const Visit& visit = nth(visits_, v);
     if (visit.kind != OpKind::backward || !offloaded(options_.tiers.checkpoints)) return;
     const std::size_t s = slot(visit.layer, visit.micro_batch);
     checkpoint_in_[s] = add_transfer(-1, visit.layer, Payload::checkpoint, options_.tiers.checkpoints, Tier::device,
@@ -254,10 +267,10 @@ class Builder {
     if (visit.kind == OpKind::backward && options_.recompute_activations)
       op.cost.merge(per_micro_batch(w.forward, m_count));  // the forward again, for the activations not kept
     const int r = run_of_[v];
-    if (runs_[static_cast<std::size_t>(r)].first == v)
-      for (OpId d : ready_of_run_[static_cast<std::size_t>(r)]) op.deps.push_back(d);
-    if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v))
-      for (OpId d : ready_for_use_[static_cast<std::size_t>(visit.layer)]) op.deps.push_back(d);
+    if (nth(runs_, r).first == v)
+      for (OpId d : nth(ready_of_run_, r)) op.deps.push_back(d);
+    if (visit.kind == OpKind::forward && nth(first_forward_, visit.layer) == static_cast<int>(v))
+      for (OpId d : nth(ready_for_use_, visit.layer)) op.deps.push_back(d);
     const std::size_t s = slot(visit.layer, visit.micro_batch);
     if (visit.kind == OpKind::backward && checkpoint_in_[s] >= 0) op.deps.push_back(checkpoint_in_[s]);
     // Stream order: after the previous visit.
@@ -266,9 +279,9 @@ class Builder {
     op_of_visit_[v] = id;
     // Forward hooks: start moving the state of the blocks updated first (backward order), the
     // k-th layer's first forward prefetching the k-th hooked layer's blocks.
-    if (visit.kind == OpKind::forward && first_forward_[static_cast<std::size_t>(visit.layer)] == static_cast<int>(v)) {
+    if (visit.kind == OpKind::forward && nth(first_forward_, visit.layer) == static_cast<int>(v)) {
       const int hooked = static_cast<int>(layers_.size()) - 1 - visit.layer;
-      for (int b : by_layer_[static_cast<std::size_t>(hooked)]) add(block_op(OpKind::prefetch, Resource::issuer, b));
+      for (int b : nth(by_layer_, hooked)) add(block_op(OpKind::prefetch, Resource::issuer, b));
       after_first_forward(visit.layer);
     }
     if (visit.kind == OpKind::forward && offloaded(options_.tiers.checkpoints))
@@ -279,7 +292,7 @@ class Builder {
 
   // Gradient buckets (DDP's): adjacent layers join the open bucket as their gradients complete;
   // it closes once it holds bucket_bytes (each layer alone at 0) and, with sharded gradients, its
-  // owners' shares are about even. Returns the index of the bucket l joined (gradient_buckets_).
+  // shares are whole and even. Returns the index of the bucket l joined (gradient_buckets_).
   int add_to_bucket(int l, OpId backward) {
     if (open_.last_layer >= 0 && l != open_.first_layer - 1 && l != open_.last_layer + 1) close_bucket();
     if (open_.last_layer < 0) open_ = {l, l, {}};
@@ -290,7 +303,7 @@ class Builder {
     const auto index = static_cast<int>(gradient_buckets_.size());
     if (open_bytes_ >= options_.bucket_bytes &&
         (!shards_gradients(options_.parallelism) ||
-         shares_are_even(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)))
+         shares_are_whole_and_even(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)))
       close_bucket();
     return index;
   }
@@ -311,18 +324,9 @@ class Builder {
       plan_.buckets.push_back(std::move(bucket));
       closed.gate = add(std::move(op));
     };
-    ShareSplit split = shards_gradients(options_.parallelism)
-                           ? split_shares(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)
-                           : ShareSplit{};
-    // Blocks of one owner only: a reduce-scatter would move them to every rank anyway.
-    const auto owner_of = [&](int b) { return block(b).owner; };
-    if (!split.together.empty() &&
-        std::all_of(split.together.begin(), split.together.end(),
-                    [&](int b) { return owner_of(b) == owner_of(split.together.front()); })) {
-      split.alone.insert(split.alone.end(), split.together.begin(), split.together.end());
-      std::sort(split.alone.begin(), split.alone.end());
-      split.together.clear();
-    }
+    const ShareSplit split = shards_gradients(options_.parallelism)
+                                 ? split_gradients(blocks_, options_.data_parallel_ranks, open_)
+                                 : ShareSplit{};
     if (split.alone.empty() && split.together.empty()) {
       emit(OpKind::reduce, open_, open_bytes_, -1);
     } else {
@@ -346,16 +350,18 @@ class Builder {
   std::vector<OpId> gather(const BucketInfo& layers, std::vector<OpId> deps, bool after_updates = false) {
     std::erase(deps, -1);
     const ShareSplit split = split_shares(blocks_, options_.data_parallel_ranks, layers, &BlockWork::weight_bytes);
+    const double scale = compute_copy_scale(layers_, blocks_, layers);
     std::vector<OpId> gathers;
     auto emit = [&](BucketInfo bucket) {
       Op op = make_op(OpKind::gather, Resource::network, bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
-      op.cost = platform::Cost{platform::WorkKind::other, 0.0,
-                               padded_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks, &BlockWork::weight_bytes), 0};
+      op.cost = platform::Cost{
+          platform::WorkKind::other, 0.0,
+          scale * padded_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks, &BlockWork::weight_bytes), 0};
       op.deps = deps;
       for (int b : bucket.blocks)
-        if (after_updates && update_of_[static_cast<std::size_t>(b)] >= 0)
-          op.deps.push_back(update_of_[static_cast<std::size_t>(b)]);
+        if (after_updates && nth(update_of_, b) >= 0)
+          op.deps.push_back(nth(update_of_, b));
       plan_.buckets.push_back(std::move(bucket));
       gathers.push_back(add(std::move(op)));
     };
@@ -373,7 +379,7 @@ class Builder {
   void release_blocks(const std::vector<int>& members, bool host, OpId gate) {
     std::vector<OpId> updates;
     for (int b : members)
-      if (on_host(b) == host) updates.push_back(update_of_[static_cast<std::size_t>(b)]);
+      if (on_host(b) == host) updates.push_back(nth(update_of_, b));
     for (int b : members) {
       if (on_host(b) != host) continue;
       Op op = block_op(OpKind::release, Resource::issuer, b);
@@ -383,7 +389,7 @@ class Builder {
     }
   }
 
-  void release_device_blocks(int l, OpId gate) { release_blocks(by_layer_[static_cast<std::size_t>(l)], false, gate); }
+  void release_device_blocks(int l, OpId gate) { release_blocks(nth(by_layer_, l), false, gate); }
 
   // Where a block's new weights go after its update: from the host (a host update) or the device
   // to where weights rest; -1 when they are there already.
@@ -391,7 +397,7 @@ class Builder {
     const Tier at = on_host(b) ? Tier::host : Tier::device;
     if (at == options_.tiers.weights) return -1;
     return add_transfer(b, block(b).layer, Payload::weights, at, options_.tiers.weights, block(b).weight_bytes,
-                        {update_of_[static_cast<std::size_t>(b)]});
+                        {nth(update_of_, b)});
   }
 
   // The new weights of the host-updated blocks of the hooked layer `h` go where weights rest,
@@ -399,10 +405,10 @@ class Builder {
   // before the next step's first use).
   void finish_host_blocks(int l, OpId gate) {
     const auto it = std::find(hooked_.begin(), hooked_.end(), l);
-    finished_[static_cast<std::size_t>(it - hooked_.begin())] = true;
-    for (int b : by_layer_[static_cast<std::size_t>(l)])
+    nth(finished_, it - hooked_.begin()) = true;
+    for (int b : nth(by_layer_, l))
       if (on_host(b)) weights_back(b);
-    release_blocks(by_layer_[static_cast<std::size_t>(l)], true, gate);
+    release_blocks(nth(by_layer_, l), true, gate);
   }
 
   // The gradient of block b where its update reads it: down to the host for a host update
@@ -474,9 +480,9 @@ class Builder {
     }
     last_hooked_ = l;
     // The gradients of deferred host-updated blocks go down now; their step runs in the next plan.
-    for (int b : deferred_by_layer_[static_cast<std::size_t>(l)])
+    for (int b : nth(deferred_by_layer_, l))
       if (on_host(b)) gradient_to_update(b, gate);
-    const auto& members = by_layer_[static_cast<std::size_t>(l)];
+    const auto& members = nth(by_layer_, l);
     if (members.empty()) return;
     std::vector<OpId> moves;
     for (int b : members) moves.push_back(gradient_to_update(b, gate));
@@ -490,7 +496,7 @@ class Builder {
   // the layer's first forward of this step. ready_for_use_[l] collects what that forward (and
   // the fetch of its weights) waits for.
   void carried_hook(int l) {
-    const auto& members = deferred_by_layer_[static_cast<std::size_t>(l)];
+    const auto& members = nth(deferred_by_layer_, l);
     if (members.empty()) return;
     carrying_ = true;
     std::vector<OpId> moves;
@@ -502,12 +508,12 @@ class Builder {
         fetched = add_transfer(b, l, Payload::weights, options_.tiers.weights, Tier::device, block(b).weight_bytes, {});
       const OpId gradient = on_host(b) ? -1 : gradient_to_update(b, -1);
       moves.push_back(gradient >= 0 ? gradient : fetched);
-      if (gradient >= 0 && fetched >= 0) plan_.ops[static_cast<std::size_t>(gradient)].deps.push_back(fetched);
+      if (gradient >= 0 && fetched >= 0) nth(plan_.ops, gradient).deps.push_back(fetched);
     }
     optimizer_step(members, -1, moves, "carried optimizer " + layer(l).name);
     for (int b : members) {
       const OpId back = weights_back(b);
-      ready_for_use_[static_cast<std::size_t>(l)].push_back(back >= 0 ? back : update_of_[static_cast<std::size_t>(b)]);
+      nth(ready_for_use_, l).push_back(back >= 0 ? back : nth(update_of_, b));
     }
     carrying_ = false;
   }
@@ -523,7 +529,7 @@ class Builder {
   // released, and the carried hook `defer_lookahead` layers on goes out.
   void after_first_forward(int l) {
     const bool was = std::exchange(carrying_, true);
-    const auto& members = deferred_by_layer_[static_cast<std::size_t>(l)];
+    const auto& members = nth(deferred_by_layer_, l);
     release_blocks(members, false, -1);
     release_blocks(members, true, -1);
     carrying_ = was;
@@ -556,6 +562,7 @@ class Builder {
   std::vector<Run> runs_;
   std::vector<int> run_of_;
   std::vector<std::vector<OpId>> ready_of_run_;  // per run: its weights' fetch or gathers
+  std::vector<int> units_;                        // fsdp: per layer, its unit (fsdp_units)
   std::vector<OpId> op_of_visit_;
   std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
   std::vector<OpId> checkpoint_in_;

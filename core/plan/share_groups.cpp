@@ -18,6 +18,28 @@ ShareSplit split_shares(const std::vector<BlockWork>& blocks, int ranks, const B
   return split;
 }
 
+ShareSplit split_gradients(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers) {
+  ShareSplit split = split_shares(blocks, ranks, layers, &BlockWork::gradient_bytes);
+  const auto owner = [&](int b) { return blocks[static_cast<std::size_t>(b)].owner; };
+  if (!split.together.empty() && std::all_of(split.together.begin(), split.together.end(),
+                                             [&](int b) { return owner(b) == owner(split.together.front()); })) {
+    split.alone.insert(split.alone.end(), split.together.begin(), split.together.end());
+    std::sort(split.alone.begin(), split.alone.end());
+    split.together.clear();
+  }
+  return split;
+}
+
+double compute_copy_scale(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                          const BucketInfo& bucket) {
+  double compute = 0.0;
+  double master = 0.0;
+  for (int l = bucket.first_layer; l <= bucket.last_layer; ++l) compute += layers[static_cast<std::size_t>(l)].weight_bytes;
+  for (const BlockWork& b : blocks)
+    if (b.layer >= bucket.first_layer && b.layer <= bucket.last_layer && b.owner >= 0) master += b.weight_bytes;
+  return master > 0.0 ? compute / master : 1.0;
+}
+
 double padded_bytes(const std::vector<BlockWork>& blocks, int ranks, const std::vector<int>& members, BlockBytes bytes) {
   std::vector<double> share(static_cast<std::size_t>(ranks), 0.0);
   for (int b : members) {
@@ -39,6 +61,34 @@ bool shares_are_even(const std::vector<BlockWork>& blocks, int ranks, const Buck
   double total = 0.0;
   for (int b : together) total += blocks[static_cast<std::size_t>(b)].*bytes;
   return padded_bytes(blocks, ranks, together, bytes) <= kSharePadding * total;
+}
+
+bool shares_are_whole_and_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers,
+                               BlockBytes bytes) {
+  return split_shares(blocks, ranks, layers, bytes).alone.empty() && shares_are_even(blocks, ranks, layers, bytes);
+}
+
+std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                            const ScheduleOptions& options) {
+  std::vector<double> bytes(layers.size(), 0.0);
+  for (const BlockWork& b : blocks) bytes[static_cast<std::size_t>(b.layer)] += b.weight_bytes;
+  std::vector<int> unit_of(layers.size(), 0);
+  int units = 0;
+  BucketInfo open{-1, -1, {}};
+  double held = 0.0;
+  for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+    if (open.last_layer < 0) open.first_layer = l;
+    open.last_layer = l;
+    held += bytes[static_cast<std::size_t>(l)];
+    unit_of[static_cast<std::size_t>(l)] = units;
+    if (held >= options.bucket_bytes &&
+        shares_are_whole_and_even(blocks, options.data_parallel_ranks, open, &BlockWork::weight_bytes)) {
+      ++units;
+      open = {-1, -1, {}};
+      held = 0.0;
+    }
+  }
+  return unit_of;
 }
 
 std::vector<int> assign_block_owners(const std::vector<double>& bytes, const std::vector<int>& layers, int ranks) {

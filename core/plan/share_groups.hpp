@@ -27,6 +27,16 @@ struct ShareSplit {
 // travel among `ranks` ranks, in block order.
 ShareSplit split_shares(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers, BlockBytes bytes);
 
+// A scatter's split of the owned blocks of `layers` (by gradient bytes): as split_shares, and
+// blocks of one owner only all alone (a reduce-scatter would move them to every rank anyway).
+ShareSplit split_gradients(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers);
+
+// Weights travel as the forward reads them (the layers' compute copy, bf16 under mixed
+// precision): the factor from the owned blocks' (master) weight bytes of `bucket`'s layers to
+// those layers' weight_bytes (1 when no block has bytes).
+double compute_copy_scale(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                          const BucketInfo& bucket);
+
 // The bytes a collective of `members` moves: their bytes when one rank owns them all (a
 // broadcast), else ranks x the largest rank's share (nccl-tests' size of an all-gather's or a
 // reduce-scatter's whole buffer).
@@ -35,6 +45,18 @@ double padded_bytes(const std::vector<BlockWork>& blocks, int ranks, const std::
 // Whether the blocks of `layers` that travel together move at most kSharePadding times their
 // bytes.
 bool shares_are_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers, BlockBytes bytes);
+// Whether every owned block of `layers` travels together (none larger than an even share) and
+// their shares are even: what a unit of collectives of padded shares wants (zero2's gradient
+// buckets, fsdp's units).
+bool shares_are_whole_and_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers,
+                               BlockBytes bytes);
+
+// fsdp's units (as FSDP wraps modules): consecutive layers, in forward order, whose weights are
+// gathered and dropped together; a unit closes once its blocks hold options.bucket_bytes of
+// weights and its shares are whole and even (each layer a unit at 0). Per layer, its unit's
+// index.
+std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                            const ScheduleOptions& options);
 
 // Owners of sharded blocks (bytes[b] of layer layers[b], layers non-decreasing) among `ranks`:
 // layer by layer, largest block first, each to the rank holding the fewest bytes of its layer so

@@ -129,8 +129,8 @@ TEST(SimDataParallel, TheUnhiddenReduceIsExposedCommunicationNotOptimizerTime) {
 
 // --parallelism: zero1 gathers the new weights after the updates (every block's weights once),
 // zero2 reduce-scatters the gradients instead of all-reducing them (a scatter op per bucket, no
-// all-reduce of whole layers), fsdp gathers each layer's weights before each run of its visits
-// (none after the updates) and holds 1/N of the weights on the device in the fit check.
+// all-reduce of whole layers), fsdp gathers each unit's weights before each stretch of visits of
+// its layers (none after the updates) and holds 1/N of the weights on the device in the fit check.
 TEST(SimDataParallel, ParallelismShardsWhatTheRanksMoveAndHold) {
   const TempDir dir;
   std::map<std::string, nlohmann::json> summary;
@@ -158,11 +158,32 @@ TEST(SimDataParallel, ParallelismShardsWhatTheRanksMoveAndHold) {
     EXPECT_LE(count_ops(plan[how], "reduce"), 1u) << how;
   }
   EXPECT_EQ(count_ops(plan["zero2"], "gather"), count_ops(plan["zero1"], "gather"));
-  // fsdp: every run of a layer's visits gathers (2L - 1 runs with one micro-batch); whole layers.
-  EXPECT_GE(count_ops(plan["fsdp"], "gather"), 2 * layers - 1);
+  // fsdp: the toy model is one unit of 25 MiB: its weights gathered once, before the first
+  // forward, and kept over the step: the bytes of zero2 (whose gathers follow the updates).
+  EXPECT_EQ(count_ops(plan["fsdp"], "gather"), 1u);
+  EXPECT_LT(plan["fsdp"].find(" gather "), plan["fsdp"].find(" forward "));
   const double ddp_bytes = summary["ddp"].at("network_bytes").get<double>();
   EXPECT_GT(summary["zero1"].at("network_bytes").get<double>(), ddp_bytes);  // the gathers on top
-  EXPECT_GT(summary["fsdp"].at("network_bytes").get<double>(), summary["zero2"].at("network_bytes").get<double>());
+  EXPECT_EQ(summary["fsdp"].at("network_bytes"), summary["zero2"].at("network_bytes"));
+  // Smaller units (SOAP's 16 x 16 blocks: every layer's shares whole and even) are gathered
+  // again for the backward: more gathers, more bytes.
+  std::map<std::string, std::string> units;
+  for (const char* size : {"25MiB", "1"}) {
+    const std::string name = std::string("soap-units-") + size;
+    Args args = tiny_data_parallel(dir.path() / name, 8,
+                                   {"--parallelism", "fsdp", "--bucket-size", size, "--max-precond-dim", "16"});
+    std::replace(args.begin(), args.end(), std::string("adamw"), std::string("soap"));
+    const auto run = testing::run_cli_in_child(args);
+    ASSERT_EQ(run.code, 0) << run.err;
+    units[size] = read_text(dir.path() / name / "plan.txt");
+    summary[name] = read_json(dir.path() / name / "summary.json");
+  }
+  EXPECT_EQ(count_ops(units["25MiB"], "gather"), 1u);
+  // Units of a layer or a few (a norm's one block joins its neighbour): gathered for the forward
+  // and again for the backward.
+  EXPECT_GT(count_ops(units["1"], "gather"), layers);
+  EXPECT_GT(summary["soap-units-1"].at("network_bytes").get<double>(),
+            summary["soap-units-25MiB"].at("network_bytes").get<double>());
   // What a rank holds: a share of the state (zero1..fsdp), of the weights too (fsdp).
   auto resident = [&](const char* how) {
     return summary[how].at("peak_device_bytes").get<double>() + summary[how].at("peak_host_bytes").get<double>();

@@ -165,10 +165,16 @@ TEST(Schedule, ShardedStateGathersBucketsOnceTheirSharesAreEven) {
     std::vector<BlockWork> owned = blocks(7);
     for (std::size_t b = 0; b < owned.size(); ++b)
       owned[b].owner = std::string(how) == "two thirds on rank 0" ? (b % 3 == 0 ? 1 : 0) : static_cast<int>(b % 2);
-    if (std::string(how) == "alternating, one huge") owned[13].weight_bytes = 5000.0;  // layer 6, rank 1
+    // The layers' weights as the forward reads them: their blocks' bytes (no compute copy to scale to).
+    std::vector<LayerWork> weights_as_read = layers(7);
+    for (LayerWork& l : weights_as_read) l.weight_bytes = 200.0;
+    if (std::string(how) == "alternating, one huge") {
+      owned[13].weight_bytes = 5000.0;  // layer 6, rank 1
+      weights_as_read[6].weight_bytes = 5100.0;
+    }
     for (int rank : {0, 1}) {
       const StepPlan plan =
-          schedule_plan(layers(7), owned,
+          schedule_plan(weights_as_read, owned,
                         {.data_parallel_ranks = 2, .parallelism = Parallelism::zero1, .bucket_bytes = 2000.0, .rank = rank});
       std::vector<OpId> update_of(owned.size(), -1);
       std::vector<int> sent(owned.size(), 0);

@@ -180,6 +180,38 @@ TEST(ShardedSchedule, FsdpGathersEachLayerBeforeEachRunOfItsVisits) {
   }
 }
 
+// fsdp units: layers gathered together once they hold bucket_bytes (two layers of 200 B here):
+// one gather per stretch of runs of a unit's layers: f0 f1 | f2 f3+b3 b2 | b1 b0.
+TEST(ShardedSchedule, FsdpGathersAUnitOfLayersOncePerStretchOfItsVisits) {
+  const StepPlan plan = schedule_plan(layers(4), owned_blocks(4),
+                                      {.data_parallel_ranks = 2, .parallelism = Parallelism::fsdp, .bucket_bytes = 400.0});
+  std::vector<std::pair<int, int>> gathered;
+  for (const Op& op : plan.ops)
+    if (op.kind == OpKind::gather) {
+      const BucketInfo& unit = plan.buckets[static_cast<std::size_t>(op.bucket)];
+      gathered.emplace_back(unit.first_layer, unit.last_layer);
+      EXPECT_EQ(unit.blocks.size(), 4u);
+      EXPECT_EQ(op.cost.bytes(), 400.0) << "2 ranks x a 200 B share";
+    }
+  EXPECT_EQ(gathered, (std::vector<std::pair<int, int>>{{0, 1}, {2, 3}, {0, 1}}));
+}
+
+// Weights travel as the forward reads them: with a bf16 compute copy (the layer's weight_bytes
+// half its blocks' fp32 bytes) a gather moves half the bytes.
+TEST(ShardedSchedule, GathersMoveTheComputeCopyOfTheWeights) {
+  std::vector<LayerWork> bf16 = layers(2);
+  for (LayerWork& l : bf16) l.weight_bytes = 100.0;
+  for (Parallelism how : {Parallelism::zero1, Parallelism::fsdp}) {
+    const StepPlan fp32 = schedule_plan(layers(2), owned_blocks(2),
+                                        {.data_parallel_ranks = 2, .parallelism = how, .bucket_bytes = 0.0});
+    const StepPlan half = schedule_plan(bf16, owned_blocks(2),
+                                        {.data_parallel_ranks = 2, .parallelism = how, .bucket_bytes = 0.0});
+    ASSERT_EQ(fp32.ops.size(), half.ops.size());
+    for (std::size_t i = 0; i < fp32.ops.size(); ++i)
+      if (fp32.ops[i].kind == OpKind::gather) EXPECT_EQ(half.ops[i].cost.bytes(), 0.5 * fp32.ops[i].cost.bytes());
+  }
+}
+
 // Sharding is declared once (the parallelism) and the blocks' owners must agree with it.
 TEST(ShardedSchedule, OwnersMustAgreeWithTheParallelism) {
   auto field_of = [](const ScheduleOptions& options, const std::vector<BlockWork>& blocks) {

@@ -307,14 +307,21 @@ void PlanInterpreter<T>::run_gather(OpId i) {
     return plan_.ops[static_cast<std::size_t>(d)].kind == OpKind::update;
   });
   platform::CollectiveOptions options = collective_options(i, /*await_deps=*/values_ && after_updates);
-  // A broadcast's buffer is the blocks; an all-gather's share is 1 / ranks of its bytes.
-  const std::size_t share_words = static_cast<std::size_t>(op.cost.bytes()) / 4 / (owner >= 0 ? 1 : ranks);
+  // A broadcast's buffer is the blocks; an all-gather's share is 1 / ranks of its bytes (the
+  // weights as the forward reads them). Values travel as they are: the largest rank's blocks.
+  std::size_t share_words = static_cast<std::size_t>(op.cost.bytes()) / 4 / (owner >= 0 ? 1 : ranks);
+  std::size_t share = 0;  // in values
+  if (values_) {
+    std::vector<std::size_t> held(ranks, 0);
+    for (int b : bucket.blocks) held.at(static_cast<std::size_t>(plan_.blocks[static_cast<std::size_t>(b)].owner)) += block_values(b);
+    share = owner >= 0 ? held[static_cast<std::size_t>(owner)] : *std::max_element(held.begin(), held.end());
+    share_words = share * sizeof(T) / 4;
+  }
   const std::size_t all_words = owner >= 0 ? share_words : share_words * ranks;
   platform::CommBuffer mine = platform::CommBuffer::sized(share_words, platform::DType::fp32);
   platform::CommBuffer all = platform::CommBuffer::sized(all_words, platform::DType::fp32);
   if (values_) {
     // All-gather: this rank's share, then every rank's; broadcast: the blocks, in place.
-    const std::size_t share = share_words * 4 / sizeof(T);
     std::vector<T>& packed = packed_[static_cast<std::size_t>(i)];
     packed.assign(owner >= 0 ? share : share * (ranks + 1), T(0));
     pack(i, false, 0, share, false, true);
