@@ -172,6 +172,8 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   figure("optimizer_device_s", per_step(m, m.total_optimizer_device_s));
   figure("total_step_s", m.total_step_s);
   figure("network_bytes", m.mean_network_bytes);  // per measured step, unit 0
+  j["tokens_per_step"] = o.tokens_per_step;
+  figure("tokens_per_s", m.mean_step_s > 0.0 ? o.tokens_per_step / m.mean_step_s : 0.0);  // all units
   j["max_staleness"] = o.fits ? nlohmann::ordered_json(m.max_staleness) : nlohmann::ordered_json();
   j["refreshes_submitted"] = m.refreshes_submitted;
   j["refreshes_published"] = m.refreshes_published;

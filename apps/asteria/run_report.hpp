@@ -51,6 +51,7 @@ struct RunReport {
   std::size_t parameters = 0;
   std::size_t blocks = 0;       // per unit
   std::size_t state_bytes = 0;  // optimizer state per unit
+  double tokens_per_step = 0.0;  // tokens every unit together trains on in a step (0: not a token model)
   std::array<std::size_t, 3> capacity_bytes{};  // what the optimizer state may use per tier and unit
   bool fits = true;
   std::vector<runtime::TierShortfall> shortfall;

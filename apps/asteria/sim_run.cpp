@@ -153,6 +153,8 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
   out.units = count.units;
+  out.tokens_per_step = static_cast<double>(count.units) * static_cast<double>(workload.weights.config.micro_batch) *
+                        static_cast<double>(workload.weights.config.sequence_length);
   out.nodes = count.nodes;
   out.parameters = workload.parameters;
   // The blocks every unit's driver sets up (one state per unit, unsharded).

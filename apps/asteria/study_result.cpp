@@ -12,7 +12,7 @@ namespace {
 constexpr std::array<std::string_view, kMetricCount> kMetricKeys = {
     "p50_step_s",     "p99_step_s",    "p99_over_p50",      "mean_step_s",     "compute_s",       "visible_optimizer_s",
     "exposed_communication_s", "refresh_wait_s", "state_move_wait_s", "max_staleness", "peak_device_bytes", "peak_host_bytes", "peak_nvme_bytes",
-    "network_bytes",
+    "network_bytes",  "tokens_per_s",
 };
 
 using nlohmann::json;

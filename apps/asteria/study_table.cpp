@@ -36,6 +36,7 @@ constexpr std::array<MetricColumn, kMetricCount> kMetricColumns = {{
     {Metric::peak_host_bytes, Unit::bytes},
     {Metric::peak_nvme_bytes, Unit::bytes},
     {Metric::network_bytes, Unit::bytes},
+    {Metric::tokens_per_s, Unit::ratio},
 }};
 
 // The metrics table.md shows, after config and fits, with their headers.

@@ -32,8 +32,9 @@ enum class Metric : std::size_t {
   peak_host_bytes,
   peak_nvme_bytes,
   network_bytes,  // bytes of unit 0's data-parallel collectives per measured step (0 on one unit)
+  tokens_per_s,   // tokens all units train on per second (tokens per step / mean step)
 };
-inline constexpr std::size_t kMetricCount = 14;
+inline constexpr std::size_t kMetricCount = 15;
 
 std::string_view key_of(Metric metric) noexcept;  // the summary.json key and table.csv column
 

@@ -289,6 +289,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   const std::unique_ptr<TrainModel> model = make_train_model(settings.spec.train.device, rank_config, spec.seed);
   TimedModel timed(model->driver_model());
   out.parameters = model->parameter_count();
+  out.tokens_per_step = static_cast<double>(batch) * static_cast<double>(length);
   const double step_flops = model->step_flops(rank_batch, length);  // this rank's
 
   const int warmup = spec.warmup_steps.value_or(0);

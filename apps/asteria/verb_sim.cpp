@@ -30,7 +30,8 @@ constexpr std::string_view kAbout =
 constexpr std::string_view kDetails =
     "Profiles: hwmodels/profiles/*.yaml (a100-40gb, a100-80gb, gb10, gh200, gh200-480gb, gh200-alps,\n"
     "  h100-pcie-host) or a path.\n"
-    "Models: experiments/models/*.yaml (tiny, gpt-mini, olmo-1b, olmo2-7b, gpt-65b, gpt-175b) or a path.\n"
+    "Models: experiments/models/*.yaml (tiny, gpt-mini, olmo-1b, olmo2-7b, paper-olmo2-1b, paper-olmo2-7b,\n"
+    "  gpt-65b, gpt-175b) or a path.\n"
     "Units and nodes: a profile's node holds node.units_per_node GPUs (gh200-alps: 4); --units N fills\n"
     "  nodes in order, --nodes N simulates N whole nodes; summary.json records both.\n"
     "Files written with --out DIR (README: Outputs):\n"

@@ -79,7 +79,7 @@ std::string stand_in_script(const std::filesystem::path& sync) {
          "\\\"p99_step_s\\\": 0.3, \\\"p99_over_p50\\\": 1.2, \\\"mean_step_s\\\": 0.26, \\\"compute_s\\\": 0.2, "
          "\\\"visible_optimizer_s\\\": 0.06, \\\"exposed_communication_s\\\": 0, \\\"refresh_wait_s\\\": 0.04, \\\"state_move_wait_s\\\": 0.01, "
          "\\\"max_staleness\\\": $staleness, \\\"peak_device_bytes\\\": 1073741824, \\\"peak_host_bytes\\\": 0, "
-         "\\\"peak_nvme_bytes\\\": 0, \\\"network_bytes\\\": 0}\" > \"$out/summary.json\"\n";
+         "\\\"peak_nvme_bytes\\\": 0, \\\"network_bytes\\\": 0, \\\"tokens_per_s\\\": 1000}\" > \"$out/summary.json\"\n";
 }
 
 // A model config small enough for anything; the stand-in tells runs apart by the file's name.

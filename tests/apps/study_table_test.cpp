@@ -56,7 +56,7 @@ constexpr const char* kFits = R"({"verb": "sim", "fits": true, "shortfall": [],
   "p50_step_s": 0.0125, "p99_step_s": 0.025, "p99_over_p50": 2.0, "mean_step_s": 0.014, "compute_s": 0.01,
   "visible_optimizer_s": 0.004, "exposed_communication_s": 0.002, "refresh_wait_s": 0.003,
   "state_move_wait_s": 0.0005, "max_staleness": 1, "peak_device_bytes": 3221225472, "peak_host_bytes": 1610612736,
-  "peak_nvme_bytes": 0, "network_bytes": 5637144576.5})";
+  "peak_nvme_bytes": 0, "network_bytes": 5637144576.5, "tokens_per_s": 1250000.5})";
 
 const std::string kMarkdownHeader =
     "| config | fits | p50 step (s) | p99 step (s) | p99/p50 | compute (s) | visible optimizer (s) | "
@@ -66,7 +66,7 @@ const std::string kHeader =
     "config,hw,model,optimizer,placement,staleness,fits,p50_step_s,p99_step_s,p99_over_p50,mean_step_s,compute_s,"
     "visible_optimizer_s,exposed_communication_s,refresh_wait_s,state_move_wait_s,max_staleness,peak_device_bytes,"
     "peak_host_bytes,"
-    "peak_nvme_bytes,network_bytes,shortfall,run_dir";
+    "peak_nvme_bytes,network_bytes,tokens_per_s,shortfall,run_dir";
 
 TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
   TempDir dir;
@@ -87,11 +87,11 @@ TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
   ASSERT_EQ(csv.size(), 3U);
   EXPECT_EQ(csv[0], kHeader);
   // Fourteen empty metric cells between fits and shortfall.
-  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(15, ',') +
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(16, ',') +
                         "device 12.3 GiB short,runs/gb10_m_soap_device_s1");
   EXPECT_EQ(csv[2],
             "gb10_m_soap_tiered_s1,gb10,m,soap,tiered,1,true,0.0125,0.025,2,0.014,0.01,0.004,0.002,0.003,0.0005,1,"
-            "3221225472,1610612736,0,5637144576.5,,runs/gb10_m_soap_tiered_s1");
+            "3221225472,1610612736,0,5637144576.5,1.2500005e+06,,runs/gb10_m_soap_tiered_s1");
 
   const std::vector<std::string> md = lines(table_markdown(spec, results));
   ASSERT_EQ(md.size(), 4U);
@@ -113,12 +113,12 @@ TEST(StudyTable, MarkdownNumbersKeepThreeSignificantFiguresAtAnyScale) {
     "p50_step_s": 0.0000212, "p99_step_s": 0.00021249, "p99_over_p50": 10.023, "mean_step_s": 1, "compute_s": 1.7021566,
     "visible_optimizer_s": 145.417917, "exposed_communication_s": 0.5, "refresh_wait_s": 12345.6, "state_move_wait_s": 12345678.9,
     "max_staleness": 0, "peak_device_bytes": 1073741, "peak_host_bytes": 0, "peak_nvme_bytes": 0,
-    "network_bytes": 0})");
+    "network_bytes": 0, "tokens_per_s": 0})");
   write(dir.path() / "runs/gb10_m_soap_tiered_s1/summary.json", R"({"fits": true, "shortfall": [],
     "p50_step_s": 0.00099996, "p99_step_s": 9.996, "p99_over_p50": 9996, "mean_step_s": 1, "compute_s": 0,
     "visible_optimizer_s": 99999.6, "exposed_communication_s": 0, "refresh_wait_s": 250000, "state_move_wait_s": 0.00000000025,
     "max_staleness": 0, "peak_device_bytes": 1649267441664, "peak_host_bytes": 0, "peak_nvme_bytes": 0,
-    "network_bytes": 107374182400})");
+    "network_bytes": 107374182400, "tokens_per_s": 2048})");
   std::vector<RunResult> results;
   for (const StudyPoint& p : spec.points) results.push_back(read_run_result(dir.path() / relative_run_dir(p), ""));
   ASSERT_FALSE(results[0].failed()) << results[0].failure;
@@ -167,7 +167,7 @@ TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
   EXPECT_FALSE(results[0][Metric::p50_step_s].has_value());
   const std::vector<std::string> csv = lines(table_csv(spec, results));
   ASSERT_EQ(csv.size(), 3U);
-  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(15, ',') +
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(16, ',') +
                         "run failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt),runs/gb10_m_soap_device_s1");
   const std::vector<std::string> md = lines(table_markdown(spec, results));
   ASSERT_EQ(md.size(), 4U);
@@ -196,7 +196,7 @@ TEST(StudyTable, MalformedSummariesAreFailuresNamingTheKey) {
           "mean_step_s": 0.014, "compute_s": 0.01, "visible_optimizer_s": 0.004, "exposed_communication_s": 0.0,
           "refresh_wait_s": 0.003,
           "state_move_wait_s": 0.0005, "max_staleness": 1, "peak_device_bytes": 3221225472,
-          "peak_host_bytes": 1610612736, "peak_nvme_bytes": 0})",
+          "peak_host_bytes": 1610612736, "peak_nvme_bytes": 0, "tokens_per_s": 1})",
        "summary.json: network_bytes: missing; expected a number (the run fits)"},
   };
   for (const Malformed& c : cases) {

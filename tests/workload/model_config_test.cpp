@@ -207,7 +207,8 @@ TEST(ModelConfig, FindsShippedModelsByNameAndFilesByPath) {
   const std::filesystem::path file = shipped_models_dir() / "olmo-1b.yaml";
   EXPECT_EQ(find_model_config(file.string()).name, "olmo-1b");
   const std::vector<std::string> names = shipped_model_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"dos-13b", "dos-70b", "gpt-100m", "gpt-175b", "gpt-25m", "gpt-65b", "gpt-mini", "olmo-1b", "olmo2-7b", "tiny"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dos-13b", "dos-70b", "gpt-100m", "gpt-175b", "gpt-25m", "gpt-65b", "gpt-mini", "olmo-1b", "olmo2-7b",
+                                                   "paper-olmo2-1b", "paper-olmo2-7b", "tiny"}));
 }
 
 // Sets an environment variable for one test's scope and restores what was there.
