@@ -53,6 +53,10 @@ std::unique_ptr<sg4::Engine> make_engine() {
   // The default LV08 network model caps a flow by TCP window (gamma) over latency and scales
   // bandwidth and latency by factors fitted for Ethernet: NVLink or C2C links would not get
   // their bandwidth. CM02 with no cross traffic gives latency + bytes/bandwidth and fair sharing.
+  // Every actor's stack is one memory mapping, not two: without a guard page a data-parallel
+  // run of many ranks (each with its host workers and its collectives' actors) stays under the
+  // kernel's vm.max_map_count (65530 by default), which SimGrid otherwise dies on.
+  if (!kUnderSanitizer) sg4::Engine::set_config("contexts/guard-size:0");
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e15");
