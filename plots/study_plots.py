@@ -14,6 +14,9 @@ plots, with a note on stderr. Every statistic is taken over the measured steps (
 When the table has a column of a data-parallel axis (nodes, units, sync_period, parallelism,
 refresh_sharing or straggler), the plots of distributed_plots.py follow:
 {distributed_step_time,network_bytes,owners_vs_replicated,straggler}.png, drawn from the table.
+When it also has a parallelism column and a nodes column with at least two values (a strong-scaling
+study), the plots of scaling_plots.py follow those: {scaling_step_time,scaling_throughput,
+visible_optimizer_vs_staleness}.png (scaling_throughput only where the table has tokens_per_s).
 When it has a schedule and a batch column, schedule_plots.py's schedule_throughput.png follows.
 """
 import argparse
@@ -21,6 +24,7 @@ import os
 import sys
 
 import distributed_plots
+import scaling_plots
 import schedule_plots
 from plot_common import boolean, read_csv, read_steps, run_script, save_png
 from staleness_histogram import REQUIRED_COLUMNS as STALENESS_COLUMNS
@@ -61,7 +65,8 @@ def load_study(study_dir):
 
 def study_figures(study_dir):
     """{plot name: figure} of the study in study_dir, in the order they are written (PLOTS, then
-    distributed_plots.PLOTS for a data-parallel study); nothing is written."""
+    distributed_plots.PLOTS for a data-parallel study, then scaling_plots.PLOTS for a
+    strong-scaling one); nothing is written."""
     runs = load_study(study_dir)
     measured = [(config, path, steps) for config, path, steps, _ in runs if steps is not None]
     figures = {
@@ -74,6 +79,8 @@ def study_figures(study_dir):
     }
     if distributed_plots.is_distributed(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
         figures.update(distributed_plots.distributed_figures(study_dir))
+    if scaling_plots.is_scaling_study(study_dir):
+        figures.update(scaling_plots.scaling_figures(study_dir))
     if schedule_plots.is_schedule_study(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
         figures.update(schedule_plots.schedule_figures(study_dir))
     return figures
