@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The strong-scaling plots of a data-parallel study: step time and throughput against the number
+"""The scaling plots of a data-parallel study: step time and throughput against the number
 of nodes, and the visible optimizer time against staleness, per model, optimizer and parallelism.
 
 Usage: scaling_plots.py STUDY_DIR
@@ -76,7 +76,7 @@ STALENESS_LABEL = distributed_plots.STALENESS_LABEL
 
 
 def is_scaling(header):
-    """Whether a table with these columns can be a strong-scaling study: it has a nodes and a
+    """Whether a table with these columns can be a scaling study: it has a nodes and a
     parallelism column (is_scaling_study also asks for two node counts)."""
     return "nodes" in header and "parallelism" in header
 
@@ -434,7 +434,7 @@ def nodes_figure(runs, figure_name, title, metrics, label, legend_title, unit="s
 
 
 def step_time_figure(runs):
-    title = "Strong scaling: step time against the nodes"
+    title = "Scaling: step time against the nodes"
     if not any(run["fits"] for run in runs):
         return empty_figure(title, "no run fits")
     return nodes_figure(runs, "scaling_step_time", title, (("p50_step_s", "-", True), ("p99_step_s", "--", False)),
@@ -442,7 +442,7 @@ def step_time_figure(runs):
 
 
 def throughput_figure(runs):
-    title = "Strong scaling: throughput (tokens per second, all units together) against the nodes"
+    title = "Scaling: throughput (tokens per second, all units together) against the nodes"
     if not any(run["fits"] and run.get("tokens_per_s") is not None for run in runs):
         return empty_figure(title, "no run that fits has a tokens_per_s value", size=(7.0, 2.5))
     return nodes_figure(runs, "scaling_throughput", title, (("tokens_per_s", "-", True),), "throughput",
@@ -551,7 +551,7 @@ def staleness_figure(runs, has_exposed):
 
 
 def scaling_figures(study_dir):
-    """{plot name: figure} of the strong-scaling plots of the study in study_dir, in PLOTS order;
+    """{plot name: figure} of the scaling plots of the study in study_dir, in PLOTS order;
     scaling_throughput is left out (with a note) when the table has no tokens_per_s column.
     Nothing is written."""
     runs, header = load_runs(study_dir)

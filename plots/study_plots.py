@@ -14,7 +14,7 @@ plots, with a note on stderr. Every statistic is taken over the measured steps (
 When the table has a column of a data-parallel axis (nodes, units, sync_period, parallelism,
 refresh_sharing or straggler), the plots of distributed_plots.py follow:
 {distributed_step_time,network_bytes,owners_vs_replicated,straggler}.png, drawn from the table.
-When it also has a parallelism column and a nodes column with at least two values (a strong-scaling
+When it also has a parallelism column and a nodes column with at least two values (a scaling
 study), the plots of scaling_plots.py follow those: {scaling_step_time,scaling_throughput,
 visible_optimizer_vs_staleness}.png (scaling_throughput only where the table has tokens_per_s).
 When it has a schedule and a batch column, schedule_plots.py's schedule_throughput.png follows.
@@ -66,7 +66,7 @@ def load_study(study_dir):
 def study_figures(study_dir):
     """{plot name: figure} of the study in study_dir, in the order they are written (PLOTS, then
     distributed_plots.PLOTS for a data-parallel study, then scaling_plots.PLOTS for a
-    strong-scaling one); nothing is written."""
+    scaling one); nothing is written."""
     runs = load_study(study_dir)
     measured = [(config, path, steps) for config, path, steps, _ in runs if steps is not None]
     figures = {

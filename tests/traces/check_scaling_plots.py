@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks the strong-scaling plots (plots/scaling_plots.py, drawn through study_plots.py for a
+"""Checks the scaling plots (plots/scaling_plots.py, drawn through study_plots.py for a
 study with a parallelism column and two or more node counts) on synthetic tables: every point is
 the table's value for the right run, runs that did not fit leave a gap (with a note), each
 parallelism keeps its colour in every plot, a table without tokens_per_s still gets the other two
@@ -47,7 +47,7 @@ def parallelism_label(value):
 
 
 def scaling_rows():
-    """Rows of a synthetic strong-scaling table.csv: 2 models x nodes 2, 4, 8 x ddp, zero1, fsdp x
+    """Rows of a synthetic scaling table.csv: 2 models x nodes 2, 4, 8 x ddp, zero1, fsdp x
     AdamW, SOAP native synchronous and SOAP at S = 0, 1, 5; two runs that did not fit. Every
     number differs between runs, so a value drawn for the wrong run is caught."""
     rows = []
