@@ -69,7 +69,7 @@ void PlanInterpreter<T>::require_fp32(const platform::CollectiveOptions& options
                      "fp32 values: data-parallel ranks reduce fp32 gradients (train in float, or run shapes)");
 }
 
-// Block b's region of its layer's weights or gradient, row by row: copy(row, offset) for each.
+// Block b's region of its layer's weights or gradient, row by row: copy(row) for each row.
 template <linalg::Real T>
 template <class Copy>
 void PlanInterpreter<T>::each_row(int b, bool gradient, Copy&& copy) {
