@@ -106,6 +106,10 @@ class PlanInterpreter {
   PlanTotals run(Step t, platform::Numerics numerics, bool warmup, const std::function<void()>& boundary = {},
                  bool carried_only = false);
   void wait_in_flight() noexcept;
+  // The role its collectives' activities are recorded with: op (the default: the plan's ops,
+  // which a trace joins with the step's plan), or other for an interpreter of a side plan (the
+  // step driver's weights gathers) whose op ids mean nothing in the step's plan.
+  void record_collectives_as(platform::ActivityRole role) noexcept { collective_role_ = role; }
 
   const plan::StepPlan& plan() const noexcept { return plan_; }
 
@@ -201,6 +205,7 @@ class PlanInterpreter {
   std::vector<platform::Pending> network_in_flight_;  // the collectives of reduce and gather ops
   platform::Pending device_tail_;                     // the last work submitted to the device stream
   std::exception_ptr body_error_;
+  platform::ActivityRole collective_role_ = platform::ActivityRole::op;
   std::vector<char> unpacks_;              // per op: a collective bringing values this rank keeps
   std::vector<std::vector<T>> packed_;     // per collective op of blocks: its buffers
   std::vector<std::vector<std::uint16_t>> wire_;  // per reduce or scatter: packed_ as bf16 (reduce_dtype)

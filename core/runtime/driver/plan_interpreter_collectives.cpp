@@ -57,7 +57,7 @@ platform::CollectiveOptions PlanInterpreter<T>::collective_options(OpId i, bool 
     options.label += " .. ";
     options.label += plan_.layers[static_cast<std::size_t>(bucket.first_layer)].name;
   }
-  options.tag = {step_, i, -1, platform::ActivityRole::op};
+  options.tag = {step_, collective_role_ == platform::ActivityRole::op ? i : -1, -1, collective_role_};
   return options;
 }
 

@@ -187,6 +187,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     gatherer_ = std::make_unique<PlanInterpreter<T>>(weights_gathers_, platform_, model_, *service_, *store_, bound,
                                                      options_.device_seconds, options_.issue_seconds_per_op,
                                                      options_.numerics_site);
+    gatherer_->record_collectives_as(platform::ActivityRole::other);
   }
   interpreter_ = std::make_unique<PlanInterpreter<T>>(plan_, platform_, model_, *service_, *store_, std::move(bound),
                                                       options_.device_seconds, options_.issue_seconds_per_op,
