@@ -175,12 +175,12 @@ void PlanInterpreter<T>::run_reduce(OpId i) {
         buffer = platform::CommBuffer::of(layers);
       } else {
         packed_[static_cast<std::size_t>(i)].assign(count, 0.0f);
+        buffer = wire_buffer(i, 0, count);  // sized here, before the pack work may run
         options.after.push_back(pack_on_stream(i, [this, i, layers] {
           if (layers.empty()) pack(i, true, 0, 0, false, false);
           else std::copy(layers.begin(), layers.end(), packed_[static_cast<std::size_t>(i)].begin());
           to_wire(i, 0, packed_[static_cast<std::size_t>(i)].size());
         }));
-        buffer = wire_buffer(i, 0, count);
         unpack_pending_[static_cast<std::size_t>(i)] = 1;
       }
     }
@@ -209,12 +209,12 @@ void PlanInterpreter<T>::run_scatter(OpId i) {
     if constexpr (std::is_same_v<T, float>) {
       std::vector<float>& packed = packed_[static_cast<std::size_t>(i)];
       packed.assign(share * (ranks + 1), 0.0f);  // this rank's result, then every rank's share
+      mine = wire_buffer(i, 0, share);  // sized here, before the pack work may run
+      all = wire_buffer(i, share, share * ranks);
       options.after.push_back(pack_on_stream(i, [this, i, share, ranks] {
         pack(i, true, share, share, true, false);
         to_wire(i, share, share * ranks);
       }));
-      mine = wire_buffer(i, 0, share);
-      all = wire_buffer(i, share, share * ranks);
       unpack_pending_[static_cast<std::size_t>(i)] = 1;
     }
   }
@@ -226,15 +226,15 @@ void PlanInterpreter<T>::run_scatter(OpId i) {
 }
 
 // Gradients on the wire: op i's packed values [first, first + count) as reduce_dtype (a bf16 copy
-// beside them; fp32 travels as packed), and the buffer a collective moves.
+// beside them, sized by wire_buffer() before; fp32 travels as packed), and the buffer a
+// collective moves (wire_buffer: on the issuing thread, before the pack work is submitted).
 template <linalg::Real T>
 void PlanInterpreter<T>::to_wire(OpId i, std::size_t first, std::size_t count) {
   if (plan_.reduce_dtype != platform::DType::bf16) return;
   if constexpr (std::is_same_v<T, float>) {
     const std::vector<float>& packed = packed_[static_cast<std::size_t>(i)];
     std::vector<std::uint16_t>& wire = wire_[static_cast<std::size_t>(i)];
-    wire.resize(packed.size());
-    for (std::size_t k = first; k < first + count; ++k) wire[k] = platform::float_to_bf16(packed[k]);
+    for (std::size_t k = first; k < first + count; ++k) wire.at(k) = platform::float_to_bf16(packed[k]);
   }
 }
 
