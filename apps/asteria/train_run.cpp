@@ -367,8 +367,9 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   };
   run_steps(driver, first, total, &progress, hooks, &out);
   if (first > total) {
-    // Nothing ran in this process: the run's final validation loss from the restored weights,
-    // and no training loss (null in summary.json).
+    // Nothing ran in this process: the run's final validation loss from the restored weights
+    // (fsdp: the whole model gathered first), and no training loss (null in summary.json).
+    driver.gather_weights();
     outcome.final_validation_loss = validation_loss(*model, validation_loader, settings.spec.train.eval_sequences);
     first_loss = last_loss = std::numeric_limits<double>::quiet_NaN();
   }

@@ -196,8 +196,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
 
 template <linalg::Real T>
 void StepDriver<T>::gather_weights() {
-  if (finished_) throw std::logic_error("StepDriver::gather_weights after finish()");
-  if (!gatherer_ || step_ == 0) return;
+  if (!gatherer_ || step_ == 0 || finished_) return;  // finish() gathered them
   interpreter_->wait_in_flight();
   gatherer_->run(step_, options_.numerics, false);
 }

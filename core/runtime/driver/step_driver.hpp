@@ -65,7 +65,8 @@ class StepDriver {
   // fsdp: every rank gets the current weights of every block from its owner (one gather per
   // layer), where a step leaves those of the blocks other ranks own as its last gathers brought
   // them (before the owners' updates). A collective: every rank calls it, between steps;
-  // finish() calls it. Nothing to do under other parallelisms (their gathers follow the updates).
+  // finish() calls it (nothing to do after it). Nothing to do under other parallelisms (their
+  // gathers follow the updates).
   void gather_weights();
 
   // Checkpoints (core/checkpoint), between steps. save() adds to `writer` the step count, each
