@@ -55,7 +55,7 @@ class Builder {
       auto& list = deferred[b] ? deferred_by_layer_ : by_layer_;
       list[static_cast<std::size_t>(blocks[b].layer)].push_back(static_cast<int>(b));
     }
-    // Runs: maximal stretches of consecutive visits of one layer (one weights residency each).
+    // Runs: stretches of consecutive visits of one layer (one weights residency each).
     for (std::size_t v = 0; v < visits_.size(); ++v) {
       if (runs_.empty() || runs_.back().layer != visits_[v].layer) runs_.push_back({visits_[v].layer, v, v});
       runs_.back().last = v;
@@ -103,7 +103,7 @@ class Builder {
       const Visit& visit = visits_[v];
       const OpId op = emit_visit(v);
       const int r = run_of_[v];
-      // A stretch of backward visits of a layer ends: its gradient goes where gradients rest.
+      // A layer's stretch of backward visits ends: its gradient goes where gradients rest.
       const bool stretch_ends = v + 1 == visits_.size() || visits_[v + 1].layer != visit.layer ||
                                 visits_[v + 1].kind != OpKind::backward;
       if (visit.kind == OpKind::backward && stretch_ends && offloaded(options_.tiers.gradients))
@@ -219,9 +219,8 @@ class Builder {
     return static_cast<int>(plan_.launches.size() - 1);
   }
 
-  // Issued `prefetch_depth` runs ahead (after the op that frees a buffer, `freed`): the carried
-  // updates of the layer (before its first forward visit), then the fetch of its weights, or
-  // under fsdp their gather from their owners.
+  // Issued `prefetch_depth` runs ahead (after `freed`, the op that frees a buffer): the layer's
+  // carried updates (before its first forward), then its weights' fetch or (fsdp) gather.
   void run_ahead(int r, OpId freed) {
     const Run& run = nth(runs_, r);
     const int l = run.layer;
@@ -273,7 +272,7 @@ class Builder {
       for (OpId d : nth(ready_for_use_, visit.layer)) op.deps.push_back(d);
     const std::size_t s = slot(visit.layer, visit.micro_batch);
     if (visit.kind == OpKind::backward && checkpoint_in_[s] >= 0) op.deps.push_back(checkpoint_in_[s]);
-    // Stream order: after the previous visit.
+    // Stream order: after the prior visit.
     if (v > 0) op.deps.insert(op.deps.begin(), op_of_visit_[v - 1]);
     const OpId id = add(std::move(op));
     op_of_visit_[v] = id;
@@ -370,8 +369,7 @@ class Builder {
     return gathers;
   }
 
-  // zero1, zero2: the new weights of `layers`' blocks, once this rank's own updates of them are
-  // done.
+  // zero1, zero2: the new weights of `layers`' blocks, after this rank's updates of them.
   void after_updates(const BucketInfo& layers) { gather(layers, {}, /*after_updates=*/true); }
 
   // Releases the listed blocks updated where `host` says once all of those updates are done (and
@@ -420,8 +418,8 @@ class Builder {
     return add_transfer(b, block(b).layer, Payload::gradient, rests, reads, block(b).gradient_bytes, {gate});
   }
 
-  // Acquire, optimizer phases and update of `members` (all of one layer), after `gate`; the
-  // device-charged ones in one launch `label`. Returns nothing: update_of_ is filled.
+  // Acquire, optimizer phases and update of `members` (one layer's), after `gate`; the
+  // device-charged ones in one launch `label`; fills update_of_.
   void optimizer_step(const std::vector<int>& members, OpId gate, const std::vector<OpId>& gradient_moves,
                       const std::string& label) {
     std::vector<OpId> acquired;

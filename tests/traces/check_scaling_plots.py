@@ -22,6 +22,7 @@ import matplotlib.colors  # noqa: E402
 
 import plot_common  # noqa: E402  (selects the Agg backend before pyplot is used)
 import distributed_plots  # noqa: E402
+import scaling_layout  # noqa: E402
 import scaling_plots  # noqa: E402
 import study_plots  # noqa: E402
 from plot_checks import *  # noqa: E402,F401,F403  (the shared checks and synthetic studies)
@@ -131,13 +132,13 @@ def test_scaling_helpers():
     check(scaling_plots.is_scaling(["config", "nodes", "parallelism"]), "nodes and parallelism make a scaling table")
     check(not scaling_plots.is_scaling(["config", "nodes"]), "nodes alone is not a scaling table")
     check(not scaling_plots.is_scaling(TABLE_COLUMNS), "the default study is not a scaling study")
-    ticks = scaling_plots.log_ticks(0.9, 11.0)
+    ticks = scaling_layout.log_ticks(0.9, 11.0)
     check(ticks == [1.0, 2.0, 5.0, 10.0], f"1-2-5 ticks: {ticks}")
-    fine = scaling_plots.log_ticks(1.1, 1.9)
+    fine = scaling_layout.log_ticks(1.1, 1.9)
     check(len(fine) >= 3 and all(1.1 <= tick <= 1.9 for tick in fine), f"ticks of a narrow range: {fine}")
     # Nine methods: AdamW, then each optimizer's four on a row of their own (never split).
     methods = ["adamw"] + [f"{optimizer} {mode}" for optimizer in ("soap", "kl") for mode in ("native", 0, 1, 5)]
-    figure_rows, columns, slots = scaling_plots.layout([("g", methods)], block=lambda method: method.split()[0])
+    figure_rows, columns, slots = scaling_layout.layout([("g", methods)], block=lambda method: method.split()[0])
     check((figure_rows, columns) == (2, 5) and [slot[:2] for slot in slots][4:6] == [(0, 4), (1, 0)],
           f"nine methods wrap between optimizers: {figure_rows} x {columns}, {slots}")
     with tempfile.TemporaryDirectory(prefix="asteria-plots-") as root:
