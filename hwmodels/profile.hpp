@@ -143,6 +143,10 @@ struct NodeSpec {
   LinkSpec gpu_link;        // GPU-GPU inside a node, per direction per pair (NVLink)
   Quantity nics_per_node;   // (integer valued)
   LinkSpec nic;             // one NIC, per direction
+  // Each NIC sits on its GPU's PCIe switch (GPUDirect RDMA without crossing a CPU), as in DGX
+  // nodes; false where the NICs hang off the CPU (GH200: Grace). NCCL runs its LL128 protocol
+  // between nodes only in the first case.
+  bool nic_beside_gpu = false;
   int nodes = 1;            // a parameter of the study, not of the hardware
 
   bool operator==(const NodeSpec&) const = default;

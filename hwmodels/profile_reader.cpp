@@ -133,6 +133,16 @@ void Reader::flag(std::string_view key, bool& out) {
   }
 }
 
+void Reader::optional_flag(std::string_view key, bool& out, bool fallback) {
+  known_keys_.emplace_back(key);
+  const YAML::Node& self = node_;
+  if (!self[std::string(key)].IsDefined()) {
+    out = fallback;
+    return;
+  }
+  flag(key, out);
+}
+
 void Reader::quantity(std::string_view key, Quantity& out, Measure measure) {
   read_quantity(required(key, expected_quantity(measure)), field(key), out, measure);
 }

@@ -20,6 +20,8 @@ class Reader {
 
   void text(std::string_view key, std::string& out);
   void flag(std::string_view key, bool& out);
+  // Absent: `out` = fallback.
+  void optional_flag(std::string_view key, bool& out, bool fallback);
   void quantity(std::string_view key, Quantity& out, Measure measure);
   // Absent: `out` keeps the value it has (the field's default).
   void optional_quantity(std::string_view key, Quantity& out, Measure measure);

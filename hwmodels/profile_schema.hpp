@@ -1,6 +1,6 @@
 #pragma once
 // The fields of a profile, described once for the reader and the writer, so the two cannot
-// drift apart. A visitor V provides text, flag, quantity, optional_quantity (absent: the field
+// drift apart. A visitor V provides text, flag, optional_flag, quantity, optional_quantity (absent: the field
 // keeps its default), optional_integer, device_kind, section and size_classes (a section of
 // per-size-class quantities that may also be written as one quantity for every class).
 #include <string_view>
@@ -109,6 +109,7 @@ void describe(V& v, NodeSpec& node) {
   v.section("gpu_link", [&](V& s) { describe(s, node.gpu_link); });
   v.quantity("nics_per_node", node.nics_per_node, Measure::count_or_zero);
   v.section("nic", [&](V& s) { describe(s, node.nic); });
+  v.optional_flag("nic_beside_gpu", node.nic_beside_gpu, false);
   v.optional_integer("nodes", node.nodes, 1);  // a study parameter; rarely written
 }
 

@@ -23,6 +23,8 @@ class Writer {
   void flag(std::string_view key, bool& value) {
     out_ << YAML::Key << std::string(key) << YAML::Value << value;
   }
+  // Written even when it holds the default, so a written profile says what it assumes.
+  void optional_flag(std::string_view key, bool& value, bool /*fallback*/) { flag(key, value); }
   void quantity(std::string_view key, Quantity& q, schema::Measure measure) {
     out_ << YAML::Key << std::string(key) << YAML::Value << YAML::BeginMap;
     out_ << YAML::Key << "value" << YAML::Value

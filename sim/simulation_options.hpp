@@ -35,7 +35,9 @@ struct SimulationOptions {
   hw::Precision gemm_precision = hw::Precision::bf16;  // the training step's GEMM peak
   SinkForUnit activities;  // where each unit's activities are recorded (empty: nowhere)
   // How the ranks' collectives move their bytes (sim/collective/flow_schedule.hpp).
-  collective::Algorithm collective_algorithm = collective::Algorithm::hierarchical;
+  // None: each collective runs the algorithm and protocol NCCL would pick for its size and group
+  // (collective/collective_choice.hpp).
+  std::optional<collective::Algorithm> collective_algorithm;
 
   // Shortcuts for simulations of many units (opt-in; README "Speed of the simulator").
   // Representative ranks: when 0 < simulated_units < units, only units 0 .. simulated_units-1

@@ -110,6 +110,8 @@ Topology build_topology(const SimulationOptions& options) {
   const int per_node = options.profile.units_per_node();
   Topology topology;
   topology.nodes = (options.units + per_node - 1) / per_node;
+  topology.nics_per_node = std::max(static_cast<int>(options.profile.node.nics_per_node.value), 1);
+  topology.nic_beside_gpu = options.profile.node.nic_beside_gpu;
   topology.units.reserve(static_cast<std::size_t>(options.units));
   std::vector<Node> nodes;
   for (int k = 0; k < topology.nodes; ++k) {

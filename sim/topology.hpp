@@ -58,6 +58,8 @@ struct UnitResources {
 struct Topology {
   std::vector<UnitResources> units;
   int nodes = 0;
+  int nics_per_node = 1;
+  bool nic_beside_gpu = false;  // the profile's node.nic_beside_gpu
 };
 
 // Builds the platform into the (already created and configured) engine and seals it.

@@ -79,6 +79,8 @@ sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::Hardw
   }
   options.coalesce_ring_steps = machine.coalesce_ring_steps;
   options.serial_collectives = machine.serial_collectives;
+  if (machine.collective_algorithm != "auto")
+    options.collective_algorithm = sim::collective::parse_algorithm(machine.collective_algorithm, "--collective-algorithm");
   if (spec.straggler.rank >= 0) {
     if (spec.straggler.rank >= units)
       throw InputError("command line", "--straggler",

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
 #include "hwmodels/profile_loader.hpp"
+#include "sim/collective/collective_choice.hpp"
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/collective/run_flows.hpp"
 #include "sim/simulation.hpp"
@@ -33,12 +35,15 @@ using platform::Collective;
 
 constexpr std::string_view kAbout =
     "Times one collective on a simulated machine, as nccl-tests does on a real one: for every size from\n"
-    "--min-bytes to --max-bytes (doubling), the collective's algorithm (ring, tree, hierarchical) runs as\n"
+    "--min-bytes to --max-bytes (doubling), the collective's algorithm (ring, tree, hierarchical) runs with\n"
+    "an NCCL protocol (LL, LL128, Simple: wire bytes and per-step latencies of NCCL's tuning model) as\n"
     "flows over the links the hardware profile describes (GPU-GPU links inside a node; one NIC per GPU,\n"
     "its local index modulo the node's NICs, and a non-blocking backbone between nodes), sizes one after\n"
-    "another in one simulation. Prints per size the simulated time, the algorithm bandwidth (size / time)\n"
-    "and the bus bandwidth (algbw x nccl-tests' factor: all_reduce 2(n-1)/n, reduce_scatter and\n"
-    "all_gather (n-1)/n, broadcast 1), n the number of ranks.";
+    "another in one simulation. By default the algorithm and protocol are NCCL's choice for each size:\n"
+    "the least predicted time over the links (the simulator's default for training runs too). Prints per\n"
+    "size the simulated time, the algorithm bandwidth (size / time), the bus bandwidth (algbw x\n"
+    "nccl-tests' factor: all_reduce 2(n-1)/n, reduce_scatter and all_gather (n-1)/n, broadcast 1; n the\n"
+    "number of ranks), the algorithm, protocol and channels that ran and the time predicted for them.";
 
 constexpr std::string_view kDetails =
     "Profiles: hwmodels/profiles/*.yaml (a100-40gb, a100-80gb, gb10, gh200, gh200-480gb, gh200-alps,\n"
@@ -47,7 +52,8 @@ constexpr std::string_view kDetails =
     "  all_gather a gathered buffer of the size (n shards of size/n). Suffixes: KiB, MiB, GiB, KB, MB, GB.\n"
     "Ranks: the first --gpus-per-node units of each of the --nodes nodes, node by node.\n"
     "Files written with --out DIR:\n"
-    "  table.csv     bytes,time_us,algbw_GBps,busbw_GBps, one row per size\n";
+    "  table.csv     bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,predicted_us, one row\n"
+    "                per size\n";
 
 constexpr RunOutput kOutputs[] = {{"table.csv"}};
 
@@ -60,8 +66,10 @@ po::options_description collective_options() {
        "ranks per node: the first G units of each node (default: the profile's units per node)")
       ("collective", po::value<std::string>()->default_value("all_reduce")->value_name("NAME"),
        "all_reduce, reduce_scatter, all_gather or broadcast")
-      ("algorithm", po::value<std::string>()->default_value("hierarchical")->value_name("NAME"),
-       "ring, tree or hierarchical (the simulator's default for training runs)")
+      ("algorithm", po::value<std::string>()->default_value("auto")->value_name("NAME"),
+       "auto (NCCL's choice: ring or tree, per size), ring, tree or hierarchical")
+      ("protocol", po::value<std::string>()->default_value("auto")->value_name("NAME"),
+       "auto (the least predicted time for the algorithm), ll, ll128 or simple")
       ("min-bytes", po::value<std::string>()->default_value("8")->value_name("SIZE"), "smallest size")
       ("max-bytes", po::value<std::string>()->default_value("128MiB")->value_name("SIZE"),
        "largest size (sizes double from --min-bytes while they do not exceed it)")
@@ -85,7 +93,8 @@ struct Settings {
   int nodes = 1;
   int gpus_per_node = 1;
   Collective collective = Collective::all_reduce;
-  collective::Algorithm algorithm = collective::Algorithm::ring;
+  std::optional<collective::Algorithm> algorithm;  // none: NCCL's choice
+  std::optional<collective::Protocol> protocol;    // none: the least predicted time
   std::vector<std::uint64_t> sizes;
   int root = 0;
 };
@@ -102,7 +111,21 @@ Settings read_settings(const po::variables_map& v) {
                      "expected an integer from 1 to " + std::to_string(per_node) + " (the units per node of " +
                          s.profile.name + "), found " + std::to_string(s.gpus_per_node));
   s.collective = parse_collective(v["collective"].as<std::string>());
-  s.algorithm = collective::parse_algorithm(v["algorithm"].as<std::string>(), "--algorithm");
+  if (const std::string a = v["algorithm"].as<std::string>(); a != "auto") {
+    try {
+      s.algorithm = collective::parse_algorithm(a, "--algorithm");
+    } catch (const InputError&) {
+      throw InputError("--algorithm", "algorithm",
+                       "expected one of auto, ring, tree, hierarchical; found '" + a + "'");
+    }
+  }
+  if (const std::string p = v["protocol"].as<std::string>(); p != "auto") {
+    try {
+      s.protocol = collective::parse_protocol(p, "--protocol");
+    } catch (const InputError&) {
+      throw InputError("--protocol", "protocol", "expected one of auto, ll, ll128, simple; found '" + p + "'");
+    }
+  }
   const std::uint64_t min_bytes = run::parse_size(v["min-bytes"].as<std::string>(), "--min-bytes");
   const std::uint64_t max_bytes = run::parse_size(v["max-bytes"].as<std::string>(), "--max-bytes");
   if (min_bytes < 1) throw InputError("--min-bytes", "min bytes", "expected a size of at least 1 byte");
@@ -137,34 +160,42 @@ collective::Members members_of(const Settings& s) {
   return m;
 }
 
-// Simulated seconds of the collective at each size, in one simulation: the sizes run one after
-// another, each in a fresh actor (an actor keeps its finished flows, run_flows.hpp).
-std::vector<double> simulate(const Settings& s, const collective::Members& members, ItemProgress& progress) {
-  std::vector<collective::FlowSchedule> schedules;
-  for (const std::uint64_t size : s.sizes)
-    schedules.push_back(
-        collective::flow_schedule(s.algorithm, s.collective, members, static_cast<double>(size), s.root));
+struct Timed {
+  double seconds = 0.0;
+  collective::CollectiveChoice choice;
+};
+
+// Each size's choice and simulated seconds, in one simulation: the sizes run one after another,
+// each in a fresh actor (an actor keeps its finished flows, run_flows.hpp).
+std::vector<Timed> simulate(const Settings& s, const collective::Members& members, ItemProgress& progress) {
   sim::SimulationOptions options;
   options.profile = s.profile;
   options.units = s.nodes * s.profile.units_per_node();
   options.numerics = platform::Numerics::shapes;
   options.host_workers_per_unit = 1;  // no refresh work here: keep the idle actors few
   sim::Simulation simulation(options);
-  std::vector<double> seconds;
+  std::vector<Timed> timed;
   simulation.run([&](int unit, platform::Platform&) {
     if (unit != 0) return;
     const sim::Topology& topology = simulation.topology();
-    for (const collective::FlowSchedule& schedule : schedules) {
+    collective::LinkCosts costs(topology);
+    for (const std::uint64_t size : s.sizes) {
+      Timed t;
+      const auto bytes = static_cast<double>(size);
+      t.choice = collective::choose_collective(s.algorithm, s.protocol, s.collective, members, bytes, s.root, costs);
+      const collective::FlowSchedule schedule =
+          collective::compact_flow_schedule(t.choice.algorithm, s.collective, members, bytes, s.root, t.choice.options);
       const double start = simgrid::s4u::Engine::get_clock();
       simgrid::s4u::Actor::create("collective", topology.units.front().cpu,
                                   [&schedule, &topology] { collective::run_flows(schedule, topology); })
           ->join();
-      seconds.push_back(simgrid::s4u::Engine::get_clock() - start);
-      progress.done(seconds.size(), std::to_string(s.sizes[seconds.size() - 1]) + " bytes: " +
-                                        significant(seconds.back() * 1e6, 4) + " us simulated");
+      t.seconds = simgrid::s4u::Engine::get_clock() - start;
+      timed.push_back(t);
+      progress.done(timed.size(), std::to_string(size) + " bytes: " + significant(t.seconds * 1e6, 4) +
+                                      " us simulated");
     }
   });
-  return seconds;
+  return timed;
 }
 
 std::string fixed(double value, int digits) {
@@ -189,15 +220,22 @@ int collective_main(const Args& args, std::ostream& out, std::ostream& err) {
   ItemProgress progress(err, "collective", values->count("no-progress") == 0, s.sizes.size(),
                         std::to_string(s.sizes.size()) + " sizes over " + std::to_string(members.size()) + " ranks of " +
                             s.profile.name + " (" + std::to_string(s.nodes) + " nodes), simulating");
-  const std::vector<double> seconds = simulate(s, members, progress);
+  const std::vector<Timed> timed = simulate(s, members, progress);
   const double factor = collective::bus_bandwidth_factor(s.collective, members.size());
-  Table table{{"bytes", "time_us", "algbw_GBps", "busbw_GBps"}, {true, true, true, true}, {}};
+  Table table{{"bytes", "time_us", "algbw_GBps", "busbw_GBps", "algorithm", "protocol", "channels", "predicted_us"},
+              {true, true, true, true, false, false, true, true},
+              {}};
   for (std::size_t i = 0; i < s.sizes.size(); ++i) {
-    const double algbw = seconds[i] > 0.0 ? static_cast<double>(s.sizes[i]) / seconds[i] : 0.0;
-    table.add_row({std::to_string(s.sizes[i]), fixed(seconds[i] * 1e6, 3), fixed(algbw / 1e9, 4),
-                   fixed(algbw * factor / 1e9, 4)});
+    const double seconds = timed[i].seconds;
+    const collective::CollectiveChoice& c = timed[i].choice;
+    const double algbw = seconds > 0.0 ? static_cast<double>(s.sizes[i]) / seconds : 0.0;
+    table.add_row({std::to_string(s.sizes[i]), fixed(seconds * 1e6, 3), fixed(algbw / 1e9, 4),
+                   fixed(algbw * factor / 1e9, 4), std::string(collective::to_string(c.algorithm)),
+                   std::string(collective::to_string(*c.options.protocol)), std::to_string(c.options.channels),
+                   fixed(c.predicted_seconds * 1e6, 3)});
   }
-  out << "# " << platform::to_string(s.collective) << ", " << collective::to_string(s.algorithm) << ", "
+  out << "# " << platform::to_string(s.collective) << ", "
+      << (s.algorithm ? std::string(collective::to_string(*s.algorithm)) : std::string("auto")) << ", "
       << s.profile.name << ": " << s.nodes << " node(s) x " << s.gpus_per_node << " GPU(s) = " << members.size()
       << " ranks, busbw factor " << fixed(factor, 4) << '\n'
       << table_text(table);

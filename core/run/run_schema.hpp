@@ -170,6 +170,13 @@ void describe_sim(V& v, SimConfig& m) {
   v.flag(Setting{"coalesce-ring-steps", "",
                  "run each collective's ring steps as one transfer (approximate: faster with many nodes)", sim},
          m.coalesce_ring_steps, true);
+  v.value(Setting{"collective-algorithm", "NAME",
+                  "how collectives move their bytes: auto (NCCL's choice per call: ring or tree, and the protocol, of "
+                  "least predicted time) | ring | tree | hierarchical (intra-node, then rings between nodes)",
+                  sim},
+          m.collective_algorithm,
+          codec::words<std::string>(
+              {{"auto", "auto"}, {"ring", "ring"}, {"tree", "tree"}, {"hierarchical", "hierarchical"}}));
   v.flag(Setting{"concurrent-collectives", "",
                  "a collective starts once its members have called it, alongside the group's earlier ones (they "
                  "share links); default: each group runs its collectives one at a time, in call order, as NCCL does "

@@ -26,7 +26,7 @@ simgrid::s4u::Host* gpu_of(const Topology& topology, int unit) {
 struct Step {
   const Phase* phase = nullptr;
   double scale = 1.0;
-  double wait_after = 0.0;  // seconds (a coalesced step: the other steps' latencies)
+  double wait_after = 0.0;  // seconds: the phase's latency (coalesced: the other steps' too)
 };
 
 // Starts the step's flows at once and waits for all of them.
@@ -61,11 +61,12 @@ void run_flows(const FlowSchedule& schedule, const Topology& topology, const Run
   std::vector<sg4::CommPtr> in_flight;
   for (const Phase& phase : schedule) {
     if (options.coalesce_repeats && phase.repeat > 1) {
-      run_step({&phase, static_cast<double>(phase.repeat), (phase.repeat - 1) * largest_latency(phase, topology)},
+      run_step({&phase, static_cast<double>(phase.repeat),
+                (phase.repeat - 1) * largest_latency(phase, topology) + phase.repeat * phase.latency},
                topology, in_flight);
       continue;
     }
-    for (int i = 0; i < phase.repeat; ++i) run_step({&phase, 1.0, 0.0}, topology, in_flight);
+    for (int i = 0; i < phase.repeat; ++i) run_step({&phase, 1.0, phase.latency}, topology, in_flight);
   }
 }
 

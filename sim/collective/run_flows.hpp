@@ -2,8 +2,8 @@
 // Runs a flow schedule (flow_schedule.hpp) on the simulated machine: every flow of a phase is a
 // one-sided SimGrid communication between the GPU hosts of its units, over the links the
 // topology routes it through (NVLink inside a node; nic-up, backbone, nic-down between nodes);
-// the next phase starts when every flow of the phase has ended, and a phase with repeat k runs k
-// times in a row. Concurrent flows share the links they have in common (SimGrid's max-min
+// the next phase starts when every flow of the phase has ended and the phase's latency has passed,
+// and a phase with repeat k runs k times in a row. Concurrent flows share the links they have in common (SimGrid's max-min
 // sharing).
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/topology.hpp"
@@ -13,7 +13,7 @@ namespace asteria::sim::collective {
 struct RunFlowsOptions {
   // Approximate shortcut (opt-in, SimulationOptions::coalesce_ring_steps): a phase repeated k
   // times runs once, each flow carrying k times its bytes, then waits (k-1) times the largest
-  // route latency among its flows. Alone on their links, the k steps take exactly that
+  // route latency among its flows and k times the phase's latency. Alone on their links, the k steps take exactly that
   // (k · (latency + bytes / bandwidth)); flows that share links with other traffic share it over
   // one long transfer instead of k short ones, so the time may differ slightly.
   bool coalesce_repeats = false;

@@ -46,6 +46,7 @@ CommHub::CommHub(const Topology& topology, CommHubSettings settings, Recorder& r
     : topology_(topology),
       settings_(settings),
       recorder_(recorder),
+      link_costs_(topology),
       mutex_(sg4::Mutex::create()),
       split_done_(sg4::ConditionVariable::create()) {
   const int units = static_cast<int>(topology_.units.size());
@@ -135,10 +136,15 @@ void CommHub::run_in_turn(int group, Calls& calls) {
   start(group, std::move(next), /*may_block=*/false, sg4::this_actor::get_host());
 }
 
-collective::Algorithm CommHub::algorithm_for(const collective::Members& who) const {
-  if (settings_.algorithm == collective::Algorithm::hierarchical && !even_over_nodes(who))
-    return collective::Algorithm::ring;
-  return settings_.algorithm;
+const collective::CollectiveChoice& CommHub::choice_for(int group, const collective::Members& who,
+                                                        platform::Collective collective, double bytes, int root) {
+  const auto key = std::make_tuple(group, collective, bytes, root);
+  if (const auto found = choices_.find(key); found != choices_.end()) return found->second;
+  std::optional<collective::Algorithm> algorithm = settings_.algorithm;
+  if (algorithm == collective::Algorithm::hierarchical && !even_over_nodes(who)) algorithm = collective::Algorithm::ring;
+  return choices_
+      .emplace(key, collective::choose_collective(algorithm, std::nullopt, collective, who, bytes, root, link_costs_))
+      .first->second;
 }
 
 collective::FlowSchedule CommHub::without_mirror_flows(collective::FlowSchedule schedule) const {
@@ -171,8 +177,10 @@ void CommHub::run(int group, Calls& calls) {
     who.units = members;
     who.nodes.reserve(members.size());
     for (int unit : members) who.nodes.push_back(node_of(unit));
-    collective::FlowSchedule schedule = collective::compact_flow_schedule(
-        algorithm_for(who), first->collective, who, schedule_bytes(*first), first->root);
+    const double bytes = schedule_bytes(*first);
+    const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
+    collective::FlowSchedule schedule =
+        collective::compact_flow_schedule(choice.algorithm, first->collective, who, bytes, first->root, choice.options);
     if (!complete) schedule = without_mirror_flows(std::move(schedule));
     for (const collective::Phase& phase : schedule)
       recorder_.counts().communications +=

@@ -2,7 +2,8 @@
 // Where the simulated ranks' collectives meet. Each rank's SimGroup hands its call to the hub
 // once the call's `after` work has finished (at once when it already has; otherwise from a small
 // actor that waits for it). When the last member of the group has arrived, the collective's
-// flows move over the simulated links (sim/collective: ring, tree or hierarchical) in an actor
+// flows move over the simulated links (sim/collective: ring, tree or hierarchical, by default
+// the algorithm and protocol NCCL would pick for the call's size and group) in an actor
 // (the waiting one, or a fresh one when the last call came straight from its rank), the values
 // are combined in data-true runs (platform::combine_values: rank order, so replicas stay bitwise
 // equal), one activity per member is recorded on its "gpu<u> comm" track and every member's
@@ -19,12 +20,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
 
 #include "core/platform/comm.hpp"
+#include "sim/collective/collective_choice.hpp"
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/recorder.hpp"
 #include "sim/topology.hpp"
@@ -41,7 +44,8 @@ struct MemberCall : platform::CollectiveCall {
 };
 
 struct CommHubSettings {
-  collective::Algorithm algorithm = collective::Algorithm::hierarchical;
+  // None: NCCL's choice per call (collective_choice.hpp); the protocol is always chosen so.
+  std::optional<collective::Algorithm> algorithm;
   int simulated_units = 0;           // units 0 .. simulated_units-1 run; the others mirror them
   bool coalesce_ring_steps = false;  // collective::RunFlowsOptions::coalesce_repeats
   // Each group runs its collectives one at a time, in call order (SimulationOptions).
@@ -54,7 +58,7 @@ class CommHub {
   CommHub(const CommHub&) = delete;
   CommHub& operator=(const CommHub&) = delete;
 
-  collective::Algorithm algorithm() const noexcept { return settings_.algorithm; }
+  std::optional<collective::Algorithm> algorithm() const noexcept { return settings_.algorithm; }
   int node_of(int unit) const;
 
   using MemberList = std::shared_ptr<const std::vector<int>>;
@@ -103,8 +107,11 @@ class CommHub {
   // serial_collectives, then the group's next gathered call, if any, in a fresh actor.
   void start(int group, std::shared_ptr<Calls> calls, bool may_block, simgrid::s4u::Host* host);
   void run_in_turn(int group, Calls& calls);
-  // The configured algorithm, or ring for a hierarchical collective over uneven nodes.
-  collective::Algorithm algorithm_for(const collective::Members& who) const;
+  // The algorithm, protocol and shape a call of this group runs: the configured algorithm (ring
+  // for a hierarchical collective over uneven nodes) or NCCL's choice, with the protocol of least
+  // predicted time; remembered per group, collective, size and root (a step repeats its calls).
+  const collective::CollectiveChoice& choice_for(int group, const collective::Members& who,
+                                                 platform::Collective collective, double bytes, int root);
   bool mirrored(int unit) const noexcept { return unit >= settings_.simulated_units; }
   // Keeps the flows with a simulated end (a phase left with none keeps its first flow, so that it
   // still takes its time).
@@ -114,6 +121,8 @@ class CommHub {
   CommHubSettings settings_;
   Recorder& recorder_;
   std::vector<Group> groups_;
+  collective::LinkCosts link_costs_;
+  std::map<std::tuple<int, platform::Collective, double, int>, collective::CollectiveChoice> choices_;
   std::map<std::string, int> group_ids_;
   std::map<std::pair<int, std::int64_t>, Gathering> open_;
   std::map<std::pair<int, std::int64_t>, SplitGathering> splits_;

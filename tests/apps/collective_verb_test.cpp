@@ -32,13 +32,13 @@ TEST(CollectiveVerb, AllReduceOnTwoAlpsNodesReportsBusBandwidthAsNcclTestsDoes) 
 
   const std::vector<std::string> lines = lines_of(dir.file("table.csv"));
   ASSERT_EQ(lines.size(), 4u);  // header, 1 MiB, 2 MiB, 4 MiB (8 MiB passes --max-bytes)
-  EXPECT_EQ(lines[0], "bytes,time_us,algbw_GBps,busbw_GBps");
+  EXPECT_EQ(lines[0], "bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,channels,predicted_us");
   const double factor = 2.0 * (8 - 1) / 8;  // all_reduce over n = 8 ranks
   double previous_algbw = 0.0;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     SCOPED_TRACE(lines[i]);
     const std::vector<std::string> cells = split_csv_line(lines[i]);
-    ASSERT_EQ(cells.size(), 4u);
+    ASSERT_EQ(cells.size(), 8u);
     const double bytes = std::stod(cells[0]);
     const double time_us = std::stod(cells[1]);
     const double algbw = std::stod(cells[2]);
@@ -49,7 +49,31 @@ TEST(CollectiveVerb, AllReduceOnTwoAlpsNodesReportsBusBandwidthAsNcclTestsDoes) 
     EXPECT_NEAR(busbw, algbw * factor, 2e-4 + 1e-6 * busbw);           // 4 decimals each
     EXPECT_GT(algbw, previous_algbw);  // latency weighs less as sizes grow
     previous_algbw = algbw;
+    EXPECT_EQ(cells[4], "hierarchical");
+    EXPECT_TRUE(cells[5] == "ll" || cells[5] == "simple") << "no LL128 between GH200 nodes";
+    EXPECT_NEAR(std::stod(cells[7]), time_us, 1e-3 + 1e-6 * time_us);  // the prediction is exact here
   }
+}
+
+// By default each size runs NCCL's choice: the tree's low latency for small buffers, a
+// bandwidth-bound protocol for large ones, with one channel per NIC of a node.
+TEST(CollectiveVerb, AutoPicksWhatNcclWouldPerSize) {
+  const TempDir dir;
+  const CliOutcome run = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "4", "--min-bytes", "8",
+                                  "--max-bytes", "1GiB", "--out", dir.path().string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::vector<std::string> lines = lines_of(dir.file("table.csv"));
+  ASSERT_EQ(lines.size(), 29u);  // 8 B .. 1 GiB
+  const std::vector<std::string> small = split_csv_line(lines[1]);
+  const std::vector<std::string> large = split_csv_line(lines.back());
+  EXPECT_EQ(small[4], "tree");
+  EXPECT_EQ(small[5], "ll");
+  EXPECT_EQ(large[5], "simple");
+  EXPECT_EQ(large[6], "4");
+  const CliOutcome forced = run_cli({"collective", "--hw", "gh200-alps", "--nodes", "4", "--min-bytes", "8",
+                                     "--max-bytes", "8", "--algorithm", "ring", "--protocol", "simple"});
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("ring       simple"), std::string::npos) << forced.out;
 }
 
 TEST(CollectiveVerb, OneGpuPerNodeRingPrintsOneRowPerSize) {
@@ -80,6 +104,7 @@ TEST(CollectiveVerb, BadOptionsAreErrorsNamingTheOption) {
       {{"--gpus-per-node", "5"}, "--gpus-per-node"},
       {{"--nodes", "0"}, "--nodes"},
       {{"--algorithm", "butterfly"}, "--algorithm"},
+      {{"--protocol", "ll64"}, "--protocol"},
       {{"--collective", "all_to_all"}, "--collective"},
       {{"--min-bytes", "1MiB", "--max-bytes", "1KiB"}, "--max-bytes"},
       {{"--min-bytes", "lots"}, "--min-bytes"},

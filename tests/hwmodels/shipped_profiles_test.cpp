@@ -19,6 +19,7 @@ class QuantityChecker {
 
   void text(std::string_view key, std::string& value) { EXPECT_FALSE(value.empty()) << field(key); }
   void flag(std::string_view, bool&) {}
+  void optional_flag(std::string_view, bool&, bool) {}
   void optional_integer(std::string_view key, int& value, int) { EXPECT_GE(value, 1) << field(key); }
   void device_kind(std::string_view, DeviceKind&) {}
   void optional_quantity(std::string_view key, Quantity& q, schema::Measure measure) {

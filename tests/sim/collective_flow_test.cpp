@@ -8,9 +8,14 @@
 // its slowest flow. Every test runs its simulation in a child process (one engine per process).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
+#include <simgrid/s4u.hpp>
+
+#include "sim/collective/collective_choice.hpp"
 #include "sim/collective/flow_schedule.hpp"
+#include "sim/collective/protocol.hpp"
 #include "sim/collective/run_flows.hpp"
 #include "sim/simulation.hpp"
 #include "sim/topology.hpp"
@@ -180,6 +185,95 @@ TEST(CollectiveFlows, EachUnitUsesTheNicOfItsLocalIndexAndOneNodeHasNone) {
       }
     });
   });
+}
+
+
+// Members of 2 nodes x 4 (units 0..7).
+Members two_nodes_of_four() { return all_units(8, 4); }
+
+TEST(CollectiveFlows, RingAllReduceOverTwoChannelsTakesTheHandFormula) {
+  run_in_child([] {
+    // 2 nodes of 2 GPUs, each with its own NIC; 2 channels cross between the nodes over
+    // different GPUs, so every NIC and NVLink carries one flow per step. 6 steps, each paced by
+    // the flows between nodes (2 NIC latencies + S/8 at the NIC's bandwidth) plus Simple's
+    // network step latency, after Simple's base latency.
+    const double S = 8e6;
+    ScheduleOptions o;
+    o.channels = 2;
+    o.protocol = Protocol::simple;
+    const FlowSchedule schedule = compact_flow_schedule(Algorithm::ring, Collective::all_reduce, all_units(4, 2), S, 0, o);
+    const double step = 2 * kNicLatency + S / 8 / kNicBandwidth +
+                        step_latency(Algorithm::ring, Protocol::simple, Hop::network);
+    const double expected = base_latency(Algorithm::ring, Protocol::simple) + 6 * step;
+    const double seconds = simulated_seconds(uniform_options(4, 2, 2), schedule);
+    EXPECT_NEAR(seconds, expected, tolerance(expected));
+  });
+}
+
+TEST(CollectiveFlows, EveryAlgorithmAndProtocolTakesItsPredictedTime) {
+  run_in_child([] {
+    Simulation sim(uniform_options(8, 4, 2));
+    sim.run([&](int unit, Platform&) {
+      if (unit != 0) return;
+      const Topology& topology = sim.topology();
+      LinkCosts costs(topology);
+      const Members members = two_nodes_of_four();
+      for (const Algorithm a : kAlgorithms)
+        for (const Protocol p : kProtocols)
+          for (const Collective c :
+               {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather, Collective::broadcast})
+            for (const double S : {1e3, 3e7}) {
+              SCOPED_TRACE(std::string(to_string(a)) + " " + std::string(to_string(p)) + " " +
+                           std::string(platform::to_string(c)) + " " + std::to_string(S));
+              const ScheduleOptions o = nccl_schedule_options(a, p, members, S, topology.nics_per_node);
+              const FlowSchedule schedule = compact_flow_schedule(a, c, members, S, 2, o);
+              const double predicted = costs.predicted_seconds(schedule);
+              const double start = simgrid::s4u::Engine::get_clock();
+              simgrid::s4u::Actor::create("flows", topology.units.front().cpu,
+                                          [&schedule, &topology] { run_flows(schedule, topology); })
+                  ->join();
+              const double seconds = simgrid::s4u::Engine::get_clock() - start;
+              EXPECT_GT(seconds, 0.0);
+              EXPECT_NEAR(seconds, predicted, tolerance(predicted));
+            }
+    });
+  });
+}
+
+TEST(CollectiveFlows, NcclsChoiceIsTheLeastPredictedTimeAndLl128StaysInsideNodesWhereNicsHangOffTheCpu) {
+  for (const bool beside : {false, true}) {
+    run_in_child([beside] {
+      SimulationOptions options = uniform_options(8, 4, 2);
+      options.profile.node.nic_beside_gpu = beside;
+      Simulation sim(options);
+      sim.run([&](int unit, Platform&) {
+        if (unit != 0) return;
+        LinkCosts costs(sim.topology());
+        const Members members = two_nodes_of_four();
+        bool saw_ll128 = false;
+        for (double S = 8.0; S < 2e9; S *= 8) {
+          SCOPED_TRACE(S);
+          const CollectiveChoice choice =
+              choose_collective(std::nullopt, std::nullopt, Collective::all_reduce, members, S, 0, costs);
+          saw_ll128 = saw_ll128 || choice.options.protocol == Protocol::ll128;
+          for (const Algorithm a : {Algorithm::ring, Algorithm::tree})
+            for (const Protocol p : kProtocols) {
+              if (p == Protocol::ll128 && !beside) continue;
+              const CollectiveChoice one = choose_collective(a, p, Collective::all_reduce, members, S, 0, costs);
+              EXPECT_LE(choice.predicted_seconds, one.predicted_seconds) << to_string(a) << " " << to_string(p);
+            }
+        }
+        if (!beside) EXPECT_FALSE(saw_ll128) << "LL128 between nodes whose NICs hang off the CPU";
+        // Latency wins small buffers, bandwidth large ones.
+        EXPECT_EQ(choose_collective(std::nullopt, std::nullopt, Collective::all_reduce, members, 8.0, 0, costs)
+                      .options.protocol,
+                  Protocol::ll);
+        EXPECT_EQ(choose_collective(std::nullopt, std::nullopt, Collective::all_reduce, members, 1e9, 0, costs)
+                      .options.protocol,
+                  Protocol::simple);
+      });
+    });
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "core/common/error.hpp"
 #include "sim/collective/flow_schedule.hpp"
+#include "sim/collective/protocol.hpp"
 
 namespace asteria::sim::collective {
 namespace {
@@ -122,57 +123,138 @@ TEST(CollectiveSchedule, RingBroadcastIsAPipelinedChainFromTheRoot) {
   for (const auto& [unit, bytes] : received) EXPECT_DOUBLE_EQ(bytes, S) << unit;
 }
 
-TEST(CollectiveSchedule, TreeAllReduceReducesUpAndBroadcastsDownInPipelinedChunks) {
-  // 7 ranks, root 3: positions v = rank - 3 mod 7 form a full binary tree of height 2.
-  const int n = 7;
-  const int root = 3;
-  const double S = 8000.0;
-  const auto unit_at = [&](int v) { return 10 + (v + root) % n; };
-  const FlowSchedule s = flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(n), S, root);
+TEST(CollectiveSchedule, TreeAllReduceIsADoubleBinaryTreeOverNodesWithChainsInside) {
+  // 3 nodes of 2 ranks (units 10..15), 2 channels. Channel 0: heads are each node's first rank
+  // (10, 12, 14), joined by the first tree (in-order: node 1 the root of nodes 0 and 2); channel
+  // 1: heads are the second ranks (11, 13, 15), joined by the second tree (shifted: node 0 the
+  // root of nodes 1 and 2). Inside a node, the head's chain to the other rank. Height: 1 tree
+  // level + 1 chain hop = 2.
+  const double S = 12000.0;
+  ScheduleOptions o;
+  o.channels = 2;
+  const FlowSchedule s = flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(6, 2), S, 0, o);
   const int height = 2;
   ASSERT_EQ(s.size(), static_cast<std::size_t>(C + 2 * height - 1));
-  EXPECT_EQ(flow_count(s), static_cast<std::size_t>(2 * (n - 1) * C));  // C chunks up and down per edge
-  expect_every_flow(s, S / C);
-  // Only parent-child pairs talk, each direction C times.
+  EXPECT_EQ(flow_count(s), static_cast<std::size_t>(2 * (6 - 1) * C * 2));  // per channel: C up, C down per edge
+  expect_every_flow(s, S / (2 * C));
   std::map<std::pair<int, int>, int> pairs;
   for (const Phase& p : s)
     for (const Flow& f : p.flows) ++pairs[{f.from, f.to}];
-  ASSERT_EQ(pairs.size(), static_cast<std::size_t>(2 * (n - 1)));
-  for (int v = 1; v < n; ++v) {
-    EXPECT_EQ((pairs[{unit_at(v), unit_at((v - 1) / 2)}]), C) << v;
-    EXPECT_EQ((pairs[{unit_at((v - 1) / 2), unit_at(v)}]), C) << v;
+  const std::map<std::pair<int, int>, int> expected = {
+      // channel 0: tree edges 12-10, 12-14; chains 10-11, 12-13, 14-15 (head first)
+      {{10, 12}, C}, {{12, 10}, C}, {{14, 12}, C}, {{12, 14}, C},
+      // channel 1: tree edges 11-13, 11-15; chains 11-10, 13-12, 15-14; both channels use
+      // each node's NVLink pair, in opposite roles
+      {{13, 11}, C}, {{11, 13}, C}, {{15, 11}, C}, {{11, 15}, C},
+      {{10, 11}, 2 * C}, {{11, 10}, 2 * C}, {{12, 13}, 2 * C}, {{13, 12}, 2 * C}, {{14, 15}, 2 * C}, {{15, 14}, 2 * C}};
+  EXPECT_EQ(pairs, expected);
+  // Phase 0: only the deepest units (depth 2: the chain members of the non-root nodes) send, up.
+  std::set<std::pair<int, int>> first;
+  for (const Flow& f : s.front().flows) first.insert({f.from, f.to});
+  EXPECT_EQ(first, (std::set<std::pair<int, int>>{{11, 10}, {15, 14}, {12, 13}, {14, 15}}));
+}
+
+TEST(CollectiveSchedule, DoubleBinaryTreesPutInnerNodesOfOneAmongTheLeavesOfTheOther) {
+  for (const int q : {2, 3, 5, 6, 7, 8, 9, 12, 16, 31, 100}) {
+    SCOPED_TRACE(q);
+    ScheduleOptions o;
+    o.channels = 2;
+    o.pipeline_chunks = 1;
+    const FlowSchedule s = flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(q, 1), 1.0 * q, 0, o);
+    // One rank per node: both channels' trees join the same units; count each unit's children
+    // per tree (down flows of chunk 0 come after the root has it, so count pairs instead).
+    std::map<std::pair<int, int>, int> pairs;
+    for (const Phase& p : s)
+      for (const Flow& f : p.flows) ++pairs[{f.from, f.to}];
+    std::map<int, int> neighbours;
+    for (const auto& [pair, count] : pairs) neighbours[pair.first] += count;  // each tree edge counted per tree
+    // Every node joins both trees (q - 1 edges each, up and down): 4 (q - 1) flows.
+    EXPECT_EQ(flow_count(s), static_cast<std::size_t>(4 * (q - 1)));
+    // A node inner in both trees would send to up to 6 neighbours (2 parents, 4 children); in
+    // complementary trees every node is a leaf in one of them: 4 or fewer.
+    for (const auto& [unit, sends] : neighbours) EXPECT_LE(sends, 4) << "unit " << unit;
   }
-  // Phase 0: only the deepest level (positions 3..6) sends, up.
-  ASSERT_EQ(s.front().flows.size(), 4u);
-  for (const Flow& f : s.front().flows) EXPECT_TRUE(f.to == unit_at(1) || f.to == unit_at(2)) << f.to;
-  // The root sends its first chunk down in phase `height`, once both subtrees have reduced it.
-  for (std::size_t t = 0; t < s.size(); ++t) {
-    for (const Flow& f : s[t].flows) {
-      if (f.from == unit_at(0)) {
-        EXPECT_GE(t, static_cast<std::size_t>(height));
+}
+
+TEST(CollectiveSchedule, RingChannelsCrossBetweenNodesOverEveryGpuAndSoEveryNic) {
+  // 2 nodes of 4 ranks, 4 channels: channel c enters each node at its rank c and leaves from
+  // rank c - 1, so across the channels every rank sends across once per phase.
+  const double S = 32000.0;
+  ScheduleOptions o;
+  o.channels = 4;
+  const FlowSchedule s = flow_schedule(Algorithm::ring, Collective::all_reduce, consecutive(8, 4), S, 0, o);
+  ASSERT_EQ(s.size(), static_cast<std::size_t>(2 * (8 - 1)));
+  for (const Phase& p : s) {
+    ASSERT_EQ(p.flows.size(), 32u);  // 4 rings of 8
+    std::set<int> across;
+    for (const Flow& f : p.flows) {
+      EXPECT_DOUBLE_EQ(f.bytes, S / (8 * 4));
+      if ((f.from - 10) / 4 != (f.to - 10) / 4) {
+        EXPECT_TRUE(across.insert(f.from).second) << "unit " << f.from << " sends across twice";
+        EXPECT_EQ((f.from - 10 + 1) % 4, (f.to - 10) % 4) << "enters at the rank after the one it left";
       }
     }
+    EXPECT_EQ(across.size(), 8u);
   }
+  // Broadcast: each channel's ring cut at the root carries S / 4 to every other rank.
+  const FlowSchedule bc = flow_schedule(Algorithm::ring, Collective::broadcast, consecutive(8, 4), S, 5, o);
+  const std::map<int, double> received = bytes_received(bc);
+  EXPECT_EQ(received.count(15), 0u);
+  ASSERT_EQ(received.size(), 7u);
+  for (const auto& [unit, bytes] : received) EXPECT_DOUBLE_EQ(bytes, S) << unit;
 }
 
-TEST(CollectiveSchedule, TreeBroadcastSendsDownOnlyAndEveryRankGetsTheBuffer) {
-  const int n = 6;  // positions 0..5: height 2, position 2 has one child
-  const double S = 8000.0;
-  const FlowSchedule s = flow_schedule(Algorithm::tree, Collective::broadcast, consecutive(n), S);
-  ASSERT_EQ(s.size(), static_cast<std::size_t>(C + 2 - 1));
-  EXPECT_EQ(flow_count(s), static_cast<std::size_t>((n - 1) * C));
-  const std::map<int, double> received = bytes_received(s);
-  EXPECT_EQ(received.count(10), 0u);
-  for (int r = 1; r < n; ++r) EXPECT_DOUBLE_EQ(received.at(10 + r), S) << r;
-}
-
-TEST(CollectiveSchedule, TreeReduceScatterAndAllGatherFallBackToRing) {
-  for (const Collective c : {Collective::reduce_scatter, Collective::all_gather}) {
+TEST(CollectiveSchedule, TreeReduceScatterAllGatherAndBroadcastRunAsRing) {
+  for (const Collective c : {Collective::reduce_scatter, Collective::all_gather, Collective::broadcast}) {
     const FlowSchedule tree = flow_schedule(Algorithm::tree, c, consecutive(4), 4000.0);
     const FlowSchedule ring = flow_schedule(Algorithm::ring, c, consecutive(4), 4000.0);
     ASSERT_EQ(tree.size(), ring.size());
     for (std::size_t i = 0; i < tree.size(); ++i) EXPECT_EQ(tree[i].flows, ring[i].flows) << i;
   }
+}
+
+TEST(CollectiveSchedule, AProtocolScalesTheWireBytesAndPaysItsLatencies) {
+  const Members two_nodes = consecutive(4, 2);
+  const double S = 4000.0;
+  for (const Protocol p : kProtocols) {
+    SCOPED_TRACE(std::string(to_string(p)));
+    ScheduleOptions o;
+    o.protocol = p;
+    const FlowSchedule bare = flow_schedule(Algorithm::ring, Collective::all_reduce, two_nodes, S);
+    const FlowSchedule with = flow_schedule(Algorithm::ring, Collective::all_reduce, two_nodes, S, 0, o);
+    // A first phase without flows holds the base latency; each ring step crosses between nodes.
+    ASSERT_EQ(with.size(), bare.size() + 1);
+    EXPECT_TRUE(with.front().flows.empty());
+    EXPECT_DOUBLE_EQ(with.front().latency, base_latency(Algorithm::ring, p));
+    for (std::size_t i = 0; i < bare.size(); ++i) {
+      EXPECT_DOUBLE_EQ(with[i + 1].latency, step_latency(Algorithm::ring, p, Hop::network)) << i;
+      ASSERT_EQ(with[i + 1].flows.size(), bare[i].flows.size());
+      for (std::size_t f = 0; f < bare[i].flows.size(); ++f)
+        EXPECT_DOUBLE_EQ(with[i + 1].flows[f].bytes, bare[i].flows[f].bytes * wire_factor(Algorithm::ring, p));
+    }
+  }
+  // Inside one node, GPU-GPU step latencies; a pipelined tree pays them on chunk 0's way only.
+  ScheduleOptions o;
+  o.protocol = Protocol::simple;
+  const FlowSchedule tree = flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(3), S, 0, o);
+  const int height = 2;  // a chain of 3
+  ASSERT_EQ(tree.size(), static_cast<std::size_t>(1 + C + 2 * height - 1));
+  for (std::size_t t = 1; t < tree.size(); ++t)
+    EXPECT_DOUBLE_EQ(tree[t].latency,
+                     t <= 2 * height ? step_latency(Algorithm::tree, Protocol::simple, Hop::gpu_link) : 0.0)
+        << t;
+  EXPECT_GT(wire_factor(Algorithm::tree, Protocol::ll), wire_factor(Algorithm::ring, Protocol::ll));
+  EXPECT_EQ(parse_protocol("ll128"), Protocol::ll128);
+  EXPECT_THROW(parse_protocol("ll64"), InputError);
+}
+
+TEST(CollectiveSchedule, ChannelsAndChunksBelowOneAreRefused) {
+  ScheduleOptions o;
+  o.channels = 0;
+  EXPECT_THROW(flow_schedule(Algorithm::ring, Collective::all_reduce, consecutive(4), 1.0, 0, o), std::invalid_argument);
+  o.channels = 1;
+  o.pipeline_chunks = 0;
+  EXPECT_THROW(flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(4), 1.0, 0, o), std::invalid_argument);
 }
 
 // 2 nodes x 4 ranks whose rank order alternates between the nodes (ranks 0, 2, 4, 6 on node 7,

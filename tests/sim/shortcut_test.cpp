@@ -13,6 +13,7 @@
 
 #include "core/common/error.hpp"
 #include "sim/collective/flow_schedule.hpp"
+#include "sim/collective/protocol.hpp"
 #include "sim/child_process.hpp"
 #include "sim/collective/run_flows.hpp"
 #include "sim/simulation.hpp"
@@ -160,6 +161,7 @@ double all_reduce_end(int simulated) {
   const ChildOutcome outcome = run_in_child_process([simulated](ChildReport& report) {
     SimulationOptions options = uniform_options(4, 2, 1);
     options.simulated_units = simulated;
+    options.collective_algorithm = collective::Algorithm::hierarchical;
     Simulation sim(options);
     if (sim.units() != 4 || sim.simulated_units() != (simulated == 0 ? 4 : simulated))
       throw std::logic_error("unexpected unit counts");
@@ -187,8 +189,15 @@ double all_reduce_end(int simulated) {
 TEST(Shortcuts, MirroredUnitsRunNothingAndTheirCollectivesTakeTheFullTime) {
   // Direct exchange: S/2 = 8e6 bytes to the node peer, 1e-6 + 8e-4 s; 2 ring steps of
   // S/4 = 4e6 bytes, the two rings sharing each node's one NIC: 1e-5 + 8e-3 s each; direct
-  // exchange again: 1.7622e-2 s.
-  const double expected = 2 * (kLinkLatency + 8e6 / kLinkBandwidth) + 2 * (2 * kNicLatency + 8e6 / kNicBandwidth);
+  // exchange again: 1.7622e-2 s. At this size the Simple protocol wins: its base latency, and
+  // its step latency per phase (GPU-GPU for the exchanges, network for the ring steps).
+  using collective::Hop;
+  const auto simple = collective::Protocol::simple;
+  const auto hierarchical = collective::Algorithm::hierarchical;
+  const double expected = 2 * (kLinkLatency + 8e6 / kLinkBandwidth) + 2 * (2 * kNicLatency + 8e6 / kNicBandwidth) +
+                          collective::base_latency(hierarchical, simple) +
+                          2 * collective::step_latency(hierarchical, simple, Hop::gpu_link) +
+                          2 * collective::step_latency(hierarchical, simple, Hop::network);
   const double full = all_reduce_end(0);
   EXPECT_NEAR(full, expected, tolerance(expected));
   EXPECT_EQ(all_reduce_end(2), full);

@@ -1,0 +1,120 @@
+#include "sim/collective/collective_choice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <simgrid/s4u.hpp>
+
+namespace asteria::sim::collective {
+
+namespace sg4 = simgrid::s4u;
+
+LinkCosts::LinkCosts(const Topology& topology) : topology_(topology) {}
+
+const LinkCosts::Route& LinkCosts::route(int from, int to) {
+  const auto key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+                   static_cast<std::uint32_t>(to);
+  if (const auto found = routes_.find(key); found != routes_.end()) return found->second;
+  const auto gpu = [this](int unit) {
+    if (unit < 0 || static_cast<std::size_t>(unit) >= topology_.units.size())
+      throw std::out_of_range("LinkCosts: unit " + std::to_string(unit) + " is not in a topology of " +
+                              std::to_string(topology_.units.size()) + " units");
+    return topology_.units[static_cast<std::size_t>(unit)].gpu;
+  };
+  Route r;
+  std::vector<sg4::Link*> links;
+  gpu(from)->route_to(gpu(to), links, &r.latency);
+  for (sg4::Link* link : links) {
+    if (link->get_sharing_policy() == sg4::Link::SharingPolicy::FATPIPE) continue;
+    const auto [at, added] = link_ids_.try_emplace(link, static_cast<int>(bandwidth_.size()));
+    if (added) {
+      bandwidth_.push_back(link->get_bandwidth());
+      flows_on_.push_back(0);
+    }
+    r.links.push_back(at->second);
+  }
+  return routes_.emplace(key, std::move(r)).first->second;
+}
+
+double LinkCosts::predicted_seconds(const FlowSchedule& schedule) {
+  double total = 0.0;
+  std::vector<const Route*> routes;
+  for (const Phase& phase : schedule) {
+    routes.clear();
+    for (const Flow& flow : phase.flows) {
+      const Route& r = route(flow.from, flow.to);
+      routes.push_back(&r);
+      if (flow.bytes > 0.0)
+        for (const int l : r.links) ++flows_on_[static_cast<std::size_t>(l)];
+    }
+    double slowest = 0.0;
+    for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+      const double bytes = std::ceil(phase.flows[i].bytes);  // as run_flows moves them
+      if (bytes <= 0.0) continue;
+      double rate = INFINITY;
+      for (const int l : routes[i]->links)
+        rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / flows_on_[static_cast<std::size_t>(l)]);
+      slowest = std::max(slowest, routes[i]->latency + (std::isinf(rate) ? 0.0 : bytes / rate));
+    }
+    for (std::size_t i = 0; i < phase.flows.size(); ++i)
+      if (phase.flows[i].bytes > 0.0)
+        for (const int l : routes[i]->links) flows_on_[static_cast<std::size_t>(l)] = 0;
+    total += phase.repeat * (slowest + phase.latency);
+  }
+  return total;
+}
+
+ScheduleOptions nccl_schedule_options(Algorithm algorithm, Protocol protocol, const Members& members, double bytes,
+                                      int nics_per_node) {
+  std::map<int, int> per_node;
+  for (const int node : members.nodes) ++per_node[node];
+  int most = 0;
+  for (const auto& [node, count] : per_node) most = std::max(most, count);
+  ScheduleOptions o;
+  o.protocol = protocol;
+  if (per_node.size() > 1) {
+    o.channels = std::max(1, std::min(nics_per_node, most));
+    if (algorithm == Algorithm::tree) o.channels += o.channels % 2;
+  }
+  const double per_channel = bytes / o.channels;
+  o.pipeline_chunks = static_cast<int>(std::clamp(std::ceil(per_channel / kChunkBytes), 1.0, double{kMaxChunks}));
+  return o;
+}
+
+CollectiveChoice choose_collective(std::optional<Algorithm> algorithm, std::optional<Protocol> protocol,
+                                   platform::Collective collective, const Members& members, double bytes, int root,
+                                   LinkCosts& costs) {
+  std::vector<Algorithm> algorithms;
+  if (algorithm) {
+    algorithms.push_back(*algorithm);
+  } else {
+    algorithms.push_back(Algorithm::ring);
+    if (collective == platform::Collective::all_reduce) algorithms.push_back(Algorithm::tree);
+  }
+  std::vector<Protocol> protocols;
+  if (protocol) {
+    protocols.push_back(*protocol);
+  } else {
+    const bool across_nodes =
+        std::any_of(members.nodes.begin(), members.nodes.end(), [&](int node) { return node != members.nodes.front(); });
+    for (const Protocol p : kProtocols)
+      if (p != Protocol::ll128 || !across_nodes || costs.topology().nic_beside_gpu) protocols.push_back(p);
+  }
+  std::optional<CollectiveChoice> best;
+  for (const Algorithm a : algorithms) {
+    for (const Protocol p : protocols) {
+      CollectiveChoice c;
+      c.algorithm = a;
+      c.options = nccl_schedule_options(a, p, members, bytes, costs.topology().nics_per_node);
+      c.predicted_seconds =
+          costs.predicted_seconds(compact_flow_schedule(a, collective, members, bytes, root, c.options));
+      if (!best || c.predicted_seconds < best->predicted_seconds) best = c;
+    }
+  }
+  return *best;
+}
+
+}  // namespace asteria::sim::collective
