@@ -77,7 +77,7 @@ ScheduleOptions nccl_schedule_options(Algorithm algorithm, Protocol protocol, co
   o.protocol = protocol;
   if (per_node.size() > 1) {
     o.channels = std::max(1, std::min(nics_per_node, most));
-    if (algorithm == Algorithm::tree) o.channels += o.channels % 2;
+    if (algorithm == Algorithm::tree) o.channels *= 2;  // both trees over each NIC
   }
   const double per_channel = bytes / o.channels;
   o.pipeline_chunks = static_cast<int>(std::clamp(std::ceil(per_channel / kChunkBytes), 1.0, double{kMaxChunks}));

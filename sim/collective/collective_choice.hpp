@@ -46,9 +46,9 @@ class LinkCosts {
   std::vector<int> flows_on_;  // per link, in the phase being predicted
 };
 
-// Channels and chunks as NCCL sizes them: one channel inside a node; across nodes one per NIC of
-// a node (at most the ranks a node holds), a tree's rounded up to an even count (the double
-// binary tree's two trees); chunks of kChunkBytes per channel, 1 to kMaxChunks.
+// Channels and chunks as NCCL sizes them: one channel inside a node (a tree is then a chain);
+// across nodes a ring per NIC of a node (at most the ranks a node holds), and for a tree the
+// double binary tree's two per NIC; chunks of kChunkBytes per channel, 1 to kMaxChunks.
 ScheduleOptions nccl_schedule_options(Algorithm algorithm, Protocol protocol, const Members& members, double bytes,
                                       int nics_per_node);
 

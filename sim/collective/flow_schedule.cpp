@@ -185,8 +185,9 @@ struct UnitTree {
 };
 
 // Channel c: the node tree (first for even c, second for odd), each node's chain from its head
-// (its unit c mod its units): a head's parent is the head of its node's parent, a chain member's
-// the member before it.
+// (its unit c / 2 mod its units: channels 2k and 2k + 1 share a head, hence a NIC, which so
+// carries a tree in which its node is inner and one in which it is a leaf); a head's parent is the
+// head of its node's parent, a chain member's the member before it.
 UnitTree channel_tree(const std::vector<Units>& by_node, int channel) {
   const int q = static_cast<int>(by_node.size());
   const std::vector<int> nodes = node_tree(q, channel % 2 == 1);
@@ -200,7 +201,7 @@ UnitTree channel_tree(const std::vector<Units>& by_node, int channel) {
   std::vector<int> head(static_cast<std::size_t>(q), 0);  // index of each node's head in tree.units
   for (int k = 0; k < q; ++k) {
     head[static_cast<std::size_t>(k)] = static_cast<int>(tree.units.size());
-    const Units chain = rotated(by_node[static_cast<std::size_t>(k)], channel);
+    const Units chain = rotated(by_node[static_cast<std::size_t>(k)], channel / 2);
     for (std::size_t i = 0; i < chain.size(); ++i) {
       tree.units.push_back(chain[i]);
       tree.parents.push_back(i == 0 ? -1 : static_cast<int>(tree.units.size()) - 2);

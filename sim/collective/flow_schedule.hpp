@@ -20,8 +20,9 @@
 //                 `pipeline_chunks` chunks.
 //   tree          all_reduce: NCCL's double binary tree. Over the nodes, two binary trees in which
 //                 a node that is inner in one is a leaf in the other; inside a
-//                 node, a chain from the node's head (its rank c for channel c) through its other
-//                 ranks. Even channels use the first tree, odd ones the second, each over
+//                 node, a chain from the node's head (its rank c/2 for channel c) through its
+//                 other ranks. Even channels use the first tree, odd ones the second (so each
+//                 head's NIC carries one tree of each), each over
 //                 S/channels, reduced up and broadcast down in `pipeline_chunks` chunks
 //                 (tree_phases() in the .cpp). reduce_scatter, all_gather and broadcast run as
 //                 ring (NCCL has no tree form of them either).

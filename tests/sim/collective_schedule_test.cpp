@@ -124,34 +124,34 @@ TEST(CollectiveSchedule, RingBroadcastIsAPipelinedChainFromTheRoot) {
 }
 
 TEST(CollectiveSchedule, TreeAllReduceIsADoubleBinaryTreeOverNodesWithChainsInside) {
-  // 3 nodes of 2 ranks (units 10..15), 2 channels. Channel 0: heads are each node's first rank
-  // (10, 12, 14), joined by the first tree (in-order: node 1 the root of nodes 0 and 2); channel
-  // 1: heads are the second ranks (11, 13, 15), joined by the second tree (shifted: node 0 the
-  // root of nodes 1 and 2). Inside a node, the head's chain to the other rank. Height: 1 tree
-  // level + 1 chain hop = 2.
-  const double S = 12000.0;
+  // 3 nodes of 2 ranks (units 10..15), 4 channels. Channels 0 and 1 have each node's first rank
+  // as head (10, 12, 14), channels 2 and 3 the second (11, 13, 15); even channels join the heads
+  // by the first tree (in-order: node 1 the root of nodes 0 and 2), odd ones by the second
+  // (shifted: node 0 the root of nodes 1 and 2). Inside a node, the head's chain to the other
+  // rank. Height: 1 tree level + 1 chain hop = 2.
+  const double S = 24000.0;
   ScheduleOptions o;
-  o.channels = 2;
+  o.channels = 4;
   const FlowSchedule s = flow_schedule(Algorithm::tree, Collective::all_reduce, consecutive(6, 2), S, 0, o);
   const int height = 2;
   ASSERT_EQ(s.size(), static_cast<std::size_t>(C + 2 * height - 1));
-  EXPECT_EQ(flow_count(s), static_cast<std::size_t>(2 * (6 - 1) * C * 2));  // per channel: C up, C down per edge
-  expect_every_flow(s, S / (2 * C));
+  EXPECT_EQ(flow_count(s), static_cast<std::size_t>(2 * (6 - 1) * C * 4));  // per channel: C up, C down per edge
+  expect_every_flow(s, S / (4 * C));
   std::map<std::pair<int, int>, int> pairs;
   for (const Phase& p : s)
     for (const Flow& f : p.flows) ++pairs[{f.from, f.to}];
   const std::map<std::pair<int, int>, int> expected = {
-      // channel 0: tree edges 12-10, 12-14; chains 10-11, 12-13, 14-15 (head first)
-      {{10, 12}, C}, {{12, 10}, C}, {{14, 12}, C}, {{12, 14}, C},
-      // channel 1: tree edges 11-13, 11-15; chains 11-10, 13-12, 15-14; both channels use
-      // each node's NVLink pair, in opposite roles
-      {{13, 11}, C}, {{11, 13}, C}, {{15, 11}, C}, {{11, 15}, C},
-      {{10, 11}, 2 * C}, {{11, 10}, 2 * C}, {{12, 13}, 2 * C}, {{13, 12}, 2 * C}, {{14, 15}, 2 * C}, {{15, 14}, 2 * C}};
+      // heads 10, 12, 14: first tree 10-12, 14-12 (channel 0); second tree 12-10, 14-10 (channel 1)
+      {{10, 12}, 2 * C}, {{12, 10}, 2 * C}, {{14, 12}, C}, {{12, 14}, C}, {{14, 10}, C}, {{10, 14}, C},
+      // heads 11, 13, 15: the same trees (channels 2 and 3)
+      {{11, 13}, 2 * C}, {{13, 11}, 2 * C}, {{15, 13}, C}, {{13, 15}, C}, {{15, 11}, C}, {{11, 15}, C},
+      // chains: each node's pair, up and down, for the four channels
+      {{10, 11}, 4 * C}, {{11, 10}, 4 * C}, {{12, 13}, 4 * C}, {{13, 12}, 4 * C}, {{14, 15}, 4 * C}, {{15, 14}, 4 * C}};
   EXPECT_EQ(pairs, expected);
-  // Phase 0: only the deepest units (depth 2: the chain members of the non-root nodes) send, up.
+  // Phase 0: only the deepest units (the chain members of each channel's non-root nodes) send, up.
   std::set<std::pair<int, int>> first;
   for (const Flow& f : s.front().flows) first.insert({f.from, f.to});
-  EXPECT_EQ(first, (std::set<std::pair<int, int>>{{11, 10}, {15, 14}, {12, 13}, {14, 15}}));
+  EXPECT_EQ(first, (std::set<std::pair<int, int>>{{11, 10}, {15, 14}, {13, 12}, {10, 11}, {14, 15}, {12, 13}}));
 }
 
 TEST(CollectiveSchedule, DoubleBinaryTreesPutInnerNodesOfOneAmongTheLeavesOfTheOther) {
