@@ -14,6 +14,11 @@ struct ActivityCounts {
   std::uint64_t executions = 0;      // work items charged on a GPU or CPU host
   std::uint64_t communications = 0;  // transfers over links (copies between tiers, memory copies)
   std::uint64_t ios = 0;             // NVMe reads and writes
+  // Collectives that ran as their exact predicted time instead of their flows, alone on their
+  // links (comm/comm_hub.hpp), and those that started while one of them held links of theirs:
+  // the times of such pairs are approximate (each was simulated as if alone).
+  std::uint64_t collectives_predicted = 0;
+  std::uint64_t collectives_overlapped = 0;
   std::uint64_t total() const noexcept { return executions + communications + ios; }
 };
 

@@ -103,7 +103,8 @@ Simulation::Simulation(SimulationOptions options) {
   const SimulationOptions& o = impl_->options;
   if (o.units > 1)
     impl_->hub = std::make_unique<CommHub>(
-        impl_->topology, CommHubSettings{o.collective_algorithm, running_units(o), o.coalesce_ring_steps, o.serial_collectives},
+        impl_->topology, CommHubSettings{o.collective_algorithm, running_units(o), o.coalesce_ring_steps, o.serial_collectives,
+                        o.predicted_collectives},
         impl_->recorder);
   for (int u = 0; u < running_units(o); ++u)  // mirrors (representative ranks) have none
     impl_->platforms.push_back(std::make_unique<SimPlatform>(o, impl_->topology.units[static_cast<std::size_t>(u)],

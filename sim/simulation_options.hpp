@@ -55,6 +55,11 @@ struct SimulationOptions {
   // it, concurrently with the group's earlier ones (they share links). Concurrent collectives
   // cost the simulator much more: thousands of flows share links at once (a sharded 7B step).
   bool serial_collectives = true;
+  // Exact, on by default: a collective whose predicted time is exact (collective::Prediction)
+  // and that starts while no other collective holds links of its nodes takes that time instead of
+  // running its flows (ActivityCounts counts those, and any collective that then overlaps one).
+  // Off: every collective runs its flows (a check; slow at scale).
+  bool predicted_collectives = true;
   // Straggler injection: unit u's host workers compute host_slowdown[u] times slower (>= 1;
   // missing entries: 1). Memory traffic keeps its speed.
   std::vector<double> host_slowdown;

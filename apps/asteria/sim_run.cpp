@@ -79,6 +79,7 @@ sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::Hardw
   }
   options.coalesce_ring_steps = machine.coalesce_ring_steps;
   options.serial_collectives = machine.serial_collectives;
+  options.predicted_collectives = machine.predicted_collectives;
   if (machine.collective_algorithm != "auto")
     options.collective_algorithm = sim::collective::parse_algorithm(machine.collective_algorithm, "--collective-algorithm");
   if (spec.straggler.rank >= 0) {
@@ -273,6 +274,8 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   out.extra.emplace_back("activities_communications", activities.communications);  // copies and collective flows
   out.extra.emplace_back("activities_executions", activities.executions);
   out.extra.emplace_back("activities_ios", activities.ios);
+  out.extra.emplace_back("collectives_predicted", activities.collectives_predicted);
+  out.extra.emplace_back("collectives_overlapped", activities.collectives_overlapped);
   if (trace.enabled() && spec.out && out.fits) {
     std::map<std::string, std::string> metadata = workload.trace_metadata;
     metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});

@@ -43,7 +43,9 @@ constexpr std::string_view kAbout =
     "the least predicted time over the links (the simulator's default for training runs too). Prints per\n"
     "size the simulated time, the algorithm bandwidth (size / time), the bus bandwidth (algbw x\n"
     "nccl-tests' factor: all_reduce 2(n-1)/n, reduce_scatter and all_gather (n-1)/n, broadcast 1; n the\n"
-    "number of ranks), the algorithm, protocol and channels that ran and the time predicted for them.";
+    "number of ranks), the algorithm, protocol and channels that ran and the time predicted for them. A\n"
+    "collective alone on its links whose predicted time is exact (flows sharing a link alike) takes that\n"
+    "time without running its flows; --flows runs them.";
 
 constexpr std::string_view kDetails =
     "Profiles: hwmodels/profiles/*.yaml (a100-40gb, a100-80gb, gb10, gh200, gh200-480gb, gh200-alps,\n"
@@ -73,7 +75,9 @@ po::options_description collective_options() {
       ("min-bytes", po::value<std::string>()->default_value("8")->value_name("SIZE"), "smallest size")
       ("max-bytes", po::value<std::string>()->default_value("128MiB")->value_name("SIZE"),
        "largest size (sizes double from --min-bytes while they do not exceed it)")
-      ("root", po::value<int>()->default_value(0)->value_name("R"), "broadcast's source, tree's root (a rank)")
+      ("root", po::value<int>()->default_value(0)->value_name("R"), "broadcast's source (a rank)")
+      ("flows", "run every flow even where the predicted time is exact (by default such a size takes it: a "
+                "check, slow at scale)")
       ("out", po::value<std::string>()->value_name("DIR"), "write table.csv here")
       ("overwrite", "replace the table of an earlier run in --out (refused otherwise)")
       ("no-progress", "no progress lines on stderr");
@@ -97,6 +101,7 @@ struct Settings {
   std::optional<collective::Protocol> protocol;    // none: the least predicted time
   std::vector<std::uint64_t> sizes;
   int root = 0;
+  bool flows = false;
 };
 
 Settings read_settings(const po::variables_map& v) {
@@ -138,6 +143,7 @@ Settings read_settings(const po::variables_map& v) {
     if (size > max_bytes / 2) break;  // the next doubling would pass max_bytes (or overflow)
   }
   s.root = v["root"].as<int>();
+  s.flows = v.count("flows") != 0;
   const int ranks = s.nodes * s.gpus_per_node;
   // One rank has no one to talk to: its collective takes no time and measures nothing.
   if (ranks < 2)
@@ -183,13 +189,17 @@ std::vector<Timed> simulate(const Settings& s, const collective::Members& member
       Timed t;
       const auto bytes = static_cast<double>(size);
       t.choice = collective::choose_collective(s.algorithm, s.protocol, s.collective, members, bytes, s.root, costs);
-      const collective::FlowSchedule schedule =
-          collective::compact_flow_schedule(t.choice.algorithm, s.collective, members, bytes, s.root, t.choice.options);
-      const double start = simgrid::s4u::Engine::get_clock();
-      simgrid::s4u::Actor::create("collective", topology.units.front().cpu,
-                                  [&schedule, &topology] { collective::run_flows(schedule, topology); })
-          ->join();
-      t.seconds = simgrid::s4u::Engine::get_clock() - start;
+      if (t.choice.exact && !s.flows) {
+        t.seconds = t.choice.predicted_seconds;  // alone on its links: the flows would take exactly this
+      } else {
+        const collective::FlowSchedule schedule =
+            collective::compact_flow_schedule(t.choice.algorithm, s.collective, members, bytes, s.root, t.choice.options);
+        const double start = simgrid::s4u::Engine::get_clock();
+        simgrid::s4u::Actor::create("collective", topology.units.front().cpu,
+                                    [&schedule, &topology] { collective::run_flows(schedule, topology); })
+            ->join();
+        t.seconds = simgrid::s4u::Engine::get_clock() - start;
+      }
       timed.push_back(t);
       progress.done(timed.size(), std::to_string(size) + " bytes: " + significant(t.seconds * 1e6, 4) +
                                       " us simulated");

@@ -55,10 +55,11 @@ constexpr std::string_view kDetails =
     "  core/planner/step_model.hpp); waits between dependent ops make the simulated step longer.\n";
 
 // Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
-constexpr std::array<const char*, 15> kNotForPlan = {
-    "placement", "placement-file",  "trace",               "trace-steps",            "trace-units",
-    "numerics",  "time",            "parallelism",         "straggler",              "units",
-    "nodes",     "simulated-nodes", "coalesce-ring-steps", "concurrent-collectives", "collective-algorithm"};
+constexpr std::array<const char*, 16> kNotForPlan = {
+    "placement",           "placement-file",      "trace",           "trace-steps",
+    "trace-units",         "numerics",            "time",            "parallelism",
+    "straggler",           "units",               "nodes",           "simulated-nodes",
+    "coalesce-ring-steps", "concurrent-collectives", "collective-algorithm", "collective-flows"};
 
 po::options_description plan_options() {
   po::options_description o("Options (those of asteria sim that a plan uses)");

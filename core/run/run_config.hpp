@@ -66,6 +66,7 @@ struct SimConfig {
   bool coalesce_ring_steps = false;  // each collective's ring steps as one transfer (approximate)
   bool serial_collectives = true;    // each group's collectives one at a time, in call order (as NCCL)
   std::string collective_algorithm = "auto";  // auto | ring | tree | hierarchical
+  bool predicted_collectives = true;  // a collective alone on its links takes its exact predicted time
 };
 
 // synth's stack without --model: one weight matrix per layer, either --shape's list or --layers

@@ -177,6 +177,11 @@ void describe_sim(V& v, SimConfig& m) {
           m.collective_algorithm,
           codec::words<std::string>(
               {{"auto", "auto"}, {"ring", "ring"}, {"tree", "tree"}, {"hierarchical", "hierarchical"}}));
+  v.flag(Setting{"collective-flows", "",
+                 "run every collective's flows, even one that runs alone on its links, whose time is then predicted "
+                 "exactly and taken without them (the default; a check, slow at scale)",
+                 sim},
+         m.predicted_collectives, false);
   v.flag(Setting{"concurrent-collectives", "",
                  "a collective starts once its members have called it, alongside the group's earlier ones (they "
                  "share links); default: each group runs its collectives one at a time, in call order, as NCCL does "

@@ -33,17 +33,67 @@ const LinkCosts::Route& LinkCosts::route(int from, int to) {
     if (added) {
       bandwidth_.push_back(link->get_bandwidth());
       flows_on_.push_back(0);
+      latency_on_.push_back(INFINITY);
     }
     r.links.push_back(at->second);
   }
   return routes_.emplace(key, std::move(r)).first->second;
 }
 
-double LinkCosts::predicted_seconds(const FlowSchedule& schedule) {
-  double total = 0.0;
+// Whether a phase takes exactly `slowest` (its slowest flow by equal shares) under max-min
+// sharing: every flow moves the same bytes, and each slowest flow has the largest latency and the
+// smallest share of all, on a link whose flows all have its latency. Progressive filling then
+// freezes that link's flows at that share from the moment they start (together) until they end
+// (together); every other flow gets at least its equal share, starts no later and ends no later.
+bool LinkCosts::exact_phase(const Phase& phase, const std::vector<const Route*>& routes,
+                            const std::vector<double>& rates, double slowest) {
+  double bytes = -1.0, least_rate = INFINITY, most_latency = 0.0;
+  for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+    const double b = std::ceil(phase.flows[i].bytes);
+    if (b <= 0.0) continue;
+    if (bytes >= 0.0 && b != bytes) return false;
+    bytes = b;
+    least_rate = std::min(least_rate, rates[i]);
+    most_latency = std::max(most_latency, routes[i]->latency);
+  }
+  if (bytes < 0.0) return true;  // no flow: the latency alone
+  // Per link, the latency its flows share (NaN: they differ).
+  for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+    if (std::ceil(phase.flows[i].bytes) <= 0.0) continue;
+    for (const int l : routes[i]->links) {
+      double& seen = latency_on_[static_cast<std::size_t>(l)];
+      if (std::isinf(seen)) seen = routes[i]->latency;
+      else if (seen != routes[i]->latency) seen = NAN;
+    }
+  }
+  bool exact = true;
+  for (std::size_t i = 0; i < phase.flows.size() && exact; ++i) {
+    if (std::ceil(phase.flows[i].bytes) <= 0.0) continue;
+    const double time = routes[i]->latency + (std::isinf(rates[i]) ? 0.0 : bytes / rates[i]);
+    if (time < slowest) continue;
+    if (rates[i] != least_rate || routes[i]->latency != most_latency) {
+      exact = false;
+      break;
+    }
+    bool frozen = false;  // on a link of the least share whose flows all share its latency
+    for (const int l : routes[i]->links) {
+      const auto k = static_cast<std::size_t>(l);
+      if (bandwidth_[k] / flows_on_[k] == least_rate && latency_on_[k] == routes[i]->latency) frozen = true;
+    }
+    exact = frozen || std::isinf(rates[i]);
+  }
+  for (std::size_t i = 0; i < phase.flows.size(); ++i)
+    for (const int l : routes[i]->links) latency_on_[static_cast<std::size_t>(l)] = INFINITY;
+  return exact;
+}
+
+Prediction LinkCosts::predict(const FlowSchedule& schedule) {
+  Prediction prediction;
   std::vector<const Route*> routes;
+  std::vector<double> rates;
   for (const Phase& phase : schedule) {
     routes.clear();
+    rates.clear();
     for (const Flow& flow : phase.flows) {
       const Route& r = route(flow.from, flow.to);
       routes.push_back(&r);
@@ -53,18 +103,21 @@ double LinkCosts::predicted_seconds(const FlowSchedule& schedule) {
     double slowest = 0.0;
     for (std::size_t i = 0; i < phase.flows.size(); ++i) {
       const double bytes = std::ceil(phase.flows[i].bytes);  // as run_flows moves them
-      if (bytes <= 0.0) continue;
       double rate = INFINITY;
-      for (const int l : routes[i]->links)
-        rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / flows_on_[static_cast<std::size_t>(l)]);
-      slowest = std::max(slowest, routes[i]->latency + (std::isinf(rate) ? 0.0 : bytes / rate));
+      if (bytes > 0.0) {
+        for (const int l : routes[i]->links)
+          rate = std::min(rate, bandwidth_[static_cast<std::size_t>(l)] / flows_on_[static_cast<std::size_t>(l)]);
+        slowest = std::max(slowest, routes[i]->latency + (std::isinf(rate) ? 0.0 : bytes / rate));
+      }
+      rates.push_back(rate);
     }
+    if (!exact_phase(phase, routes, rates, slowest)) prediction.exact = false;
     for (std::size_t i = 0; i < phase.flows.size(); ++i)
       if (phase.flows[i].bytes > 0.0)
         for (const int l : routes[i]->links) flows_on_[static_cast<std::size_t>(l)] = 0;
-    total += phase.repeat * (slowest + phase.latency);
+    prediction.seconds += phase.repeat * (slowest + phase.latency);
   }
-  return total;
+  return prediction;
 }
 
 ScheduleOptions nccl_schedule_options(Algorithm algorithm, Protocol protocol, const Members& members, double bytes,
@@ -109,8 +162,9 @@ CollectiveChoice choose_collective(std::optional<Algorithm> algorithm, std::opti
       CollectiveChoice c;
       c.algorithm = a;
       c.options = nccl_schedule_options(a, p, members, bytes, costs.topology().nics_per_node);
-      c.predicted_seconds =
-          costs.predicted_seconds(compact_flow_schedule(a, collective, members, bytes, root, c.options));
+      const Prediction prediction = costs.predict(compact_flow_schedule(a, collective, members, bytes, root, c.options));
+      c.predicted_seconds = prediction.seconds;
+      c.exact = prediction.exact;
       if (!best || c.predicted_seconds < best->predicted_seconds) best = c;
     }
   }

@@ -26,10 +26,22 @@ inline constexpr int kMaxChunks = 64;
 // flow and its latency, times its repeats. Where a phase's flows are alike, as in every schedule
 // here (the same bytes over links of the same kinds), this is what SimGrid's max-min sharing
 // gives: the hand formula of each algorithm. Routes are looked up once per pair of units.
+//
+// The prediction is exact (Prediction::exact), the simulation of the flows taking exactly that
+// long when they run alone on their links, where in every phase all flows move the same bytes and
+// the slowest ones have the largest latency and the least share of all, on a link whose flows all
+// have that latency: max-min sharing then holds them at that share from start to end, and lets
+// no other flow end later (exact_phase in the .cpp).
+struct Prediction {
+  double seconds = 0.0;
+  bool exact = true;
+};
+
 class LinkCosts {
  public:
   explicit LinkCosts(const Topology& topology);
-  double predicted_seconds(const FlowSchedule& schedule);
+  Prediction predict(const FlowSchedule& schedule);
+  double predicted_seconds(const FlowSchedule& schedule) { return predict(schedule).seconds; }
   const Topology& topology() const noexcept { return topology_; }
 
  private:
@@ -44,6 +56,9 @@ class LinkCosts {
   std::unordered_map<const void*, int> link_ids_;
   std::vector<double> bandwidth_;
   std::vector<int> flows_on_;  // per link, in the phase being predicted
+  std::vector<double> latency_on_;  // per link, scratch of exact_phase (infinity: unset)
+  bool exact_phase(const Phase& phase, const std::vector<const Route*>& routes, const std::vector<double>& rates,
+                   double slowest);
 };
 
 // Channels and chunks as NCCL sizes them: one channel inside a node (a tree is then a chain);
@@ -56,6 +71,7 @@ struct CollectiveChoice {
   Algorithm algorithm = Algorithm::ring;
   ScheduleOptions options;  // with its protocol
   double predicted_seconds = 0.0;
+  bool exact = false;  // the prediction is exact when the collective runs alone (Prediction)
 };
 
 // The candidate of least predicted time: `algorithm` (or NCCL's ring and tree) with `protocol`

@@ -392,6 +392,23 @@ void apply_protocol(FlowSchedule& schedule, Algorithm algorithm, Protocol protoc
   std::rotate(schedule.rbegin(), schedule.rbegin() + 1, schedule.rend());  // to the front
 }
 
+// Consecutive phases that move the same flows with the same latency as one phase repeated (the
+// steady state of a pipeline: every level busy with its chunk).
+FlowSchedule merged_repeats(FlowSchedule schedule) {
+  FlowSchedule merged;
+  for (Phase& phase : schedule) {
+    if (!merged.empty()) {
+      Phase& last = merged.back();
+      if (last.latency == phase.latency && last.first_chunk == phase.first_chunk && last.flows == phase.flows) {
+        last.repeat += phase.repeat;
+        continue;
+      }
+    }
+    merged.push_back(std::move(phase));
+  }
+  return merged;
+}
+
 FlowSchedule schedule_of(Algorithm algorithm, Collective collective, const Members& members, double bytes, int root,
                          const ScheduleOptions& options) {
   switch (algorithm) {
@@ -427,7 +444,7 @@ FlowSchedule compact_flow_schedule(Algorithm algorithm, Collective collective, c
   // A collective with no tree form runs, and costs, as ring.
   const Algorithm ran = algorithm == Algorithm::tree && collective != Collective::all_reduce ? Algorithm::ring : algorithm;
   if (options.protocol) apply_protocol(schedule, ran, *options.protocol, members);
-  return schedule;
+  return merged_repeats(std::move(schedule));
 }
 
 }  // namespace asteria::sim::collective

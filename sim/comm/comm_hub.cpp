@@ -66,6 +66,9 @@ int CommHub::register_group(const std::string& name, const std::vector<int>& mem
     Group g;
     g.name = name;
     g.members = std::make_shared<const std::vector<int>>(members);
+    for (const int unit : members) g.nodes.push_back(node_of(unit));
+    std::sort(g.nodes.begin(), g.nodes.end());
+    g.nodes.erase(std::unique(g.nodes.begin(), g.nodes.end()), g.nodes.end());
     g.simulated = static_cast<int>(simulated);
     groups_.push_back(std::move(g));
   } else if (*groups_[static_cast<std::size_t>(it->second)].members != members) {
@@ -147,6 +150,17 @@ const collective::CollectiveChoice& CommHub::choice_for(int group, const collect
       .first->second;
 }
 
+bool CommHub::share_nodes(int a, int b) const {
+  const std::vector<int>& x = groups_.at(static_cast<std::size_t>(a)).nodes;
+  const std::vector<int>& y = groups_.at(static_cast<std::size_t>(b)).nodes;
+  for (auto i = x.begin(), j = y.begin(); i != x.end() && j != y.end();) {
+    if (*i == *j) return true;
+    if (*i < *j) ++i;
+    else ++j;
+  }
+  return false;
+}
+
 collective::FlowSchedule CommHub::without_mirror_flows(collective::FlowSchedule schedule) const {
   for (collective::Phase& phase : schedule) {
     if (phase.flows.empty()) continue;
@@ -179,13 +193,31 @@ void CommHub::run(int group, Calls& calls) {
     for (int unit : members) who.nodes.push_back(node_of(unit));
     const double bytes = schedule_bytes(*first);
     const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
-    collective::FlowSchedule schedule =
-        collective::compact_flow_schedule(choice.algorithm, first->collective, who, bytes, first->root, choice.options);
-    if (!complete) schedule = without_mirror_flows(std::move(schedule));
-    for (const collective::Phase& phase : schedule)
-      recorder_.counts().communications +=
-          phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);
-    collective::run_flows(schedule, topology_, {settings_.coalesce_ring_steps});
+    bool alone = true;
+    for (const Running& other : running_) {
+      if (!share_nodes(group, other.group)) continue;
+      alone = false;
+      if (other.predicted) ++recorder_.counts().collectives_overlapped;
+    }
+    const bool predicted = settings_.predicted_collectives && choice.exact && alone;
+    const auto me = running_.insert(running_.end(), Running{group, predicted});
+    struct Leave {  // off the list however the collective ends (an actor killed at the end, too)
+      std::list<Running>& list;
+      std::list<Running>::iterator at;
+      ~Leave() { list.erase(at); }
+    } leave{running_, me};
+    if (predicted) {
+      ++recorder_.counts().collectives_predicted;
+      sg4::this_actor::sleep_for(choice.predicted_seconds);
+    } else {
+      collective::FlowSchedule schedule = collective::compact_flow_schedule(choice.algorithm, first->collective, who,
+                                                                            bytes, first->root, choice.options);
+      if (!complete) schedule = without_mirror_flows(std::move(schedule));
+      for (const collective::Phase& phase : schedule)
+        recorder_.counts().communications +=
+            phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);
+      collective::run_flows(schedule, topology_, {settings_.coalesce_ring_steps});
+    }
     if (!first->in.bytes_only()) {
       if (!complete) throw std::logic_error("CommHub: values cannot be combined over mirrored ranks (data-free only)");
       std::vector<platform::CommBuffer> ins, outs;

@@ -16,6 +16,7 @@
 // mirror, running the same work as they do, would arrive with them) and runs only the flows with
 // a simulated end: every link of a simulated unit carries what it carries in the full run.
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,6 +51,7 @@ struct CommHubSettings {
   bool coalesce_ring_steps = false;  // collective::RunFlowsOptions::coalesce_repeats
   // Each group runs its collectives one at a time, in call order (SimulationOptions).
   bool serial_collectives = true;
+  bool predicted_collectives = true;  // SimulationOptions::predicted_collectives
 };
 
 class CommHub {
@@ -87,6 +89,7 @@ class CommHub {
   struct Group {
     std::string name;
     MemberList members;
+    std::vector<int> nodes;  // the nodes of its members, sorted, once each
     int simulated = 0;  // members that run (the others are mirrors)
     // serial_collectives: the next call to run, whether one runs, and those gathered early.
     std::int64_t next = 0;
@@ -123,6 +126,13 @@ class CommHub {
   std::vector<Group> groups_;
   collective::LinkCosts link_costs_;
   std::map<std::tuple<int, platform::Collective, double, int>, collective::CollectiveChoice> choices_;
+  // Collectives running now: their group and whether they run as their predicted time.
+  struct Running {
+    int group = 0;
+    bool predicted = false;
+  };
+  std::list<Running> running_;
+  bool share_nodes(int a, int b) const;
   std::map<std::string, int> group_ids_;
   std::map<std::pair<int, std::int64_t>, Gathering> open_;
   std::map<std::pair<int, std::int64_t>, SplitGathering> splits_;

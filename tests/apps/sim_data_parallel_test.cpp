@@ -201,6 +201,37 @@ TEST(SimDataParallel, ParallelismShardsWhatTheRanksMoveAndHold) {
   EXPECT_NE(unknown.err.find("--parallelism"), std::string::npos) << unknown.err;
 }
 
+// A collective alone on its links takes its predicted time without running its flows; the
+// prediction is exact, so every parallelism's steps are those of the run of every flow
+// (--collective-flows) to SimGrid's precision (it rounds each activity's end to 1e-9 s), and none
+// of them overlapped another (one group's collectives run one at a time).
+TEST(SimDataParallel, CollectivesAloneTakeTheirExactPredictedTime) {
+  const TempDir dir;
+  for (const std::string parallelism : {"ddp", "fsdp"}) {
+    SCOPED_TRACE(parallelism);
+    const std::vector<std::string> extra = {"--parallelism", parallelism, "--bucket-size", "0"};
+    const auto predicted = testing::run_cli_in_child(tiny_data_parallel(dir.path() / (parallelism + "-p"), 8, extra));
+    ASSERT_EQ(predicted.code, 0) << predicted.err;
+    std::vector<std::string> with_flows = extra;
+    with_flows.push_back("--collective-flows");
+    const auto flows = testing::run_cli_in_child(tiny_data_parallel(dir.path() / (parallelism + "-f"), 8, with_flows));
+    ASSERT_EQ(flows.code, 0) << flows.err;
+    const nlohmann::json p = read_json(dir.path() / (parallelism + "-p") / "summary.json");
+    const nlohmann::json f = read_json(dir.path() / (parallelism + "-f") / "summary.json");
+    EXPECT_GT(p.at("collectives_predicted").get<double>(), 0.0);
+    EXPECT_EQ(p.at("collectives_overlapped").get<double>(), 0.0);
+    EXPECT_EQ(p.at("activities_communications").get<double>(), 0.0) << "no flow ran";
+    EXPECT_EQ(f.at("collectives_predicted").get<double>(), 0.0);
+    EXPECT_GT(f.at("activities_communications").get<double>(), 0.0);
+    const auto a = read_steps(dir.path() / (parallelism + "-p") / "steps.csv");
+    const auto b = read_steps(dir.path() / (parallelism + "-f") / "steps.csv");
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      for (const char* column : {"step_time_s", "exposed_communication_s", "visible_optimizer_s"})
+        EXPECT_NEAR(a[i].at(column), b[i].at(column), 1e-8) << column << " step " << i;
+  }
+}
+
 TEST(SimDataParallel, ANegativeBucketSizeIsRefusedNamingTheOption) {
   const TempDir dir;
   const auto run = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bad", 2, {"--bucket-size", "-1"}));
