@@ -1,5 +1,6 @@
 #include "sim/actor_pool_executor.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 #include <utility>
@@ -41,7 +42,11 @@ platform::Pending ActorPoolExecutor::submit(platform::Work work) {
   } else {
     queue_.push_back({std::move(work), std::move(promise)});
   }
-  if (idle_ > 0) {
+  // An actor never started yet is the longest idle one (all of them would have gone to sleep at
+  // the start, before any other): it takes the item, as the first of the sleepers would.
+  if (started_ && spawned_ < spec_.tracks.size()) {
+    spawn_lane();
+  } else if (idle_ > 0) {
     --idle_;
     wake_->release();
   }
@@ -51,12 +56,16 @@ platform::Pending ActorPoolExecutor::submit(platform::Work work) {
 void ActorPoolExecutor::start() {
   if (started_) return;
   started_ = true;
-  for (std::size_t lane = 0; lane < spec_.tracks.size(); ++lane) {
-    sg4::Actor::create(spec_.tracks[lane], spec_.host, [this, lane] {
-      sg4::Actor::self()->daemonize();  // a service: stopped when every main has returned
-      serve(lane);
-    });
-  }
+  while (spawned_ < std::min(spec_.tracks.size(), queue_.size())) spawn_lane();
+}
+
+void ActorPoolExecutor::spawn_lane() {
+  if (!recorder_.take_actor(spawned_ == 0)) return;  // the run fails at its end (Recorder)
+  const std::size_t lane = spawned_++;
+  sg4::Actor::create(spec_.tracks[lane], spec_.host, [this, lane] {
+    sg4::Actor::self()->daemonize();  // a service: stopped when every main has returned
+    serve(lane);
+  });
 }
 
 void ActorPoolExecutor::serve(std::size_t lane) {

@@ -6,8 +6,11 @@
 // on the memory it uses (a host whose speed is the memory's bandwidth: concurrent traffic shares
 // it, as host workers share the CPU's DRAM), then, in data-true mode, its body runs, so results
 // appear when the simulated work ends. An exception from a body becomes a failed Status.
-// Items may be submitted before Simulation::run (they start when it does); the actors start in
-// start() and are daemons, killed when every unit's main has returned.
+// Items may be submitted before Simulation::run (they start when it does); the actors are
+// daemons, killed when every unit's main has returned. An actor starts when it is first needed
+// (an item finds no idle one), as many as the spec's tracks at most: a pool of 71 refresh workers
+// that never has more than 3 items in flight costs SimGrid 3 actors, with the same times (a new
+// actor counts as asleep, as the never-used sleepers it stands for would be woken first).
 #include <deque>
 #include <functional>
 #include <string>
@@ -59,7 +62,7 @@ class ActorPoolExecutor final : public platform::Executor {
   int concurrency() const noexcept override { return static_cast<int>(spec_.tracks.size()); }
   platform::Pending submit(platform::Work work) override;
 
-  void start();  // spawns the serving actors (once)
+  void start();  // from now on, actors serve: those the queued items need start (once)
 
  private:
   struct Item {
@@ -67,6 +70,7 @@ class ActorPoolExecutor final : public platform::Executor {
     platform::Promise promise;
   };
   void serve(std::size_t lane);
+  void spawn_lane();
 
   ActorPoolSpec spec_;
   platform::CompletionBoard& board_;
@@ -78,6 +82,7 @@ class ActorPoolExecutor final : public platform::Executor {
   simgrid::s4u::SemaphorePtr wake_;
   int idle_ = 0;
   bool started_ = false;
+  std::size_t spawned_ = 0;  // actors started: lanes 0 .. spawned_ - 1
 };
 
 }  // namespace asteria::sim

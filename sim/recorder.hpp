@@ -30,8 +30,24 @@ class Recorder {
   ActivityCounts& counts() noexcept { return counts_; }
   const ActivityCounts& counts() const noexcept { return counts_; }
 
+  // Serving actors (actor_pool_executor.hpp) the process may still start: each is a stack
+  // mapping, past vm.max_map_count SimGrid aborts. A pool's first actor always starts; a later
+  // one past the budget does not and is counted, and the run then fails (Simulation::run).
+  void set_actor_budget(long long actors) noexcept { actors_left_ = actors; }
+  bool take_actor(bool first_of_pool) noexcept {
+    if (actors_left_ <= 0 && !first_of_pool) {
+      ++actors_refused_;
+      return false;
+    }
+    --actors_left_;
+    return true;
+  }
+  long long actors_refused() const noexcept { return actors_refused_; }
+
  private:
   ActivityCounts counts_;
+  long long actors_left_ = 1LL << 62;
+  long long actors_refused_ = 0;
 };
 
 }  // namespace asteria::sim

@@ -9,6 +9,7 @@
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 
+#include "core/common/error.hpp"
 #include "sim/sim_platform.hpp"
 #include "sim/topology.hpp"
 
@@ -101,6 +102,8 @@ Simulation::Simulation(SimulationOptions options) {
   impl_->engine = make_engine();
   impl_->topology = build_topology(impl_->options);
   const SimulationOptions& o = impl_->options;
+  const long long actors = o.max_actors > 0 ? o.max_actors : max_simulated_actors();
+  impl_->recorder.set_actor_budget(actors - static_cast<long long>(running_units(o)) * kActorsPerUnit);
   if (o.units > 1)
     impl_->hub = std::make_unique<CommHub>(
         impl_->topology, CommHubSettings{o.collective_algorithm, running_units(o), o.coalesce_ring_steps, o.serial_collectives,
@@ -142,6 +145,12 @@ void Simulation::run(const UnitMain& main_per_unit) {
   }
   s.engine->run();
   if (s.first_error) std::rethrow_exception(s.first_error);
+  if (s.recorder.actors_refused() > 0)
+    throw InputError("simulation options", "host_workers_per_unit",
+                     "at most " + std::to_string(s.options.max_actors > 0 ? s.options.max_actors : max_simulated_actors()) +
+                         " simulated actors (each a stack mapping; vm.max_map_count / 2): the host workers' work "
+                         "needed more at once (" + std::to_string(s.recorder.actors_refused()) +
+                         " not started); use fewer --host-workers, fewer --units/--nodes, or --simulated-nodes");
   std::string stuck;
   for (std::size_t u = 0; u < s.finished.size(); ++u)
     if (!s.finished[u]) stuck += (stuck.empty() ? "" : ", ") + std::to_string(u);

@@ -94,18 +94,16 @@ void validate(const SimulationOptions& options) {
     throw InputError("simulation options", "host_workers_per_unit",
                      "expected 0 (the default) or more, found " + std::to_string(options.host_workers_per_unit));
   check_platform_units(options.units, p, "simulation options", "units");
-  // Every simulated worker is a SimGrid actor with its own stack mapping: past the process's
-  // mapping limit SimGrid aborts while creating them, so refuse such a run up front.
-  const long long workers = options.host_workers_per_unit > 0 ? options.host_workers_per_unit
-                                                              : default_host_workers(options.profile);
-  const long long actors = static_cast<long long>(running_units(options)) * (workers + kActorsPerUnit);
-  if (const long long most = max_simulated_actors(); actors > most)
+  // Every simulated actor has its own stack mapping: past the process's mapping limit SimGrid
+  // aborts while creating them. A unit's host workers start as their work needs them (the
+  // Recorder's budget fails a run that needs more); its fixed actors and one worker each must fit.
+  const long long actors = static_cast<long long>(running_units(options)) * (1 + kActorsPerUnit);
+  if (const long long most = options.max_actors > 0 ? options.max_actors : max_simulated_actors(); actors > most)
     throw InputError("simulation options", "host_workers_per_unit",
                      "at most " + std::to_string(most) + " simulated actors (each a stack mapping; vm.max_map_count / 2), "
-                         "found " + std::to_string(running_units(options)) + " running units x (" +
-                         std::to_string(workers) + " host workers + " + std::to_string(kActorsPerUnit) +
-                         ") = " + std::to_string(actors) +
-                         "; use fewer --host-workers, fewer --units/--nodes, or --simulated-nodes");
+                         "found " + std::to_string(running_units(options)) + " running units x (1 host worker + " +
+                         std::to_string(kActorsPerUnit) + ") = " + std::to_string(actors) +
+                         "; use fewer --units/--nodes, or --simulated-nodes");
 
   check.positive(p.gpu.fp32_flops, "gpu.fp32_flops");
   check.positive(p.gpu.bf16_flops, "gpu.bf16_flops");

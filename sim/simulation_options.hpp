@@ -60,6 +60,8 @@ struct SimulationOptions {
   // running its flows (ActivityCounts counts those, and any collective that then overlaps one).
   // Off: every collective runs its flows (a check; slow at scale).
   bool predicted_collectives = true;
+  // Simulated actors the run may hold at once; 0: as many as the process can (max_simulated_actors).
+  long long max_actors = 0;
   // Straggler injection: unit u's host workers compute host_slowdown[u] times slower (>= 1;
   // missing entries: 1). Memory traffic keeps its speed.
   std::vector<double> host_slowdown;
@@ -84,7 +86,7 @@ void check_platform_units(int units, const hw::HardwareProfile& profile, const s
 
 // Simulated actors a process can hold: SimGrid gives each its own stack mapping, and past
 // vm.max_map_count it aborts (read from /proc, Linux's default otherwise). validate() refuses
-// running units x (host workers + kActorsPerUnit) beyond it.
+// running units x (1 + kActorsPerUnit) beyond it; host workers past the first start as needed.
 long long max_simulated_actors();
 inline constexpr int kActorsPerUnit = 8;  // the unit's training loop, device stream, copy engines, ...
 

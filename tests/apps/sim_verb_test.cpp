@@ -251,11 +251,11 @@ TEST(SimVerbInputs, HugeStalenessNegativeSeedAndAMistypedNvmeParentAreRefused) {
 }
 
 // More simulated actors than the process can map made SimGrid abort: refused, naming what to change.
-TEST(SimVerbInputs, MoreActorsThanTheProcessCanHoldAreRefused) {
+// Host workers start as their work needs them, so many declared ones cost nothing (the actor
+// budget itself: tests/sim/executor_test.cpp).
+TEST(SimVerbInputs, ManyHostWorkersStartOnlyAsTheirWorkNeedsThem) {
   const auto run = run_cli({"sim", "--model", "tiny", "--host-workers", "100000", "--steps", "1", "--no-progress"});
-  EXPECT_EQ(run.code, 1) << run.out;
-  EXPECT_NE(run.err.find("simulated actors"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("--simulated-nodes"), std::string::npos) << run.err;
+  EXPECT_EQ(run.code, 0) << run.err;
 }
 
 // --nodes 100000 built a SimGrid platform for hours (its build grows as units^2, mirrors

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <set>
 #include <vector>
 
 #include "core/common/error.hpp"
@@ -136,6 +137,51 @@ TEST(SimExecutors, RefreshesOverlapWhenTheCoresAllow) {
     EXPECT_NEAR(recorded[2].start, 2e-3, tolerance(2e-3));
     EXPECT_NEAR(recorded[2].end, 4e-3, tolerance(4e-3));
   });
+}
+
+// Host workers start as their work needs them: 100000 declared, 3 refreshes at once start 3.
+// Past the process's actor budget a worker does not start, and the run fails naming the option
+// rather than SimGrid aborting.
+TEST(SimExecutors, HostWorkersStartAsTheirWorkNeedsThemWithinTheActorBudget) {
+  run_in_child([] {
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.host_workers_per_unit = 100000;
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      EXPECT_EQ(p.host_workers().concurrency(), 100000);
+      const std::vector<double> ends = ends_of_refreshes(p, 3);
+      for (const double end : ends) EXPECT_GT(end, 0.0);
+    });
+    std::set<std::string> tracks;
+    for (const platform::Activity& a : sink.on_track("cpu0 worker ")) tracks.insert(a.track);
+    EXPECT_EQ(tracks, (std::set<std::string>{platform::host_worker_track(0, 0), platform::host_worker_track(0, 1),
+                                             platform::host_worker_track(0, 2)}));
+  });
+  run_in_child([] {
+    SimulationOptions options = tiny_options(Numerics::shapes);
+    options.host_workers_per_unit = 8;
+    options.max_actors = kActorsPerUnit + 2;  // room for 2 workers
+    Simulation sim(options);
+    try {
+      sim.run([](int, Platform& p) { ends_of_refreshes(p, 4); });
+      FAIL() << "expected an InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.field(), "host_workers_per_unit");
+      EXPECT_NE(std::string(e.what()).find("not started"), std::string::npos) << e.what();
+    }
+  });
+  // Units whose fixed actors and first workers alone pass the budget are refused up front.
+  SimulationOptions too_many = tiny_options(Numerics::shapes);
+  too_many.units = 3;
+  too_many.max_actors = 2 * (1 + kActorsPerUnit);
+  try {
+    validate(too_many);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("simulated actors"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SimExecutors, WorkersShareACoreWhenThereAreMoreWorkersThanCores) {
