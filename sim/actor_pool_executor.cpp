@@ -31,6 +31,9 @@ ActorPoolExecutor::ActorPoolExecutor(ActorPoolSpec spec, platform::CompletionBoa
   if (spec_.tracks.empty()) throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs an actor");
   if (spec_.memory == nullptr || !spec_.charge)
     throw std::invalid_argument("ActorPoolExecutor '" + spec_.name + "': needs a memory host and a charge model");
+  if (spec_.exclusive && (spec_.tracks.size() != 1 || spec_.cores != nullptr))
+    throw std::invalid_argument("ActorPoolExecutor '" + spec_.name +
+                                "': an exclusive pool is one actor on a host whose cores nothing else uses");
 }
 
 platform::Pending ActorPoolExecutor::submit(platform::Work work) {
@@ -95,7 +98,12 @@ void ActorPoolExecutor::serve(std::size_t lane) {
       compute += c.compute_seconds;
       traffic += c.memory_bytes;
     }
-    if (compute > 0.0) {
+    if (spec_.exclusive) {
+      const double seconds = compute + traffic / spec_.memory->get_speed();
+      if (seconds > 0.0) sg4::this_actor::sleep_for(seconds);
+      if (compute > 0.0) ++recorder_.counts().executions;
+      if (traffic > 0.0) ++recorder_.counts().executions;
+    } else if (compute > 0.0) {
       const CoreLoad::Busy busy(spec_.cores, spec_.threads_per_item);
       sg4::ExecPtr exec = sg4::this_actor::exec_init(compute * kSpeed);
       if (spec_.threads_per_item > 1) exec->set_thread_count(spec_.threads_per_item);
@@ -103,7 +111,7 @@ void ActorPoolExecutor::serve(std::size_t lane) {
       exec->wait();
       ++recorder_.counts().executions;
     }
-    if (traffic > 0.0) {
+    if (traffic > 0.0 && !spec_.exclusive) {
       sg4::ExecPtr exec = sg4::this_actor::exec_init(traffic);
       exec->set_host(spec_.memory);
       exec->start();

@@ -39,6 +39,11 @@ struct ActorPoolSpec {
   // The memory the items' traffic goes through: a host of one core whose speed is the memory's
   // bandwidth in bytes/s (topology.hpp).
   simgrid::s4u::Host* memory = nullptr;
+  // The pool is the only user of `host` and `memory` and runs one item at a time (a GPU's device
+  // stream): an item's compute and traffic then take exactly their modelled seconds, and are
+  // waited out in one sleep instead of run as two executions (nothing shares the resources, so
+  // there is nothing for SimGrid to solve).
+  bool exclusive = false;
   bool run_bodies = true;
   platform::ActivitySink* activities = nullptr;  // where each item is recorded (null: nowhere)
   // Simulated seconds an actor that slept for want of work takes to start the item that woke it

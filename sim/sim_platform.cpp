@@ -20,6 +20,7 @@ ActorPoolSpec device_stream_spec(const SimulationOptions& options, const UnitRes
     spec.cores = &cores;
   } else {
     spec.host = r.gpu;
+    spec.exclusive = true;  // only the stream runs on gpu<u> and its traffic on hbm-traffic<u>
   }
   spec.charge = [&costs](const platform::Cost& cost) { return costs.device_charge(cost); };
   // A CPU device's memory is the host's DRAM, shared with the host workers.

@@ -119,7 +119,7 @@ void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4
     return;
   }
   // The caller (a rank's main) goes on at once: the flows run in an actor of their own.
-  sg4::Actor::create("collective", host, [this, group, calls = std::move(calls)] {
+  sg4::Actor::init("collective", host)->set_stacksize(kCollectiveActorStack)->start([this, group, calls = std::move(calls)] {
     sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
     run_in_turn(group, *calls);
   });

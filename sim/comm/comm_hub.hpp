@@ -44,6 +44,11 @@ struct MemberCall : platform::CollectiveCall {
   platform::ActivitySink* activities = nullptr;  // the member's sink; null: not recorded
 };
 
+// Stack of the short-lived actors that wait for a member's inputs or run a collective: they call
+// no deep code (no BLAS; combine_values loops), and SimGrid zeroes each new actor's stack, so the
+// default 8 MiB cost more to create than the actor's work (a 7B fsdp step creates thousands).
+inline constexpr unsigned kCollectiveActorStack = 256 * 1024;
+
 struct CommHubSettings {
   // None: NCCL's choice per call (collective_choice.hpp); the protocol is always chosen so.
   std::optional<collective::Algorithm> algorithm;

@@ -56,14 +56,15 @@ platform::Pending SimGroup::start(const platform::CollectiveCall& c, platform::C
     return std::move(pending);
   }
   // Otherwise the call joins the others once its input exists; the caller goes on at once.
-  sg4::Actor::create("collective", rank_.host,
-                     // By value: the group may be gone before its call completes.
-                     [hub = &hub_, group = group_, index = my_index_, sequence, call = std::move(call),
-                      after = std::move(options.after), host = rank_.host]() mutable {
-                       sg4::Actor::self()->daemonize();  // a member that never calls must not hang the run
-                       fold_inputs(after, call.input);
-                       hub->arrive(group, sequence, index, std::move(call), /*may_block=*/true, host);
-                     });
+  sg4::Actor::init("collective", rank_.host)
+      ->set_stacksize(kCollectiveActorStack)
+      // By value: the group may be gone before its call completes.
+      ->start([hub = &hub_, group = group_, index = my_index_, sequence, call = std::move(call),
+               after = std::move(options.after), host = rank_.host]() mutable {
+        sg4::Actor::self()->daemonize();  // a member that never calls must not hang the run
+        fold_inputs(after, call.input);
+        hub->arrive(group, sequence, index, std::move(call), /*may_block=*/true, host);
+      });
   return std::move(pending);
 }
 
