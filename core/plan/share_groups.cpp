@@ -1,14 +1,37 @@
 #include "core/plan/share_groups.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace asteria::plan {
+
+namespace {
+
+// The blocks of layers first_layer..last_layer: blocks are listed layer by layer
+// (validate_schedule_inputs), so two binary searches find them.
+std::pair<std::size_t, std::size_t> blocks_of(const std::vector<BlockWork>& blocks, const BucketInfo& layers) {
+  const auto first = std::lower_bound(blocks.begin(), blocks.end(), layers.first_layer,
+                                      [](const BlockWork& b, int layer) { return b.layer < layer; });
+  const auto end = std::upper_bound(first, blocks.end(), layers.last_layer,
+                                    [](int layer, const BlockWork& b) { return layer < b.layer; });
+  return {static_cast<std::size_t>(first - blocks.begin()), static_cast<std::size_t>(end - blocks.begin())};
+}
+
+bool together_are_even(const std::vector<BlockWork>& blocks, int ranks, const std::vector<int>& together,
+                       BlockBytes bytes) {
+  double total = 0.0;
+  for (int b : together) total += blocks[static_cast<std::size_t>(b)].*bytes;
+  return padded_bytes(blocks, ranks, together, bytes) <= kSharePadding * total;
+}
+
+}  // namespace
 
 ShareSplit split_shares(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers, BlockBytes bytes) {
   std::vector<int> owned;
   double total = 0.0;
-  for (std::size_t b = 0; b < blocks.size(); ++b)
-    if (blocks[b].layer >= layers.first_layer && blocks[b].layer <= layers.last_layer && blocks[b].owner >= 0) {
+  const auto [first, end] = blocks_of(blocks, layers);
+  for (std::size_t b = first; b < end; ++b)
+    if (blocks[b].owner >= 0) {
       owned.push_back(static_cast<int>(b));
       total += blocks[b].*bytes;
     }
@@ -35,8 +58,9 @@ double compute_copy_scale(const std::vector<LayerWork>& layers, const std::vecto
   double compute = 0.0;
   double master = 0.0;
   for (int l = bucket.first_layer; l <= bucket.last_layer; ++l) compute += layers[static_cast<std::size_t>(l)].weight_bytes;
-  for (const BlockWork& b : blocks)
-    if (b.layer >= bucket.first_layer && b.layer <= bucket.last_layer && b.owner >= 0) master += b.weight_bytes;
+  const auto [first, end] = blocks_of(blocks, bucket);
+  for (std::size_t b = first; b < end; ++b)
+    if (blocks[b].owner >= 0) master += blocks[b].weight_bytes;
   return master > 0.0 ? compute / master : 1.0;
 }
 
@@ -57,15 +81,13 @@ double padded_bytes(const std::vector<BlockWork>& blocks, int ranks, const std::
 }
 
 bool shares_are_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers, BlockBytes bytes) {
-  const std::vector<int> together = split_shares(blocks, ranks, layers, bytes).together;
-  double total = 0.0;
-  for (int b : together) total += blocks[static_cast<std::size_t>(b)].*bytes;
-  return padded_bytes(blocks, ranks, together, bytes) <= kSharePadding * total;
+  return together_are_even(blocks, ranks, split_shares(blocks, ranks, layers, bytes).together, bytes);
 }
 
 bool shares_are_whole_and_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers,
                                BlockBytes bytes) {
-  return split_shares(blocks, ranks, layers, bytes).alone.empty() && shares_are_even(blocks, ranks, layers, bytes);
+  const ShareSplit split = split_shares(blocks, ranks, layers, bytes);
+  return split.alone.empty() && together_are_even(blocks, ranks, split.together, bytes);
 }
 
 std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,

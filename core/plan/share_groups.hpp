@@ -23,6 +23,9 @@ struct ShareSplit {
   std::vector<int> together;  // the rest: one collective of padded shares
 };
 
+// Every function here takes the blocks listed layer by layer, as validate_schedule_inputs
+// requires (it finds a bucket's blocks by binary search).
+//
 // The owned blocks (owner >= 0) of the layers first_layer..last_layer of `layers`, by how they
 // travel among `ranks` ranks, in block order.
 ShareSplit split_shares(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers, BlockBytes bytes);

@@ -208,7 +208,9 @@ TEST(ShardedSchedule, GathersMoveTheComputeCopyOfTheWeights) {
                                         {.data_parallel_ranks = 2, .parallelism = how, .bucket_bytes = 0.0});
     ASSERT_EQ(fp32.ops.size(), half.ops.size());
     for (std::size_t i = 0; i < fp32.ops.size(); ++i)
-      if (fp32.ops[i].kind == OpKind::gather) EXPECT_EQ(half.ops[i].cost.bytes(), 0.5 * fp32.ops[i].cost.bytes());
+      if (fp32.ops[i].kind == OpKind::gather) {
+        EXPECT_EQ(half.ops[i].cost.bytes(), 0.5 * fp32.ops[i].cost.bytes());
+      }
   }
 }
 
