@@ -19,6 +19,9 @@ struct ActivityCounts {
   // the times of such pairs are approximate (each was simulated as if alone).
   std::uint64_t collectives_predicted = 0;
   std::uint64_t collectives_overlapped = 0;
+  // With representative ranks: collectives whose simulated members arrived at different times,
+  // so the ranks are not alike and the mirrors' stand-in is approximate (0 where it is exact).
+  std::uint64_t collectives_asymmetric = 0;
   std::uint64_t total() const noexcept { return executions + communications + ios; }
 };
 

@@ -57,6 +57,18 @@ void check_sim_memory(const RunConfig& spec, const hw::HardwareProfile& profile)
 }
 
 // The simulated machine of `units` units, with the shortcuts and the straggler asked for.
+// Whether every rank of the run does the same work at the same times, so that the first node's
+// ranks stand for all (representative ranks, exact bit for bit): nothing tells the ranks apart
+// when the run is data-free, no rank is slowed, no block has an owner (no sharded state, refreshes
+// replicated), the nodes are whole and alike, and no trace wants every rank's activities. The
+// simulator checks it as the run goes: the simulated ranks reach every collective together
+// (collectives_asymmetric in summary.json counts those where they did not).
+bool symmetric_ranks(const RunConfig& spec, int units, int per_node) {
+  return spec.numerics == platform::Numerics::shapes && spec.straggler.rank < 0 &&
+         !plan::shards_state(spec.parallelism) && !spec.share_refreshes && !spec.trace.enabled && per_node >= 1 &&
+         units % per_node == 0 && units / per_node >= 2;
+}
+
 sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::HardwareProfile& profile, int units) {
   const run::SimConfig& machine = spec.sim;
   sim::SimulationOptions options;
@@ -77,6 +89,8 @@ sim::SimulationOptions simulation_options(const RunConfig& spec, const hw::Hardw
       throw InputError("command line", "--simulated-nodes",
                        "ranks that do the same work: --straggler makes one rank differ (simulate every node)");
   }
+  else if (const int per_node = profile.units_per_node(); symmetric_ranks(spec, units, per_node))
+    options.simulated_units = per_node;  // exact: every node's ranks do what the first node's do
   options.coalesce_ring_steps = machine.coalesce_ring_steps;
   options.serial_collectives = machine.serial_collectives;
   options.predicted_collectives = machine.predicted_collectives;
@@ -276,6 +290,11 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   out.extra.emplace_back("activities_ios", activities.ios);
   out.extra.emplace_back("collectives_predicted", activities.collectives_predicted);
   out.extra.emplace_back("collectives_overlapped", activities.collectives_overlapped);
+  out.extra.emplace_back("collectives_asymmetric", activities.collectives_asymmetric);
+  if (activities.collectives_asymmetric > 0)
+    progress_out << "sim: representative ranks: in " << activities.collectives_asymmetric
+                 << " collectives the simulated ranks arrived apart, so they are not alike and the mirrored ranks' "
+                    "times are approximate (simulate every node for exact ones)\n";
   if (trace.enabled() && spec.out && out.fits) {
     std::map<std::string, std::string> metadata = workload.trace_metadata;
     metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});

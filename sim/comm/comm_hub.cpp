@@ -99,7 +99,14 @@ void CommHub::arrive(int group, std::int64_t sequence, int group_rank, MemberCal
                                    std::string(platform::to_string(call.collective)) + " of " +
                                    std::to_string(call.in.count) + " elements)");
   slot = std::move(call);
+  // Representative ranks stand for the mirrors only if the simulated ones are alike: they reach
+  // every collective at the same time.
+  const double now = sg4::Engine::get_clock();
+  if (gathering.first_arrival < 0.0) gathering.first_arrival = now;
+  else if (now != gathering.first_arrival) gathering.together = false;
   if (++gathering.arrived < g.simulated) return;
+  if (g.simulated < static_cast<int>(g.members->size()) && !gathering.together)
+    ++recorder_.counts().collectives_asymmetric;
   auto calls = std::make_shared<Calls>(std::move(gathering.calls));
   open_.erase(key);
   if (settings_.serial_collectives) {

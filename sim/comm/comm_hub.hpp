@@ -104,6 +104,8 @@ class CommHub {
   struct Gathering {
     std::vector<std::optional<MemberCall>> calls;
     int arrived = 0;
+    double first_arrival = -1.0;  // simulated time of the first member's call
+    bool together = true;         // every member so far called at first_arrival
   };
   struct SplitGathering {
     std::vector<std::pair<int, int>> colour_and_key;  // per group rank

@@ -232,6 +232,39 @@ TEST(SimDataParallel, CollectivesAloneTakeTheirExactPredictedTime) {
   }
 }
 
+// Ranks alike (data-free, replicated refreshes, no sharding, whole nodes, no trace) are simulated
+// by the first node's by default, bit for bit the run of every node; the simulator checks they
+// stay alike (they reach every collective together). Sharded ranks differ: every node runs by
+// default, and representative ranks asked for are reported as apart.
+TEST(SimDataParallel, AlikeRanksAreSimulatedByTheFirstNodeByDefault) {
+  const TempDir dir;
+  const auto base = [&](const std::string& name, const std::vector<std::string>& extra) {
+    Args args = {"sim",       "--hw",      "gh200-alps", "--model",     "tiny",      "--optimizer", "soap",
+                 "--steps",   "4",         "--nodes",    "3",           "--numerics", "shapes",     "--no-progress",
+                 "--out",     (dir.path() / name).string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::run_cli_in_child(args);
+  };
+  const auto alike = base("alike", {"--refresh-sharing", "replicated"});
+  const auto every = base("every", {"--refresh-sharing", "replicated", "--simulated-nodes", "3"});
+  ASSERT_EQ(alike.code, 0) << alike.err;
+  ASSERT_EQ(every.code, 0) << every.err;
+  const nlohmann::json a = read_json(dir.path() / "alike" / "summary.json");
+  const nlohmann::json e = read_json(dir.path() / "every" / "summary.json");
+  EXPECT_EQ(a.at("simulated_units").get<int>(), 4);
+  EXPECT_EQ(e.at("simulated_units").get<int>(), 12);
+  EXPECT_EQ(a.at("collectives_asymmetric").get<int>(), 0);
+  EXPECT_EQ(read_text(dir.path() / "alike" / "steps.csv"), read_text(dir.path() / "every" / "steps.csv"));
+
+  const auto sharded = base("sharded", {"--parallelism", "fsdp"});
+  ASSERT_EQ(sharded.code, 0) << sharded.err;
+  EXPECT_EQ(read_json(dir.path() / "sharded" / "summary.json").at("simulated_units").get<int>(), 12);
+  const auto asked = base("asked", {"--parallelism", "fsdp", "--simulated-nodes", "1"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_GT(read_json(dir.path() / "asked" / "summary.json").at("collectives_asymmetric").get<int>(), 0);
+  EXPECT_NE(asked.err.find("not alike"), std::string::npos) << asked.err;
+}
+
 TEST(SimDataParallel, ANegativeBucketSizeIsRefusedNamingTheOption) {
   const TempDir dir;
   const auto run = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bad", 2, {"--bucket-size", "-1"}));
