@@ -147,9 +147,18 @@ def load_runs(study_dir):
                 if column in header:
                     run[column] = non_negative_number(row, column, table_path, index, allow_empty=True)
         runs.append(run)
-    # Only the settings that differ between runs split panels; the others go without saying.
+    # Only the settings that differ between runs split panels; the others go without saying. A
+    # setting that follows the nodes (one value per node count in each hw and model: a strong
+    # scaling's per-GPU batch and micro-batches) is part of the scaling, not a panel of its own.
+    def follows_nodes(position):
+        seen = {}
+        for run in runs:
+            key = (run["group"], run.get("nodes"))
+            seen.setdefault(key, set()).add(run["variant"][position][1])
+        return all(len(values) == 1 for values in seen.values())
+
     varying = [position for position, column in enumerate(variant_columns)
-               if len({run["variant"][position][1] for run in runs}) > 1]
+               if len({run["variant"][position][1] for run in runs}) > 1 and not follows_nodes(position)]
     for run in runs:
         run["variant"] = tuple(run["variant"][position] for position in varying)
     return runs, header

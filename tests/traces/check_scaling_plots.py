@@ -279,6 +279,38 @@ def test_scaling_without_tokens(root):
           "scaling_throughput.png written without tokens_per_s")
 
 
+def test_strong_scaling_batches_follow_the_nodes(root):
+    """A strong scaling: the per-GPU batch and micro-batches halve as the nodes double. They follow
+    the nodes, so they split no panels (one per model and method, as in weak scaling); a setting
+    that varies otherwise (the placement) still does."""
+    columns = SCALING_COLUMNS + ["batch", "micro_batches"]
+    rows = scaling_rows()
+    for row in rows:
+        row["batch"] = 64 // row["nodes"]
+        row["micro_batches"] = 16 // row["nodes"]
+    make_scaling_study(root, rows, columns)
+    figures = scaling_plots.scaling_figures(root)
+    step = figures["scaling_step_time"]
+    check(len([axes for axes in step.axes if axes.get_lines()]) == len(MODELS) * len(METHODS),
+          f"strong scaling: one panel per model and method, found "
+          f"{[axes.get_title() for axes in step.axes if axes.get_lines()]}")
+    got = line_points(panel(step, PANEL_S1), parallelism_label("zero1"))
+    check(same_points(got, expected_line(rows, "p50_step_s", "olmo2-7b", "soap", "", 1, "zero1")),
+          f"strong scaling zero1 line: {got}")
+    for figure in figures.values():
+        plot_common.plt.close(figure)
+    for row in rows:
+        if row["optimizer"] == "adamw" and row["nodes"] == 4:
+            row["placement"] = "host"
+    make_scaling_study(root, rows, columns)
+    figures = scaling_plots.scaling_figures(root)
+    titles = [axes.get_title() for axes in figures["scaling_step_time"].axes if axes.get_lines()]
+    check(any(title.endswith("\nhost") for title in titles) and any(title.endswith("\ntiered") for title in titles),
+          f"a placement that does not follow the nodes splits panels: {titles}")
+    for figure in figures.values():
+        plot_common.plt.close(figure)
+
+
 def test_scaling_nothing_to_draw(root):
     """Only AdamW runs: no matrix optimizer to plot against S; the figure says so."""
     make_scaling_study(root, [row for row in scaling_rows() if row["optimizer"] == "adamw"])
@@ -310,7 +342,7 @@ def test_scaling_bad_input(root):
 def main():
     test_scaling_helpers()
     for test in (test_scaling_plots_draw_the_table, test_scaling_plots_render, test_scaling_without_tokens,
-                 test_scaling_nothing_to_draw, test_scaling_bad_input):
+                 test_strong_scaling_batches_follow_the_nodes, test_scaling_nothing_to_draw, test_scaling_bad_input):
         with tempfile.TemporaryDirectory(prefix="asteria-plots-") as root:
             test(root)
             print(f"OK {test.__name__}")
