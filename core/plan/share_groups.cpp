@@ -1,6 +1,8 @@
 #include "core/plan/share_groups.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <tuple>
 #include <utility>
 
 namespace asteria::plan {
@@ -122,14 +124,22 @@ std::vector<int> assign_block_owners(const std::vector<double>& bytes, const std
     std::vector<std::size_t> order;
     for (std::size_t b = first; b < end; ++b) order.push_back(b);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
-    std::vector<double> in_layer(static_cast<std::size_t>(ranks), 0.0);
+    // The rank with the fewest bytes of the layer, then the fewest in all, then the lowest: the
+    // least (in layer, total, rank) of a heap (every rank has 0 of a new layer), not a scan of
+    // every rank per block (O(blocks x ranks) on each of the ranks computing it).
+    using Key = std::tuple<double, double, int>;
+    std::vector<Key> heap;
+    heap.reserve(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) heap.emplace_back(0.0, total[static_cast<std::size_t>(r)], r);
+    std::make_heap(heap.begin(), heap.end(), std::greater<>());
     for (std::size_t b : order) {
-      std::size_t best = 0;
-      for (std::size_t r = 1; r < in_layer.size(); ++r)
-        if (in_layer[r] < in_layer[best] || (in_layer[r] == in_layer[best] && total[r] < total[best])) best = r;
-      owners[b] = static_cast<int>(best);
-      in_layer[best] += bytes[b];
-      total[best] += bytes[b];
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      auto& [in_layer, rank_total, best] = heap.back();
+      owners[b] = best;
+      in_layer += bytes[b];
+      rank_total += bytes[b];
+      total[static_cast<std::size_t>(best)] += bytes[b];
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
     }
     first = end;
   }
