@@ -61,11 +61,10 @@ void append_pipelined_chains(FlowSchedule& schedule, const Rings& chains, double
     Phase phase;
     phase.first_chunk = t < hops;  // chunk 0 crosses hop t in phase t
     for (const Units& chain : chains) {
-      for (int h = 0; h + 1 < static_cast<int>(chain.size()); ++h) {
-        const int c = t - h;
-        if (c >= 0 && c < chunks)
-          phase.flows.push_back({chain[static_cast<std::size_t>(h)], chain[static_cast<std::size_t>(h + 1)], chunk});
-      }
+      // Hop h forwards chunk t - h: the hops from t - chunks + 1 to t (a long chain's window).
+      const int last_hop = std::min(t, static_cast<int>(chain.size()) - 2);
+      for (int h = std::max(0, t - chunks + 1); h <= last_hop; ++h)
+        phase.flows.push_back({chain[static_cast<std::size_t>(h)], chain[static_cast<std::size_t>(h + 1)], chunk});
     }
     schedule.push_back(std::move(phase));
   }

@@ -104,6 +104,7 @@ class CommHub {
   struct Gathering {
     std::vector<std::optional<MemberCall>> calls;
     int arrived = 0;
+    int first = -1;               // the group rank whose call came first
     double first_arrival = -1.0;  // simulated time of the first member's call
     bool together = true;         // every member so far called at first_arrival
   };
