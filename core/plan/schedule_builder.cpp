@@ -298,11 +298,11 @@ class Builder {
     open_.first_layer = std::min(open_.first_layer, l);
     open_.last_layer = std::max(open_.last_layer, l);
     open_bytes_ += layer(l).gradient_bytes;
+    open_shares_.add_layer(l);
     open_ready_ = backward;
     const auto index = static_cast<int>(gradient_buckets_.size());
     if (open_bytes_ >= options_.bucket_bytes &&
-        (!shards_gradients(options_.parallelism) ||
-         shares_are_whole_and_even(blocks_, options_.data_parallel_ranks, open_, &BlockWork::gradient_bytes)))
+        (!shards_gradients(options_.parallelism) || open_shares_.whole_and_even(open_)))
       close_bucket();
     return index;
   }
@@ -341,6 +341,7 @@ class Builder {
     gradient_buckets_.push_back(closed);
     open_ = {-1, -1, {}};
     open_bytes_ = 0.0;
+    open_shares_.clear();
   }
 
   // The gathers of the owned blocks of `layers` (one per block that travels alone, one for the
@@ -546,6 +547,7 @@ class Builder {
   std::vector<OpId> update_of_;
   BucketInfo open_{-1, -1, {}};  // the bucket filling up (last_layer -1: none)
   double open_bytes_ = 0.0;
+  ShareTally open_shares_{blocks_, options_.data_parallel_ranks, &BlockWork::gradient_bytes};  // open_'s
   OpId open_ready_ = -1;     // the backward after which the open bucket's gradients are complete
   // A gradient bucket's layers and the op its hooks wait for (its last collective).
   struct GradientBucket {

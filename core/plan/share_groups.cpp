@@ -92,6 +92,39 @@ bool shares_are_whole_and_even(const std::vector<BlockWork>& blocks, int ranks, 
   return split.alone.empty() && together_are_even(blocks, ranks, split.together, bytes);
 }
 
+ShareTally::ShareTally(const std::vector<BlockWork>& blocks, int ranks, BlockBytes bytes)
+    : blocks_(blocks), ranks_(ranks), bytes_(bytes), share_(static_cast<std::size_t>(std::max(ranks, 1)), 0.0) {}
+
+void ShareTally::add_layer(int layer) {
+  const auto [first, end] = blocks_of(blocks_, {layer, layer, {}});
+  for (std::size_t b = first; b < end; ++b) {
+    const BlockWork& w = blocks_[b];
+    if (w.owner < 0) continue;
+    const double bytes = w.*bytes_;
+    double& share = share_.at(static_cast<std::size_t>(w.owner));
+    if (share == 0.0 && bytes > 0.0) ++owners_;
+    share += bytes;
+    total_ += bytes;
+    largest_block_ = std::max(largest_block_, bytes);
+    largest_share_ = std::max(largest_share_, share);
+  }
+}
+
+void ShareTally::clear() {
+  std::fill(share_.begin(), share_.end(), 0.0);
+  total_ = largest_block_ = largest_share_ = 0.0;
+  owners_ = 0;
+}
+
+bool ShareTally::whole_and_even(const BucketInfo& layers) const {
+  // Far from the limits (beyond any difference the order of the sums makes): not whole and even.
+  constexpr double kMargin = 1.0 + 1e-9;
+  if (largest_block_ > kMargin * total_ / ranks_) return false;
+  const double padded = owners_ <= 1 ? total_ : largest_share_ * ranks_;
+  if (padded > kMargin * kSharePadding * total_) return false;
+  return shares_are_whole_and_even(blocks_, ranks_, layers, bytes_);
+}
+
 std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                             const ScheduleOptions& options) {
   std::vector<double> bytes(layers.size(), 0.0);
@@ -100,16 +133,18 @@ std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vec
   int units = 0;
   BucketInfo open{-1, -1, {}};
   double held = 0.0;
+  ShareTally tally(blocks, options.data_parallel_ranks, &BlockWork::weight_bytes);
   for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
     if (open.last_layer < 0) open.first_layer = l;
     open.last_layer = l;
     held += bytes[static_cast<std::size_t>(l)];
+    tally.add_layer(l);
     unit_of[static_cast<std::size_t>(l)] = units;
-    if (held >= options.bucket_bytes &&
-        shares_are_whole_and_even(blocks, options.data_parallel_ranks, open, &BlockWork::weight_bytes)) {
+    if (held >= options.bucket_bytes && tally.whole_and_even(open)) {
       ++units;
       open = {-1, -1, {}};
       held = 0.0;
+      tally.clear();
     }
   }
   return unit_of;

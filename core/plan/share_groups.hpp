@@ -54,6 +54,26 @@ bool shares_are_even(const std::vector<BlockWork>& blocks, int ranks, const Buck
 bool shares_are_whole_and_even(const std::vector<BlockWork>& blocks, int ranks, const BucketInfo& layers,
                                BlockBytes bytes);
 
+// shares_are_whole_and_even for a range of layers that grows a layer at a time (a gradient bucket,
+// an fsdp unit): the range's bytes, its largest block and every rank's share are kept as layers
+// join, so that a range far from whole and even is told so in O(1); one that may be is checked
+// exactly by shares_are_whole_and_even (the same answer, bit for bit).
+class ShareTally {
+ public:
+  ShareTally(const std::vector<BlockWork>& blocks, int ranks, BlockBytes bytes);
+  void add_layer(int layer);  // its owned blocks join
+  void clear();
+  bool whole_and_even(const BucketInfo& layers) const;  // `layers`: the layers added since clear()
+
+ private:
+  const std::vector<BlockWork>& blocks_;
+  int ranks_;
+  BlockBytes bytes_;
+  std::vector<double> share_;
+  double total_ = 0.0, largest_block_ = 0.0, largest_share_ = 0.0;
+  int owners_ = 0;  // ranks with a share
+};
+
 // fsdp's units (as FSDP wraps modules): consecutive layers, in forward order, whose weights are
 // gathered and dropped together; a unit closes once its blocks hold options.bucket_bytes of
 // weights and its shares are whole and even (each layer a unit at 0). Per layer, its unit's
