@@ -168,6 +168,10 @@ void validate(const RunConfig& s) {
     throw InputError(source, "--weights-on",
                      "device with --parallelism fsdp (a layer's weights are gathered from their owners into device "
                      "memory; shards resting off the device are not modelled)");
+  if (!s.reshard_after_use && s.parallelism != plan::Parallelism::fsdp)
+    throw InputError(source, "--reshard",
+                     "after-use unless --parallelism fsdp (only fsdp shards the weights after-step keeps), found "
+                     "after-step with --parallelism " + std::string(plan::to_string(s.parallelism)));
   if (s.host_workers < 0) throw InputError(source, "--host-workers", "expected an integer >= 0");
   if (s.device_budget == 0) throw InputError(source, "--device-budget", "expected a size > 0");
   if (s.host_budget == 0) throw InputError(source, "--host-budget", "expected a size > 0");

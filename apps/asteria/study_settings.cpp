@@ -54,7 +54,7 @@ struct SlugStyle {
   std::string_view tag;
   std::string_view unshown;  // the usual value (sim's default), left out of the name
 };
-constexpr std::array<SlugStyle, 28> kSlugStyles = {{
+constexpr std::array<SlugStyle, 29> kSlugStyles = {{
     {"hw", "", ""},
     {"model", "", ""},
     {"optimizer", "", ""},
@@ -77,6 +77,7 @@ constexpr std::array<SlugStyle, 28> kSlugStyles = {{
     {"micro_batches", "mb", ""},
     {"defer_fraction", "defer", ""},
     {"prefetch_depth", "pf", ""},
+    {"reshard", "reshard-", "after-use"},
     {"weights_on", "w-", ""},
     {"gradients_on", "g-", ""},
     {"checkpoints_on", "ckpt-", ""},

@@ -90,6 +90,10 @@ void validate_schedule_inputs(const std::vector<LayerWork>& layers, const std::v
                            " for block " + b.label);
     owners = owners || b.owner >= 0;
   }
+  if (!options.reshard_after_use && options.parallelism != Parallelism::fsdp)
+    throw InputError(kSource, "reshard_after_use",
+                     "true (after-use) unless parallelism is fsdp (only fsdp shards the weights it would keep), found "
+                     "after-step with " + std::string(to_string(options.parallelism)));
   if (options.parallelism == Parallelism::fsdp && options.tiers.weights != platform::Tier::device)
     throw InputError(kSource, "tiers.weights",
                      "device with fsdp (a layer's weights are gathered from their owners into device memory; resting "

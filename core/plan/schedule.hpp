@@ -163,6 +163,12 @@ struct ScheduleOptions {
   ModelStateTiers tiers{};
   bool recompute_activations = false;  // activation checkpointing (required for checkpoints off device)
   int prefetch_depth = 2;  // layer visits a fetch (or carried update) is issued ahead, >= 1
+  // fsdp: a unit's gathered weights are dropped after each stretch of visits of its layers (true,
+  // FSDP's default: each micro-batch's forward and backward gathers again), or kept until the
+  // step's end (false: one gather a unit a step, the whole model's weights on the device, as
+  // FSDP's reshard_after_forward=False with resharding after backward off under gradient
+  // accumulation).
+  bool reshard_after_use = true;
   // A host update runs on several host workers at once (as ZeRO-Offload's CPU Adam runs each
   // tensor on every core): its launch is split in pieces of about host_piece_bytes of the
   // block's weights, at most max_host_pieces (0: one piece per block).

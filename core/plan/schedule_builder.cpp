@@ -228,15 +228,24 @@ class Builder {
     if (first_forward) carry_up_to(l);
     auto& ready = nth(ready_of_run_, r);
     if (options_.parallelism == Parallelism::fsdp) {
-      // A unit's weights stay gathered over consecutive runs of its layers.
+      // A unit's weights stay gathered over consecutive runs of its layers (and, not resharded
+      // after use, over the whole step: its first gather serves every run).
       const int unit = nth(units_, l);
       if (r > 0 && units_[static_cast<std::size_t>(nth(runs_, r - 1).layer)] == unit) {
         ready = nth(ready_of_run_, r - 1);
         return;
       }
+      if (!options_.reshard_after_use) {
+        if (gathered_.empty()) gathered_.assign(units_.empty() ? 0 : static_cast<std::size_t>(units_.back()) + 1, {});
+        if (!nth(gathered_, unit).empty()) {
+          ready = nth(gathered_, unit);
+          return;
+        }
+      }
       const auto first = std::find(units_.begin(), units_.end(), unit) - units_.begin();
       const auto last = units_.rend() - std::find(units_.rbegin(), units_.rend(), unit) - 1;
       ready = gather({static_cast<int>(first), static_cast<int>(last), {}}, {freed});
+      if (!options_.reshard_after_use) nth(gathered_, unit) = ready;
       return;
     }
     if (!offloaded(options_.tiers.weights)) return;
@@ -563,6 +572,7 @@ class Builder {
   std::vector<int> run_of_;
   std::vector<std::vector<OpId>> ready_of_run_;  // per run: its weights' fetch or gathers
   std::vector<int> units_;                        // fsdp: per layer, its unit (fsdp_units)
+  std::vector<std::vector<OpId>> gathered_;       // fsdp not resharded after use: per unit, its gathers
   std::vector<OpId> op_of_visit_;
   std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
   std::vector<OpId> checkpoint_in_;

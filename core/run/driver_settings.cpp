@@ -41,6 +41,7 @@ runtime::DriverOptions driver_options(const RunConfig& spec, int warmup_steps, r
   o.schedule.micro_batches = spec.micro_batches;
   o.schedule.defer_fraction = spec.defer_fraction;
   o.schedule.prefetch_depth = spec.prefetch_depth;
+  o.schedule.reshard_after_use = spec.reshard_after_use;
   o.schedule.tiers = spec.model_tiers;
   o.schedule.recompute_activations = spec.recompute_activations;
   // Computing values on the real backend, each hook's device launch computes every optimizer op

@@ -119,6 +119,7 @@ struct RunConfig {
   int micro_batches = 1;
   double defer_fraction = 0.0;
   int prefetch_depth = 2;  // layer visits ahead that weights are fetched (or gathered: fsdp)
+  bool reshard_after_use = true;  // fsdp: --reshard after-use | after-step
   plan::ModelStateTiers model_tiers{};
   bool recompute_activations = false;  // activation checkpointing (implied by checkpoints off the device)
   runtime::PublishPolicy publish = runtime::PublishPolicy::deterministic;

@@ -328,6 +328,12 @@ void describe_run(V& v, RunConfig& c) {
                             "runs of layer visits ahead that a layer's weights are fetched (resting off the device) or "
                             "gathered from their owners (--parallelism fsdp), >= 1"}),
           c.prefetch_depth, codec::integer(1));
+  v.value(scheduled(Setting{"reshard", "WHEN",
+                            "--parallelism fsdp: after-use (a unit's gathered weights are dropped after each stretch "
+                            "of visits of its layers, so each micro-batch gathers again: FSDP's default) | after-step "
+                            "(kept until the step ends: one gather a unit a step, the whole model's weights on the "
+                            "device)"}),
+          c.reshard_after_use, codec::either("after-use", "after-step"));
   const auto tier = codec::named({platform::Tier::device, platform::Tier::host, platform::Tier::nvme});
   v.value(scheduled(Setting{"weights-on", "TIER",
                             "where the model's weights rest between uses: device | host | nvme (fetched before each use)"}),

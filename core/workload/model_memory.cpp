@@ -25,10 +25,13 @@ ModelMemory model_memory(const WorkloadModel& model, const plan::ScheduleOptions
 
   add(schedule.tiers.weights, static_cast<double>(model.totals.parameter_bytes) / weight_shards);
   if (schedule.tiers.weights != Tier::device) add(Tier::device, depth * largest_tensor * activation_element);
-  // fsdp: the layers gathered at once, the one in use and prefetch_depth ahead (whole tensors).
+  // fsdp: the layers gathered at once, the one in use and prefetch_depth ahead (whole tensors);
+  // not resharded after use, every unit stays gathered: the whole model.
   if (weight_shards > 1.0 && model.totals.parameters > 0)
-    add(Tier::device, (depth + 1.0) * largest_tensor * static_cast<double>(model.totals.parameter_bytes) /
-                          static_cast<double>(model.totals.parameters));
+    add(Tier::device, schedule.reshard_after_use
+                          ? (depth + 1.0) * largest_tensor * static_cast<double>(model.totals.parameter_bytes) /
+                                static_cast<double>(model.totals.parameters)
+                          : static_cast<double>(model.totals.parameter_bytes));
 
   const bool accumulates = schedule.order == plan::ScheduleOrder::horizontal && schedule.micro_batches > 1;
   const auto gradient_bytes = static_cast<double>(model.totals.gradient_bytes);

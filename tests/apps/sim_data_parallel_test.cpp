@@ -265,6 +265,30 @@ TEST(SimDataParallel, AlikeRanksAreSimulatedByTheFirstNodeByDefault) {
   EXPECT_NE(asked.err.find("not alike"), std::string::npos) << asked.err;
 }
 
+// --reshard after-step: fsdp keeps each unit's gathered weights for the step (fewer gathers, the
+// whole model's weights counted on the device); refused without fsdp, naming the option.
+TEST(SimDataParallel, FsdpKeptGathersTradeDeviceMemoryForGathers) {
+  const TempDir dir;
+  const std::vector<std::string> common = {"--parallelism", "fsdp", "--bucket-size", "0", "--micro-batches", "2",
+                                           "--batch", "4"};
+  const auto per_use = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "per-use", 4, common));
+  std::vector<std::string> kept_args = common;
+  kept_args.insert(kept_args.end(), {"--reshard", "after-step"});
+  const auto kept = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "kept", 4, kept_args));
+  ASSERT_EQ(per_use.code, 0) << per_use.err;
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  EXPECT_LT(count_ops(read_text(dir.path() / "kept" / "plan.txt"), "gather"),
+            count_ops(read_text(dir.path() / "per-use" / "plan.txt"), "gather"));
+  const nlohmann::json a = read_json(dir.path() / "per-use" / "summary.json");
+  const nlohmann::json b = read_json(dir.path() / "kept" / "summary.json");
+  EXPECT_GT(b.at("model_device_bytes").get<double>(), a.at("model_device_bytes").get<double>());
+  EXPECT_EQ(b.at("setting_reshard"), "after-step");
+  const auto refused =
+      testing::run_cli_in_child(tiny_data_parallel(dir.path() / "zero2", 4, {"--parallelism", "zero2", "--reshard", "after-step"}));
+  EXPECT_EQ(refused.code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("--reshard"), std::string::npos) << refused.err;
+}
+
 TEST(SimDataParallel, ANegativeBucketSizeIsRefusedNamingTheOption) {
   const TempDir dir;
   const auto run = testing::run_cli_in_child(tiny_data_parallel(dir.path() / "bad", 2, {"--bucket-size", "-1"}));

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -71,6 +72,8 @@ struct Case {
   bool share_refreshes = true;
   plan::Parallelism parallelism = plan::Parallelism::ddp;
   platform::DType reduce_dtype = platform::DType::fp32;
+  bool reshard_after_use = true;  // fsdp: false keeps a unit's gathered weights until the step ends
+  double bucket_bytes = 2048.0;    // see driver_options
 };
 
 std::string describe(const Case& c) {
@@ -87,10 +90,11 @@ runtime::DriverOptions driver_options(const Case& c) {
   o.schedule.data_parallel_ranks = c.ranks;
   // Gradient buckets of >= 2048 B in gradient order: {bias (64 B), layer1 (2048 B)}, {layer0}: a
   // reduce of two layers' gradients as one buffer, and one of a single layer.
-  o.schedule.bucket_bytes = 2048.0;
+  o.schedule.bucket_bytes = c.bucket_bytes;
   o.share_refreshes = c.share_refreshes;
   o.schedule.parallelism = c.parallelism;
   o.schedule.reduce_dtype = c.reduce_dtype;
+  o.schedule.reshard_after_use = c.reshard_after_use;
   return o;
 }
 
@@ -348,6 +352,33 @@ TEST(DataParallelReduceDtype, Bf16GradientsGiveTheSameWeightsWhateverIsSharded) 
     if (how == plan::Parallelism::fsdp)
       testing::run_in_child([&] { expect_same_runs(run, run_simulated(sharded)); });
   }
+}
+
+// fsdp keeping a unit's gathered weights until the step ends (--reshard after-step): fewer
+// gathers, the same weights bit for bit as the unsharded run, real and simulated.
+TEST(DataParallelFsdpKept, KeptGathersGiveTheUnshardedWeights) {
+  const auto gathers = [](const RankRun& run) {
+    std::size_t n = 0;
+    std::istringstream lines(run.plan);
+    for (std::string line; std::getline(lines, line);) n += line.find(" gather ") != std::string::npos ? 1 : 0;
+    return n;
+  };
+  // At 2 ranks and bucket 0 the units are layers {0, 1} and {2}: the forward's and the backward's
+  // runs of the first are apart, gathered twice after use, once kept.
+  Case per_use{OptimizerKind::soap, 2, 1, true, plan::Parallelism::fsdp};
+  per_use.bucket_bytes = 0.0;
+  Case kept = per_use;
+  kept.reshard_after_use = false;
+  const Case whole{OptimizerKind::soap, 2, 1, true, plan::Parallelism::ddp};
+  const RankRuns real = run_real(kept);
+  const RankRuns again = run_real(per_use);
+  const RankRuns reference = run_real(whole);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_LT(gathers(real[0]), gathers(again[0])) << real[0].plan;
+  EXPECT_GT(gathers(real[0]), 0u);
+  for (std::size_t r = 0; r < real.size(); ++r)
+    expect_same_weights(real[r], reference[r], "fsdp after-step rank " + std::to_string(r) + " vs ddp");
+  testing::run_in_child([&] { expect_same_runs(real, run_simulated(kept)); });
 }
 
 // Sharing refreshes (an owner computes, the others load its result) changes no bit against every

@@ -180,6 +180,34 @@ TEST(ShardedSchedule, FsdpGathersEachLayerBeforeEachRunOfItsVisits) {
   }
 }
 
+// fsdp not resharded after use (reshard_after_use false): each unit gathered once a step, before
+// its first visit, whatever the micro-batches; every visit waits for its layer's gather. Only
+// fsdp may keep gathered weights.
+TEST(ShardedSchedule, FsdpKeptGathersEachUnitOnceAStep) {
+  const int l = 4;
+  const int m = 3;
+  ScheduleOptions o{.micro_batches = m, .data_parallel_ranks = 2, .parallelism = Parallelism::fsdp,
+                    .bucket_bytes = 0.0};
+  o.reshard_after_use = false;
+  const StepPlan plan = schedule_plan(layers(l), owned_blocks(l), o);
+  EXPECT_EQ(plan.count(OpKind::gather), static_cast<std::size_t>(l));
+  std::vector<int> gathered_layers;
+  for (std::size_t i = 0; i < plan.ops.size(); ++i) {
+    const Op& op = plan.ops[i];
+    if (op.kind == OpKind::gather) gathered_layers.push_back(op.layer);
+    if (op.kind != OpKind::forward && op.kind != OpKind::backward) continue;
+    OpId gathered = -1;
+    for (std::size_t g = 0; g < i; ++g)
+      if (plan.ops[g].kind == OpKind::gather && plan.ops[g].layer == op.layer) gathered = static_cast<OpId>(g);
+    ASSERT_GE(gathered, 0) << "op " << i;
+    EXPECT_TRUE(reaches(plan, static_cast<OpId>(i), gathered)) << "op " << i;
+  }
+  EXPECT_EQ(gathered_layers, (std::vector<int>{0, 1, 2, 3}));
+  ScheduleOptions zero2 = o;
+  zero2.parallelism = Parallelism::zero2;
+  EXPECT_THROW(schedule_plan(layers(l), owned_blocks(l), zero2), InputError);
+}
+
 // fsdp units: layers gathered together once they hold bucket_bytes (two layers of 200 B here):
 // one gather per stretch of runs of a unit's layers: f0 f1 | f2 f3+b3 b2 | b1 b0.
 TEST(ShardedSchedule, FsdpGathersAUnitOfLayersOncePerStretchOfItsVisits) {
