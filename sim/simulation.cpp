@@ -147,7 +147,8 @@ void Simulation::run(const UnitMain& main_per_unit) {
   if (s.first_error) std::rethrow_exception(s.first_error);
   if (s.recorder.actors_refused() > 0)
     throw InputError("simulation options", "host_workers_per_unit",
-                     "at most " + std::to_string(s.options.max_actors > 0 ? s.options.max_actors : max_simulated_actors()) +
+                     "at most " +
+                         std::to_string(s.options.max_actors > 0 ? s.options.max_actors : max_simulated_actors()) +
                          " simulated actors (each a stack mapping; vm.max_map_count / 2): the host workers' work "
                          "needed more at once (" + std::to_string(s.recorder.actors_refused()) +
                          " not started); use fewer --host-workers, fewer --units/--nodes, or --simulated-nodes");

@@ -192,8 +192,8 @@ std::vector<Timed> simulate(const Settings& s, const collective::Members& member
       if (t.choice.exact && !s.flows) {
         t.seconds = t.choice.predicted_seconds;  // alone on its links: the flows would take exactly this
       } else {
-        const collective::FlowSchedule schedule =
-            collective::compact_flow_schedule(t.choice.algorithm, s.collective, members, bytes, s.root, t.choice.options);
+        const collective::FlowSchedule schedule = collective::compact_flow_schedule(
+            t.choice.algorithm, s.collective, members, bytes, s.root, t.choice.options);
         const double start = simgrid::s4u::Engine::get_clock();
         simgrid::s4u::Actor::create("collective", topology.units.front().cpu,
                                     [&schedule, &topology] { collective::run_flows(schedule, topology); })

@@ -151,8 +151,8 @@ CollectiveChoice choose_collective(std::optional<Algorithm> algorithm, std::opti
   if (protocol) {
     protocols.push_back(*protocol);
   } else {
-    const bool across_nodes =
-        std::any_of(members.nodes.begin(), members.nodes.end(), [&](int node) { return node != members.nodes.front(); });
+    const bool across_nodes = std::any_of(members.nodes.begin(), members.nodes.end(),
+                                          [&](int node) { return node != members.nodes.front(); });
     for (const Protocol p : kProtocols)
       if (p != Protocol::ll128 || !across_nodes || costs.topology().nic_beside_gpu) protocols.push_back(p);
   }
@@ -162,7 +162,8 @@ CollectiveChoice choose_collective(std::optional<Algorithm> algorithm, std::opti
       CollectiveChoice c;
       c.algorithm = a;
       c.options = nccl_schedule_options(a, p, members, bytes, costs.topology().nics_per_node);
-      const Prediction prediction = costs.predict(compact_flow_schedule(a, collective, members, bytes, root, c.options));
+      const Prediction prediction =
+          costs.predict(compact_flow_schedule(a, collective, members, bytes, root, c.options));
       c.predicted_seconds = prediction.seconds;
       c.exact = prediction.exact;
       if (!best || c.predicted_seconds < best->predicted_seconds) best = c;

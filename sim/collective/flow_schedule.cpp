@@ -210,7 +210,8 @@ UnitTree channel_tree(const std::vector<Units>& by_node, int channel) {
   for (int k = 0; k < q; ++k) {
     const int parent_node = nodes[static_cast<std::size_t>(k)];
     if (parent_node >= 0)
-      tree.parents[static_cast<std::size_t>(head[static_cast<std::size_t>(k)])] = head[static_cast<std::size_t>(parent_node)];
+      tree.parents[static_cast<std::size_t>(head[static_cast<std::size_t>(k)])] =
+          head[static_cast<std::size_t>(parent_node)];
   }
   for (const int d : tree.depths) tree.height = std::max(tree.height, d);
   return tree;
@@ -441,7 +442,8 @@ FlowSchedule compact_flow_schedule(Algorithm algorithm, Collective collective, c
   if (members.size() < 2 || bytes == 0.0) return {};
   FlowSchedule schedule = schedule_of(algorithm, collective, members, bytes, root, options);
   // A collective with no tree form runs, and costs, as ring.
-  const Algorithm ran = algorithm == Algorithm::tree && collective != Collective::all_reduce ? Algorithm::ring : algorithm;
+  const Algorithm ran =
+      algorithm == Algorithm::tree && collective != Collective::all_reduce ? Algorithm::ring : algorithm;
   if (options.protocol) apply_protocol(schedule, ran, *options.protocol, members);
   return merged_repeats(std::move(schedule));
 }

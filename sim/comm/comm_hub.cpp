@@ -132,10 +132,12 @@ void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4
     return;
   }
   // The caller (a rank's main) goes on at once: the flows run in an actor of their own.
-  sg4::Actor::init("collective", host)->set_stacksize(kCollectiveActorStack)->start([this, group, calls = std::move(calls)] {
-    sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
-    run_in_turn(group, *calls);
-  });
+  sg4::Actor::init("collective", host)
+      ->set_stacksize(kCollectiveActorStack)
+      ->start([this, group, calls = std::move(calls)] {
+        sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
+        run_in_turn(group, *calls);
+      });
 }
 
 void CommHub::run_in_turn(int group, Calls& calls) {
@@ -157,7 +159,8 @@ const collective::CollectiveChoice& CommHub::choice_for(int group, const collect
   const auto key = std::make_tuple(group, collective, bytes, root);
   if (const auto found = choices_.find(key); found != choices_.end()) return found->second;
   std::optional<collective::Algorithm> algorithm = settings_.algorithm;
-  if (algorithm == collective::Algorithm::hierarchical && !even_over_nodes(who)) algorithm = collective::Algorithm::ring;
+  if (algorithm == collective::Algorithm::hierarchical && !even_over_nodes(who))
+    algorithm = collective::Algorithm::ring;
   return choices_
       .emplace(key, collective::choose_collective(algorithm, std::nullopt, collective, who, bytes, root, link_costs_))
       .first->second;
