@@ -253,6 +253,37 @@ TEST(CollectiveFlows, EveryAlgorithmAndProtocolTakesItsPredictedTimeWhereExact) 
   }
 }
 
+// A phase whose flows are not alike is not called exact: two flows of different bytes through one
+// NIC (the smaller ends first and the larger then speeds up, which equal shares do not see). The
+// simulation then differs from the equal-share prediction, which is why such a collective runs
+// its flows.
+TEST(CollectiveFlows, UnlikeFlowsSharingALinkAreNotPredictedExactly) {
+  run_in_child([] {
+    Simulation sim(uniform_options(4, 2, 1));  // 2 nodes of 2 GPUs, one NIC each
+    sim.run([&](int unit, Platform&) {
+      if (unit != 0) return;
+      const Topology& topology = sim.topology();
+      LinkCosts costs(topology);
+      // Units 0 and 1 (node 0) send to units 2 and 3 (node 1) through node 0's one NIC.
+      const FlowSchedule alike = {Phase{{{0, 2, 1e6}, {1, 3, 1e6}}}};
+      const FlowSchedule unlike = {Phase{{{0, 2, 1e6}, {1, 3, 3e6}}}};
+      EXPECT_TRUE(costs.predict(alike).exact);
+      const Prediction p = costs.predict(unlike);
+      EXPECT_FALSE(p.exact);
+      const double start = simgrid::s4u::Engine::get_clock();
+      simgrid::s4u::Actor::create("flows", topology.units.front().cpu,
+                                  [&unlike, &topology] { run_flows(unlike, topology); })
+          ->join();
+      const double seconds = simgrid::s4u::Engine::get_clock() - start;
+      // Equal shares: 3e6 at half the NIC; max-min: both at half until the small one's 1e6 is
+      // through, then the large one's other 2e6 at the whole NIC, sooner.
+      EXPECT_NEAR(p.seconds, 2 * kNicLatency + 3e6 / (kNicBandwidth / 2), tolerance(p.seconds));
+      EXPECT_NEAR(seconds, 2 * kNicLatency + 1e6 / (kNicBandwidth / 2) + 2e6 / kNicBandwidth, tolerance(seconds));
+      EXPECT_LT(seconds, p.seconds * (1 - 1e-6));
+    });
+  });
+}
+
 TEST(CollectiveFlows, NcclsChoiceIsTheLeastPredictedTimeAndLl128StaysInsideNodesWhereNicsHangOffTheCpu) {
   for (const bool beside : {false, true}) {
     run_in_child([beside] {
