@@ -63,6 +63,7 @@ class Builder {
     }
     ready_of_run_.assign(runs_.size(), {});
     if (o.parallelism == Parallelism::fsdp) units_ = fsdp_units(layers, blocks, o);
+    kept_.assign(units_.empty() ? 0 : static_cast<std::size_t>(units_.back()) + 1, {});
     op_of_visit_.assign(visits_.size(), -1);
     checkpoint_out_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
     checkpoint_in_.assign(layers.size() * static_cast<std::size_t>(o.micro_batches), -1);
@@ -228,24 +229,14 @@ class Builder {
     if (first_forward) carry_up_to(l);
     auto& ready = nth(ready_of_run_, r);
     if (options_.parallelism == Parallelism::fsdp) {
-      // A unit's weights stay gathered over consecutive runs of its layers (and, not resharded
-      // after use, over the whole step: its first gather serves every run).
+      // A unit's weights stay gathered over consecutive runs of its layers (kept, not resharded
+      // after use: its first gather serves the step).
       const int unit = nth(units_, l);
-      if (r > 0 && units_[static_cast<std::size_t>(nth(runs_, r - 1).layer)] == unit) {
-        ready = nth(ready_of_run_, r - 1);
-        return;
-      }
-      if (!options_.reshard_after_use) {
-        if (gathered_.empty()) gathered_.assign(units_.empty() ? 0 : static_cast<std::size_t>(units_.back()) + 1, {});
-        if (!nth(gathered_, unit).empty()) {
-          ready = nth(gathered_, unit);
-          return;
-        }
-      }
-      const auto first = std::find(units_.begin(), units_.end(), unit) - units_.begin();
-      const auto last = units_.rend() - std::find(units_.rbegin(), units_.rend(), unit) - 1;
-      ready = gather({static_cast<int>(first), static_cast<int>(last), {}}, {freed});
-      if (!options_.reshard_after_use) nth(gathered_, unit) = ready;
+      std::vector<OpId>& kept = nth(kept_, unit);
+      if (r > 0 && units_[static_cast<std::size_t>(nth(runs_, r - 1).layer)] == unit) ready = nth(ready_of_run_, r - 1);
+      else if (!kept.empty()) ready = kept;
+      else ready = gather(unit_layers(units_, unit), {freed});
+      if (!options_.reshard_after_use) kept = ready;
       return;
     }
     if (!offloaded(options_.tiers.weights)) return;
@@ -556,7 +547,7 @@ class Builder {
   std::vector<OpId> update_of_;
   BucketInfo open_{-1, -1, {}};  // the bucket filling up (last_layer -1: none)
   double open_bytes_ = 0.0;
-  ShareTally open_shares_{blocks_, options_.data_parallel_ranks, &BlockWork::gradient_bytes};  // open_'s
+  ShareTally open_shares_{blocks_, options_.data_parallel_ranks, &BlockWork::gradient_bytes};
   OpId open_ready_ = -1;     // the backward after which the open bucket's gradients are complete
   // A gradient bucket's layers and the op its hooks wait for (its last collective).
   struct GradientBucket {
@@ -572,7 +563,7 @@ class Builder {
   std::vector<int> run_of_;
   std::vector<std::vector<OpId>> ready_of_run_;  // per run: its weights' fetch or gathers
   std::vector<int> units_;                        // fsdp: per layer, its unit (fsdp_units)
-  std::vector<std::vector<OpId>> gathered_;       // fsdp not resharded after use: per unit, its gathers
+  std::vector<std::vector<OpId>> kept_;           // fsdp kept (not resharded after use): per unit
   std::vector<OpId> op_of_visit_;
   std::vector<OpId> checkpoint_out_;  // per (layer, micro-batch)
   std::vector<OpId> checkpoint_in_;

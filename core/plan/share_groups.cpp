@@ -150,6 +150,12 @@ std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vec
   return unit_of;
 }
 
+BucketInfo unit_layers(const std::vector<int>& unit_of, int unit) {
+  const auto first = std::find(unit_of.begin(), unit_of.end(), unit) - unit_of.begin();
+  const auto last = unit_of.rend() - std::find(unit_of.rbegin(), unit_of.rend(), unit) - 1;
+  return {static_cast<int>(first), static_cast<int>(last), {}};
+}
+
 std::vector<int> assign_block_owners(const std::vector<double>& bytes, const std::vector<int>& layers, int ranks) {
   std::vector<int> owners(bytes.size(), 0);
   std::vector<double> total(static_cast<std::size_t>(ranks), 0.0);

@@ -81,6 +81,9 @@ class ShareTally {
 std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                             const ScheduleOptions& options);
 
+// The layers of `unit` (fsdp_units' numbering: consecutive layers).
+BucketInfo unit_layers(const std::vector<int>& unit_of, int unit);
+
 // Owners of sharded blocks (bytes[b] of layer layers[b], layers non-decreasing) among `ranks`:
 // layer by layer, largest block first, each to the rank holding the fewest bytes of its layer so
 // far, ties to the one holding the fewest in all, then the lowest: every layer's shares about
