@@ -307,36 +307,21 @@ class Builder {
     return index;
   }
 
-  // The open bucket's collectives after its last backward: a reduce of its layers' gradients, or
-  // (sharded gradients) a reduce of the blocks too large for an even share and a scatter of the
-  // rest after it (one communicator runs them in order); the last is the bucket's gate.
+  // The open bucket's collectives after its last backward (gradient_collectives; one communicator
+  // runs them in order); the last is the bucket's gate.
   void close_bucket() {
     if (open_.last_layer < 0) return;
     GradientBucket closed{open_.first_layer, open_.last_layer, -1};
     const double wire = static_cast<double>(platform::bytes_per_element(options_.reduce_dtype)) / 4.0;
-    auto emit = [&](OpKind kind, BucketInfo bucket, double bytes, OpId after) {
-      Op op = make_op(kind, Resource::network, bucket.first_layer);
+    for (BucketCollective& c :
+         gradient_collectives(blocks_, options_.data_parallel_ranks, options_.parallelism, open_, open_bytes_)) {
+      Op op = make_op(c.kind, Resource::network, c.bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
-      op.cost = platform::Cost{platform::WorkKind::other, 0.0, bytes * wire, 0};
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, c.bytes * wire, 0};
       op.deps = {open_ready_};
-      if (after >= 0) op.deps.push_back(after);
-      plan_.buckets.push_back(std::move(bucket));
+      if (closed.gate >= 0) op.deps.push_back(closed.gate);
+      plan_.buckets.push_back(std::move(c.bucket));
       closed.gate = add(std::move(op));
-    };
-    const ShareSplit split = shards_gradients(options_.parallelism)
-                                 ? split_gradients(blocks_, options_.data_parallel_ranks, open_)
-                                 : ShareSplit{};
-    if (split.alone.empty() && split.together.empty()) {
-      emit(OpKind::reduce, open_, open_bytes_, -1);
-    } else {
-      if (!split.alone.empty()) {
-        double bytes = 0.0;
-        for (int b : split.alone) bytes += block(b).gradient_bytes;
-        emit(OpKind::reduce, {open_.first_layer, open_.last_layer, split.alone}, bytes, -1);
-      }
-      if (!split.together.empty())
-        emit(OpKind::scatter, {open_.first_layer, open_.last_layer, split.together},
-             padded_bytes(blocks_, options_.data_parallel_ranks, split.together, &BlockWork::gradient_bytes), closed.gate);
     }
     gradient_buckets_.push_back(closed);
     open_ = {-1, -1, {}};
@@ -344,29 +329,21 @@ class Builder {
     open_shares_.clear();
   }
 
-  // The gathers of the owned blocks of `layers` (one per block that travels alone, one for the
-  // rest), after `deps` and, `after_updates`, this rank's updates of their blocks; each names a
-  // bucket of its own. Returns them.
+  // The gathers of `layers`' owned blocks (weight_gathers), after `deps` and, `after_updates`,
+  // this rank's updates of their blocks; each names a bucket of its own. Returns them.
   std::vector<OpId> gather(const BucketInfo& layers, std::vector<OpId> deps, bool after_updates = false) {
     std::erase(deps, -1);
-    const ShareSplit split = split_shares(blocks_, options_.data_parallel_ranks, layers, &BlockWork::weight_bytes);
-    const double scale = compute_copy_scale(layers_, blocks_, layers);
     std::vector<OpId> gathers;
-    auto emit = [&](BucketInfo bucket) {
-      Op op = make_op(OpKind::gather, Resource::network, bucket.first_layer);
+    for (BucketCollective& c : weight_gathers(layers_, blocks_, options_.data_parallel_ranks, layers)) {
+      Op op = make_op(OpKind::gather, Resource::network, c.bucket.first_layer);
       op.bucket = static_cast<int>(plan_.buckets.size());
-      op.cost = platform::Cost{
-          platform::WorkKind::other, 0.0,
-          scale * padded_bytes(blocks_, options_.data_parallel_ranks, bucket.blocks, &BlockWork::weight_bytes), 0};
+      op.cost = platform::Cost{platform::WorkKind::other, 0.0, c.bytes, 0};
       op.deps = deps;
-      for (int b : bucket.blocks)
-        if (after_updates && nth(update_of_, b) >= 0)
-          op.deps.push_back(nth(update_of_, b));
-      plan_.buckets.push_back(std::move(bucket));
+      for (int b : c.bucket.blocks)
+        if (after_updates && nth(update_of_, b) >= 0) op.deps.push_back(nth(update_of_, b));
+      plan_.buckets.push_back(std::move(c.bucket));
       gathers.push_back(add(std::move(op)));
-    };
-    for (int b : split.alone) emit({block(b).layer, block(b).layer, {b}});
-    if (!split.together.empty()) emit({layers.first_layer, layers.last_layer, split.together});
+    }
     return gathers;
   }
 

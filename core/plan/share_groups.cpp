@@ -150,6 +150,39 @@ std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vec
   return unit_of;
 }
 
+std::vector<BucketCollective> gradient_collectives(const std::vector<BlockWork>& blocks, int ranks,
+                                                   Parallelism parallelism, const BucketInfo& layers, double bytes) {
+  const ShareSplit split = shards_gradients(parallelism) ? split_gradients(blocks, ranks, layers) : ShareSplit{};
+  if (split.alone.empty() && split.together.empty()) return {{OpKind::reduce, layers, bytes}};
+  std::vector<BucketCollective> out;
+  if (!split.alone.empty()) {
+    double alone = 0.0;
+    for (int b : split.alone) alone += blocks[static_cast<std::size_t>(b)].gradient_bytes;
+    out.push_back({OpKind::reduce, {layers.first_layer, layers.last_layer, split.alone}, alone});
+  }
+  if (!split.together.empty())
+    out.push_back({OpKind::scatter, {layers.first_layer, layers.last_layer, split.together},
+                   padded_bytes(blocks, ranks, split.together, &BlockWork::gradient_bytes)});
+  return out;
+}
+
+std::vector<BucketCollective> weight_gathers(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                                             int ranks, const BucketInfo& range) {
+  const ShareSplit split = split_shares(blocks, ranks, range, &BlockWork::weight_bytes);
+  const double scale = compute_copy_scale(layers, blocks, range);
+  std::vector<BucketCollective> out;
+  const auto add = [&](BucketInfo bucket) {
+    const double bytes = scale * padded_bytes(blocks, ranks, bucket.blocks, &BlockWork::weight_bytes);
+    out.push_back({OpKind::gather, std::move(bucket), bytes});
+  };
+  for (int b : split.alone) {
+    const int layer = blocks[static_cast<std::size_t>(b)].layer;
+    add({layer, layer, {b}});
+  }
+  if (!split.together.empty()) add({range.first_layer, range.last_layer, split.together});
+  return out;
+}
+
 BucketInfo unit_layers(const std::vector<int>& unit_of, int unit) {
   const auto first = std::find(unit_of.begin(), unit_of.end(), unit) - unit_of.begin();
   const auto last = unit_of.rend() - std::find(unit_of.rbegin(), unit_of.rend(), unit) - 1;

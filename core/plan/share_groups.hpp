@@ -81,6 +81,24 @@ class ShareTally {
 std::vector<int> fsdp_units(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
                             const ScheduleOptions& options);
 
+// One collective of a bucket: its kind (reduce, scatter or gather), the blocks it moves (named by
+// a bucket of their layers) and its bytes (nccl-tests' size, in the blocks' own bytes).
+struct BucketCollective {
+  OpKind kind = OpKind::reduce;
+  BucketInfo bucket;
+  double bytes = 0.0;
+};
+
+// A closed gradient bucket's collectives, in issue order: one reduce of its `bytes` where the
+// gradients are not sharded (or no block has an owner); else a reduce of the blocks split_gradients
+// leaves alone, then a scatter of the rest (padded shares).
+std::vector<BucketCollective> gradient_collectives(const std::vector<BlockWork>& blocks, int ranks,
+                                                   Parallelism parallelism, const BucketInfo& layers, double bytes);
+// The gathers of the owned blocks of `range` (one per block that travels alone, one for the rest),
+// each moving the weights' compute copy (compute_copy_scale).
+std::vector<BucketCollective> weight_gathers(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
+                                             int ranks, const BucketInfo& range);
+
 // The layers of `unit` (fsdp_units' numbering: consecutive layers).
 BucketInfo unit_layers(const std::vector<int>& unit_of, int unit);
 

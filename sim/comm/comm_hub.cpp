@@ -66,7 +66,11 @@ int CommHub::register_group(const std::string& name, const std::vector<int>& mem
     Group g;
     g.name = name;
     g.members = std::make_shared<const std::vector<int>>(members);
-    for (const int unit : members) g.nodes.push_back(node_of(unit));
+    auto who = std::make_shared<collective::Members>();
+    who->units = members;
+    for (const int unit : members) who->nodes.push_back(node_of(unit));
+    g.nodes = who->nodes;
+    g.who = std::move(who);
     std::sort(g.nodes.begin(), g.nodes.end());
     g.nodes.erase(std::unique(g.nodes.begin(), g.nodes.end()), g.nodes.end());
     g.simulated = static_cast<int>(simulated);
@@ -203,10 +207,8 @@ void CommHub::run(int group, Calls& calls) {
   }
   const double start = sg4::Engine::get_clock();
   if (outcome.ok()) {
-    collective::Members who;
-    who.units = members;
-    who.nodes.reserve(members.size());
-    for (int unit : members) who.nodes.push_back(node_of(unit));
+    const std::shared_ptr<const collective::Members> shared_who = groups_.at(static_cast<std::size_t>(group)).who;
+    const collective::Members& who = *shared_who;
     const double bytes = schedule_bytes(*first);
     const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
     bool alone = true;

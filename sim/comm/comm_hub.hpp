@@ -95,6 +95,9 @@ class CommHub {
     std::string name;
     MemberList members;
     std::vector<int> nodes;  // the nodes of its members, sorted, once each
+    // Its members as the collective schedules take them (units and their nodes), made once: shared,
+    // as `members`, with collectives still running when groups are added.
+    std::shared_ptr<const collective::Members> who;
     int simulated = 0;  // members that run (the others are mirrors)
     // serial_collectives: the next call to run, whether one runs, and those gathered early.
     std::int64_t next = 0;
