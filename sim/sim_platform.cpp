@@ -1,6 +1,7 @@
 #include "sim/sim_platform.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace asteria::sim {
@@ -77,8 +78,11 @@ SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& 
   memory_ = std::make_unique<SimMemory>(memory, board_, recorder);
   host_ = std::make_unique<ActorPoolExecutor>(host_workers_spec(options, resources, costs, activities_, cores_), board_,
                                               recorder);
-  device_ = std::make_unique<ActorPoolExecutor>(device_stream_spec(options, resources, costs, activities_, cores_), board_,
-                                                recorder);
+  ActorPoolSpec device = device_stream_spec(options, resources, costs, activities_, cores_);
+  if (TimedStreamExecutor::serves(device))
+    device_timed_ = std::make_unique<TimedStreamExecutor>(std::move(device), board_, recorder);
+  else
+    device_ = std::make_unique<ActorPoolExecutor>(std::move(device), board_, recorder);
   if (hub != nullptr)
     comm_ = std::make_unique<SimComm>(*hub, RankContext{unit_, resources.cpu, &board_, activities_}, options.units);
 }
@@ -86,8 +90,14 @@ SimPlatform::SimPlatform(const SimulationOptions& options, const UnitResources& 
 SimPlatform::~SimPlatform() = default;
 
 void SimPlatform::start_services() {
-  device_->start();
+  if (device_timed_) device_timed_->start();
+  else device_->start();
   host_->start();
+}
+
+void SimPlatform::stop_services() {
+  if (device_timed_) device_timed_->stop();
+  clock_.stop();
 }
 
 }  // namespace asteria::sim

@@ -19,6 +19,7 @@
 #include "sim/comm/sim_comm.hpp"
 #include "sim/sim_memory.hpp"
 #include "sim/sim_sync.hpp"
+#include "sim/timed_stream_executor.hpp"
 
 namespace asteria::sim {
 
@@ -35,7 +36,9 @@ class SimPlatform final : public platform::Platform {
   platform::Clock& clock() override { return clock_; }
   platform::SyncFactory& sync() override { return sync_; }
   platform::CompletionBoard& completions() override { return board_; }
-  platform::Executor& device_stream() override { return *device_; }
+  platform::Executor& device_stream() override {
+    return device_timed_ ? static_cast<platform::Executor&>(*device_timed_) : *device_;
+  }
   platform::Executor& host_workers() override { return *host_; }
   platform::Memory& memory() override { return *memory_; }
   platform::ActivitySink* activities() override { return activities_; }
@@ -44,6 +47,8 @@ class SimPlatform final : public platform::Platform {
 
   int unit() const noexcept { return unit_; }
   void start_services();  // spawns the executors' actors (Simulation::run does, once)
+  // Every main has returned: timed work stops, as SimGrid kills the daemon actors (Simulation).
+  void stop_services();
 
  private:
   int unit_;
@@ -54,7 +59,8 @@ class SimPlatform final : public platform::Platform {
   CoreLoad cores_;                      // before the executors and memory, which hold it
   std::unique_ptr<SimMemory> memory_;
   std::unique_ptr<ActorPoolExecutor> host_;
-  std::unique_ptr<ActorPoolExecutor> device_;
+  std::unique_ptr<ActorPoolExecutor> device_;  // one of these two: an actor, or timers when nothing
+  std::unique_ptr<TimedStreamExecutor> device_timed_;  // shares the GPU and items have no body
   std::unique_ptr<SimComm> comm_;
 };
 

@@ -18,7 +18,9 @@ void SimClock::sleep_until(platform::Seconds t) {
   if (!in_actor())
     throw std::logic_error("SimClock::sleep_until(" + std::to_string(t) +
                            "): simulated time passes only inside Simulation::run (in an actor)");
-  sg4::this_actor::sleep_until(t);
+  const sg4::SemaphorePtr wake = sg4::Semaphore::create(0);
+  timers_.at(t, [wake] { wake->release(); });
+  wake->acquire();
 }
 
 void SimMutex::lock() {
@@ -67,12 +69,10 @@ void SimConditionVariable::wait(platform::Mutex& locked) {
   mutex->owner_ = sg4::Actor::self();
 }
 
-void SimConditionVariable::notify_one() {
-  if (in_actor()) native_->notify_one();
-}
+// From the scheduler's context s4u runs the notification directly (no simcall); before or after
+// Simulation::run nothing waits, so it wakes nobody.
+void SimConditionVariable::notify_one() { native_->notify_one(); }
 
-void SimConditionVariable::notify_all() {
-  if (in_actor()) native_->notify_all();
-}
+void SimConditionVariable::notify_all() { native_->notify_all(); }
 
 }  // namespace asteria::sim

@@ -2,21 +2,30 @@
 // Time and synchronization inside the simulation: the clock is SimGrid's simulated clock, the
 // mutex and condition variable are s4u ones. Every actor runs on one OS thread, one at a time,
 // switching only inside SimGrid calls; code outside any actor (before or after
-// Simulation::run) is the only thing running, so there locking is a no-op, notifying wakes
-// nobody, and a wait or sleep that would block forever throws std::logic_error instead.
+// Simulation::run, or the scheduler's timers during it) is the only thing running, so there
+// locking is a no-op, and a wait or sleep that would block forever throws std::logic_error
+// instead. Notifying works from anywhere: a timer (timed_stream_executor.hpp) wakes actors.
 #include <memory>
 
 #include <simgrid/s4u.hpp>
 
 #include "core/platform/clock.hpp"
 #include "core/platform/sync.hpp"
+#include "sim/timers.hpp"
 
 namespace asteria::sim {
 
 class SimClock final : public platform::Clock {
  public:
   platform::Seconds now() const override;
+  // The calling actor waits on a semaphore that a timer releases at `t`. Not a SimGrid sleep: a
+  // sleep is an action of the host's CPU, so each one (an issuer's per-op launch cost, a
+  // thousand a step) made SimGrid re-solve every execution on that CPU (the host workers').
   void sleep_until(platform::Seconds t) override;
+  void stop() { timers_.cancel_all(); }  // the mains are done (Simulation)
+
+ private:
+  Timers timers_;
 };
 
 class SimMutex final : public platform::Mutex {

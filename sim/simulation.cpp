@@ -1,5 +1,6 @@
 #include "sim/simulation.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <stdexcept>
@@ -85,13 +86,21 @@ struct Simulation::Impl {
     try {
       main(unit, *platforms[static_cast<std::size_t>(unit)]);
       finished[static_cast<std::size_t>(unit)] = true;
+      if (std::all_of(finished.begin(), finished.end(), [](bool f) { return f; })) stop_services();
     } catch (const simgrid::ForcefulKillException&) {
       throw;  // stopped because another main failed
     } catch (...) {
       finished[static_cast<std::size_t>(unit)] = true;
       if (!first_error) first_error = std::current_exception();
+      stop_services();
       sg4::Actor::kill_all();  // the other mains may wait for this one forever
     }
+  }
+
+  // What SimGrid does to daemon actors when the mains are done, done to work kept by timers.
+  void stop_services() {
+    for (const auto& p : platforms) p->stop_services();
+    if (hub) hub->stop();
   }
 };
 

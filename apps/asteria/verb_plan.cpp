@@ -14,6 +14,7 @@
 #include "apps/asteria/output_dir.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "core/run/run_arguments.hpp"
+#include "core/plan/schedule.hpp"
 #include "core/planner/step_model.hpp"
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_report.hpp"
@@ -51,15 +52,20 @@ constexpr std::string_view kDetails =
     "  (every update on the device), all-host (every update on the host: ZeRO-Offload), interleaved:K\n"
     "  (every K-th unit updated on the device: Deep Optimizer States); the baselines rest state on the\n"
     "  first tier with room, device first. Units: blocks, or --subgroups consecutive blocks merged.\n"
+    "Data-parallel ranks (--units/--nodes, --parallelism): each rank's memory holds its share of the model\n"
+    "  (fsdp: its weight shards); with sharded state (zero1, zero2, fsdp) each rank places the blocks it\n"
+    "  owns in its own memory, every rank is planned, the plan file holds every block as its owner placed\n"
+    "  it, and the step shown is the slowest rank's.\n"
     "The prediction is a lower bound of the step: the busiest resource's summed seconds (apps/asteria/\n"
     "  core/planner/step_model.hpp); waits between dependent ops make the simulated step longer.\n";
 
-// Run options that make no sense for a plan: it chooses the placement and runs one unit data-free.
-constexpr std::array<const char*, 16> kNotForPlan = {
-    "placement",           "placement-file",      "trace",           "trace-steps",
-    "trace-units",         "numerics",            "time",            "parallelism",
-    "straggler",           "units",               "nodes",           "simulated-nodes",
-    "coalesce-ring-steps", "concurrent-collectives", "collective-algorithm", "collective-flows"};
+// Run options that make no sense for a plan: it chooses the placement and checks it data-free,
+// every rank simulated.
+constexpr std::array<const char*, 13> kNotForPlan = {
+    "placement",       "placement-file",      "trace",                  "trace-steps",
+    "trace-units",     "numerics",            "time",                   "straggler",
+    "simulated-nodes", "coalesce-ring-steps", "concurrent-collectives", "collective-algorithm",
+    "collective-flows"};
 
 po::options_description plan_options() {
   po::options_description o("Options (those of asteria sim that a plan uses)");
@@ -175,7 +181,36 @@ void print_plan(const planner::StepModel& m, const RunConfig& spec, const Chosen
   out << "methods side by side:\n" << baselines_table(m, chosen, options);
 }
 
-PlanFile plan_file(const planner::StepModel& m, const RunConfig& spec, const ChosenPlan& chosen) {
+// Every rank's plan (one when the ranks hold the same blocks) and the rank whose predicted step is
+// the longest: the step of all of them.
+struct RankPlans {
+  std::vector<planner::StepModel> models;
+  std::vector<ChosenPlan> chosen;
+  std::size_t slowest = 0;
+  const planner::StepModel& model() const { return models[slowest]; }
+  const ChosenPlan& plan() const { return chosen[slowest]; }
+};
+
+RankPlans plan_ranks(const RunConfig& spec, const hw::HardwareProfile& profile, const SimWorkload& workload,
+                     const PlanMethod& method, const ChooseOptions& options, int ranks) {
+  RankPlans p;
+  p.models = planner::build_rank_step_models(spec, profile, workload.weights, workload.stack.layers, ranks);
+  for (const planner::StepModel& m : p.models) {
+    try {
+      p.chosen.push_back(choose_plan(m, method, options));
+    } catch (const InputError& e) {
+      if (p.models.size() == 1) throw;
+      throw InputError(e.source(), e.field(), e.expectation() + " (rank " + std::to_string(m.share.rank) + " of " +
+                                                  std::to_string(ranks) + ")");
+    }
+    if (p.chosen.back().prediction.step_s > p.chosen[p.slowest].prediction.step_s) p.slowest = p.chosen.size() - 1;
+  }
+  return p;
+}
+
+PlanFile plan_file(const RankPlans& plans, const RunConfig& spec) {
+  const planner::StepModel& m = plans.model();
+  const ChosenPlan& chosen = plans.plan();
   PlanFile f;
   f.hw = *spec.hw;
   f.model = *spec.model;
@@ -185,10 +220,43 @@ PlanFile plan_file(const planner::StepModel& m, const RunConfig& spec, const Cho
   f.host_workers = m.problem.rates.host_workers;
   f.method = to_string(chosen.method);
   f.predicted = PlanPredicted{chosen.prediction.blocks.time_s, chosen.prediction.step_s, chosen.prediction.binding};
-  for (std::size_t i = 0; i < chosen.assignment.size(); ++i)
-    f.blocks.push_back({m.problem.blocks[i].label, chosen.assignment[i].tier,
-                        chosen.assignment[i].site == planner::Site::device});
+  f.blocks.resize(m.all_blocks);
+  for (std::size_t r = 0; r < plans.models.size(); ++r) {
+    const planner::StepModel& rank = plans.models[r];
+    const planner::Assignment& a = plans.chosen[r].assignment;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      f.blocks[rank.block_index[i]] = {rank.problem.blocks[i].label, a[i].tier, a[i].site == planner::Site::device};
+  }
   return f;
+}
+
+// Ranks planned apart: how their blocks, state and predicted steps spread.
+void print_ranks(const RankPlans& plans, const RunConfig& spec, std::ostream& out) {
+  const planner::StepModel& shown = plans.model();
+  out << "data-parallel: " << shown.share.ranks << " ranks, " << plan::to_string(spec.parallelism);
+  if (plans.models.size() == 1) {
+    out << " (every rank holds every block and places it alike; the gradient collectives are not among the "
+           "planner's resources: --check simulates them)\n\n";
+    return;
+  }
+  double least_state = 0, most_state = 0, least_step = 0;
+  std::size_t least_blocks = 0, most_blocks = 0;
+  for (std::size_t r = 0; r < plans.models.size(); ++r) {
+    double state = 0;
+    for (const planner::BlockDemand& b : plans.models[r].problem.blocks) state += b.state_bytes;
+    const std::size_t blocks = plans.models[r].problem.blocks.size();
+    const double step = plans.chosen[r].prediction.step_s;
+    least_state = r == 0 ? state : std::min(least_state, state);
+    most_state = std::max(most_state, state);
+    least_blocks = r == 0 ? blocks : std::min(least_blocks, blocks);
+    most_blocks = std::max(most_blocks, blocks);
+    least_step = r == 0 ? step : std::min(least_step, step);
+  }
+  out << ": each rank places the blocks it owns; per rank " << least_blocks << " to " << most_blocks
+      << " blocks, state " << bytes_text(least_state) << " to " << bytes_text(most_state) << ", predicted step "
+      << seconds_text(least_step) << " to " << seconds_text(plans.plan().prediction.step_s) << " s\n"
+      << "shown: rank " << shown.share.rank << " (the longest predicted step, the step of every rank)\n";
+  out << "the gradient and weight collectives are not among the planner's resources: --check simulates them\n\n";
 }
 
 // The simulated p50 step of a plan (data-free, one unit); nullopt when it does not fit.
@@ -218,7 +286,7 @@ std::optional<double> simulated_step(const RunConfig& plan_spec, const PlanFile&
 // placement model cannot see what a deferred fraction overlaps, so the schedule's two numbers
 // are chosen by simulation (an exact search over a small grid).
 RunConfig search_schedule(const RunConfig& spec, const hw::HardwareProfile& profile,
-                        const SimWorkload& workload, const PlanMethod& method, const ChooseOptions& options,
+                        const SimWorkload& workload, const PlanMethod& method, const ChooseOptions& options, int ranks,
                         bool show_progress, std::ostream& out, std::ostream& err) {
   const auto sequences = static_cast<int>(workload.weights.config.micro_batch);
   std::vector<double> fractions = {0.0};
@@ -239,17 +307,17 @@ RunConfig search_schedule(const RunConfig& spec, const hw::HardwareProfile& prof
       RunConfig candidate = spec;
       candidate.micro_batches = m;
       candidate.defer_fraction = alpha;
-      std::optional<planner::StepModel> model;
+      std::optional<RankPlans> plans;
       try {
-        model = planner::build_step_model(candidate, profile, workload.weights, workload.stack.layers);
+        plans = plan_ranks(candidate, profile, workload, method, options, ranks);
       } catch (const InputError& e) {  // this candidate cannot be placed: say why, try the next
         t.add_row({std::to_string(m), significant(alpha, 2), "-", "does not fit: " + e.field()});
         progress.done(++done, which + ": does not fit");
         continue;
       }
-      const ChosenPlan chosen = choose_plan(*model, method, options);
+      const ChosenPlan& chosen = plans->plan();
       const std::optional<double> simulated =
-          simulated_step(candidate, plan_file(*model, candidate, chosen), profile, workload, err);
+          simulated_step(candidate, plan_file(*plans, candidate), profile, workload, err);
       t.add_row({std::to_string(m), significant(alpha, 2), seconds_text(chosen.prediction.step_s),
                  simulated ? seconds_text(*simulated) : std::string("does not fit")});
       progress.done(++done, which + ": " + (simulated ? seconds_text(*simulated) + " s simulated" : "does not fit"));
@@ -328,11 +396,20 @@ int plan_main(const Args& args, std::ostream& out, std::ostream& err) {
                      "a divisor of the step's " + std::to_string(workload.weights.config.micro_batch) +
                          " sequences (--batch, or the model config's micro_batch), found " +
                          std::to_string(spec.micro_batches));
-  if (v.count("search-schedule") != 0) spec = search_schedule(spec, profile, workload, method, options, show_progress, out, err);
-  const planner::StepModel model = planner::build_step_model(spec, profile, workload.weights, workload.stack.layers);
-  const ChosenPlan chosen = choose_plan(model, method, options);
-  print_plan(model, spec, chosen, options, out);
-  const PlanFile file = plan_file(model, spec, chosen);
+  // Data-parallel ranks: those of --units/--nodes (one unit without them).
+  int ranks = 1;
+  if (spec.sim.units || spec.sim.nodes)
+    ranks = resolve_unit_count(spec.sim.units, spec.sim.nodes, profile.units_per_node(), profile.name).units;
+  if (plan::shards_state(spec.parallelism) && ranks < 2)
+    throw InputError("command line", "--parallelism",
+                     "ddp on one GPU (" + std::string(plan::to_string(spec.parallelism)) +
+                         " shards among data-parallel ranks: give --units or --nodes for 2 GPUs or more)");
+  if (v.count("search-schedule") != 0)
+    spec = search_schedule(spec, profile, workload, method, options, ranks, show_progress, out, err);
+  const RankPlans plans = plan_ranks(spec, profile, workload, method, options, ranks);
+  if (ranks > 1) print_ranks(plans, spec, out);
+  print_plan(plans.model(), spec, plans.plan(), options, out);
+  const PlanFile file = plan_file(plans, spec);
   if (out_file) {
     write_plan_file(*out_file, file);
     out << "\nwrote " << out_file->string() << " (use: asteria sim --placement-file " << out_file->string() << ")\n";

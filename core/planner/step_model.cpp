@@ -89,24 +89,82 @@ plan::StepPlan plan_with_sites(const StepModel& m, const std::vector<plan::Resou
 
 }  // namespace
 
-StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile& profile,
-                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers) {
-  StepModel m;
-  m.hw = profile.name;
-  m.model = weights.config.name;
-  m.batch = static_cast<int>(weights.config.micro_batch);
-  const hw::CostModel costs(profile);
-  const int workers = spec.host_workers > 0 ? spec.host_workers : hw::default_host_workers(profile);
-  const int frequency = std::max(1, spec.hp.precondition_frequency);
+namespace {
 
-  // The step driver's set-up of one unit: its layers, blocks (labels, costs, jobs) and schedule.
+// The step driver's set-up of one unit: its layers, blocks (labels, costs, jobs) and schedule. The
+// rank's own plan (forward, backward, its blocks' ops) is a single unit's: the collectives are
+// not the planner's resources.
+runtime::StepSetup unit_setup(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                              std::span<const runtime::LayerSpec> layers) {
   runtime::StepSetupOptions setup_options;
   setup_options.element_bytes = kElementBytes;
   setup_options.staleness = spec.staleness;
   setup_options.schedule = run::driver_options(spec, 0, {}).schedule;
   setup_options.schedule.data_parallel_ranks = 1;
-  setup_options.host_workers = workers;
-  const runtime::StepSetup setup = runtime::set_up_step(layers, spec.optimizer, spec.hp, setup_options);
+  setup_options.schedule.parallelism = plan::Parallelism::ddp;
+  setup_options.host_workers = spec.host_workers > 0 ? spec.host_workers : hw::default_host_workers(profile);
+  return runtime::set_up_step(layers, spec.optimizer, spec.hp, setup_options);
+}
+
+// The blocks' owners among `ranks`, as the step driver assigns them (-1: replicated, every rank
+// holds every block).
+std::vector<int> block_owners(const run::RunConfig& spec, const runtime::StepSetup& setup, int ranks) {
+  if (ranks < 2 || !plan::shards_state(spec.parallelism)) return std::vector<int>(setup.blocks.size(), -1);
+  return setup.block_owners(ranks);
+}
+
+StepModel step_model_of(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                        const workload::WorkloadModel& weights, const runtime::StepSetup& whole,
+                        const std::vector<int>& owners, RankShare share);
+
+}  // namespace
+
+StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers,
+                           RankShare share) {
+  if (share.ranks < 1 || share.rank < 0 || share.rank >= share.ranks)
+    throw InputError("plan", "ranks", "a rank in [0, ranks) of ranks >= 1, found rank " + std::to_string(share.rank) +
+                                          " of " + std::to_string(share.ranks));
+  const runtime::StepSetup setup = unit_setup(spec, profile, layers);
+  return step_model_of(spec, profile, weights, setup, block_owners(spec, setup, share.ranks), share);
+}
+
+std::vector<StepModel> build_rank_step_models(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                                              const workload::WorkloadModel& weights,
+                                              std::span<const runtime::LayerSpec> layers, int ranks) {
+  if (ranks < 1) throw InputError("plan", "ranks", "at least 1 rank, found " + std::to_string(ranks));
+  const runtime::StepSetup setup = unit_setup(spec, profile, layers);
+  const std::vector<int> owners = block_owners(spec, setup, ranks);
+  const bool sharded = std::any_of(owners.begin(), owners.end(), [](int o) { return o >= 0; });
+  std::vector<StepModel> models;
+  for (int r = 0; r < (sharded ? ranks : 1); ++r)
+    models.push_back(step_model_of(spec, profile, weights, setup, owners, {ranks, r}));
+  return models;
+}
+
+namespace {
+
+StepModel step_model_of(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                        const workload::WorkloadModel& weights, const runtime::StepSetup& whole,
+                        const std::vector<int>& owners, RankShare share) {
+  StepModel m;
+  m.hw = profile.name;
+  m.model = weights.config.name;
+  m.batch = static_cast<int>(weights.config.micro_batch);
+  m.share = share;
+  const hw::CostModel costs(profile);
+  const int workers = spec.host_workers > 0 ? spec.host_workers : hw::default_host_workers(profile);
+  const int frequency = std::max(1, spec.hp.precondition_frequency);
+
+  // The rank's blocks: those it owns, or every one when they are replicated.
+  runtime::StepSetup setup = whole;
+  setup.blocks.clear();
+  m.all_blocks = whole.blocks.size();
+  for (std::size_t i = 0; i < whole.blocks.size(); ++i) {
+    if (owners[i] >= 0 && owners[i] != share.rank) continue;
+    setup.blocks.push_back(whole.blocks[i]);
+    m.block_index.push_back(i);
+  }
   m.layers = setup.layers;
   m.schedule = setup.schedule;
   m.blocks = setup.block_work();
@@ -167,7 +225,11 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
 
   // Capacities.
   const hw::TierBudgets budgets = hw::budgets_from(profile);
-  const workload::ModelMemory own = workload::model_memory(weights, m.schedule, Tier::device);
+  // One rank's share of the model: the schedule over every rank (fsdp shards the weights).
+  plan::ScheduleOptions over_ranks = m.schedule;
+  over_ranks.data_parallel_ranks = share.ranks;
+  over_ranks.parallelism = spec.parallelism;
+  const workload::ModelMemory own = workload::model_memory(weights, over_ranks, Tier::device);
   PlanCapacity& c = m.capacity;
   c.budget = {static_cast<double>(budgets.device), static_cast<double>(budgets.host), static_cast<double>(budgets.nvme)};
   for (Tier t : {Tier::device, Tier::host, Tier::nvme}) c.model[at(t)] = static_cast<double>(own.on(t));
@@ -230,6 +292,8 @@ StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile
   validate(m.problem);
   return m;
 }
+
+}  // namespace
 
 StepPrediction predict_step(const StepModel& m, const Assignment& assignment) {
   StepPrediction p;

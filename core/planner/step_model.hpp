@@ -76,10 +76,25 @@ struct PlanCapacity {
   double shadow_host = 0;                               // refresh jobs' room on the host
 };
 
+// Data-parallel ranks (run::RunConfig::parallelism over `ranks`): the model's own memory is one
+// rank's share (workload::model_memory over the ranks: fsdp's sharded weights and gradients),
+// and with sharded state (zero1, zero2, fsdp) a rank places only the blocks it owns
+// (plan::assign_block_owners over the blocks' state bytes, as the step driver assigns them), in
+// its own memory, beside its own shadow pool and staging.
+struct RankShare {
+  int ranks = 1;
+  int rank = 0;
+};
+
 struct StepModel {
   std::string hw;     // the profile's name
   std::string model;  // the model's name
   int batch = 1;      // sequences per step
+  RankShare share;    // whose blocks these are
+  // Each placed block's index among all the set-up's blocks (those of every rank), and how many
+  // there are: a plan file names every block, each placed by its owner's plan.
+  std::vector<std::size_t> block_index;
+  std::size_t all_blocks = 0;
   PlacementProblem problem;  // blocks in the driver's order, labelled as the driver labels them
   Usage fixed_s{};           // the step's loads beside the blocks' updates
   PlanCapacity capacity;
@@ -102,7 +117,13 @@ struct StepModel {
 // for bad settings, or when the model's own memory exceeds a tier (naming the tier and the
 // --*-on options).
 StepModel build_step_model(const run::RunConfig& spec, const hw::HardwareProfile& profile,
-                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers);
+                           const workload::WorkloadModel& weights, std::span<const runtime::LayerSpec> layers,
+                           RankShare share = {});
+// The models of ranks 0 .. ranks-1 (set up once): one per rank with sharded state, one (rank 0,
+// every block) otherwise, since replicated ranks place alike.
+std::vector<StepModel> build_rank_step_models(const run::RunConfig& spec, const hw::HardwareProfile& profile,
+                                              const workload::WorkloadModel& weights,
+                                              std::span<const runtime::LayerSpec> layers, int ranks);
 
 struct StepPrediction {
   Prediction blocks;  // the blocks' update alone (predict)

@@ -76,13 +76,57 @@ Status Pending::status() const {
 void Promise::fulfil(Status status) {
   assert(state_ && state_->board);
   CompletionBoard& board = *state_->board;
-  LockGuard lock(*board.mutex_);
-  assert(!state_->done.load(std::memory_order_relaxed) && "a promise is fulfilled once");
-  state_->status = std::move(status);
-  if (board.clock_ != nullptr) state_->finished_at = board.clock_->now();
-  state_->done.store(true, std::memory_order_release);
-  if (state_->waiters) state_->waiters->notify_all();
-  board.changed_->notify_all();
+  std::vector<std::function<void()>> continuations;
+  {
+    LockGuard lock(*board.mutex_);
+    assert(!state_->done.load(std::memory_order_relaxed) && "a promise is fulfilled once");
+    state_->status = std::move(status);
+    if (board.clock_ != nullptr) state_->finished_at = board.clock_->now();
+    state_->done.store(true, std::memory_order_release);
+    continuations = std::move(state_->continuations);
+    if (state_->waiters) state_->waiters->notify_all();
+    board.changed_->notify_all();
+  }
+  for (const auto& then : continuations) then();
+}
+
+namespace {
+// The states a Pending settles by: itself, or a join's members (recursively).
+void collect_leaves(const std::shared_ptr<detail::CompletionState>& state,
+                    std::vector<std::shared_ptr<detail::CompletionState>>& leaves) {
+  if (state->members.empty()) {
+    leaves.push_back(state);
+    return;
+  }
+  for (const auto& member : state->members) collect_leaves(member, leaves);
+}
+}  // namespace
+
+void Pending::when_all_settled(std::span<const Pending> parts, std::function<void()> then) {
+  std::vector<std::shared_ptr<detail::CompletionState>> leaves;
+  for (const Pending& part : parts)
+    if (part.valid()) collect_leaves(part.state_, leaves);
+  // One count per leaf still running, plus this registration's own, dropped last, so that `then`
+  // runs once whether the leaves finish before, during or after the registration.
+  struct Countdown {
+    std::atomic<std::size_t> left;
+    std::function<void()> then;
+  };
+  auto countdown = std::make_shared<Countdown>();
+  countdown->left.store(1, std::memory_order_relaxed);
+  countdown->then = std::move(then);
+  auto one_settled = [countdown] {
+    if (countdown->left.fetch_sub(1, std::memory_order_acq_rel) == 1) countdown->then();
+  };
+  for (const auto& leaf : leaves) {
+    if (leaf->done.load(std::memory_order_acquire)) continue;
+    assert(leaf->board != nullptr);
+    LockGuard lock(*leaf->board->mutex_);
+    if (leaf->done.load(std::memory_order_relaxed)) continue;  // fulfilled meanwhile
+    countdown->left.fetch_add(1, std::memory_order_relaxed);
+    leaf->continuations.emplace_back(one_settled);
+  }
+  one_settled();
 }
 
 CompletionBoard::CompletionBoard(SyncFactory& sync, const Clock* clock)

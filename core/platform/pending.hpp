@@ -7,6 +7,7 @@
 // finished work takes no lock (on the simulated backend a lock is a switch to the scheduler).
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -31,6 +32,8 @@ struct CompletionState {
   // wakes its own waiters rather than every waiter of the board (on the simulated backend each
   // wake-up is an actor switch).
   std::unique_ptr<ConditionVariable> waiters;
+  // Run once by the fulfilment, after the board's lock is released (Pending::when_all_settled).
+  std::vector<std::function<void()>> continuations;
   // A join (CompletionBoard::all_of): done when every member is, and failed as its first failed
   // member; worked out from the members whenever asked (they never change once done).
   std::vector<std::shared_ptr<CompletionState>> members;
@@ -51,6 +54,13 @@ class Pending {
   // When the work finished, on the clock of its board (a join: when its last member did); none
   // while it runs, or when its board keeps no clock (a communicator's own board).
   std::optional<Seconds> finished_at() const;
+
+  // Calls `then` once every one of `parts` is settled: at once (on this thread) if they are,
+  // otherwise on the thread, actor or timer that fulfils the last of them, after its board's
+  // lock is released. Instead of a thread or actor that waits only to go on: on the simulated
+  // backend each such actor is a mapped stack and switches to the scheduler. `then` must not
+  // block (it may run where nothing can wait). Invalid parts are ignored.
+  static void when_all_settled(std::span<const Pending> parts, std::function<void()> then);
 
  private:
   friend class CompletionBoard;

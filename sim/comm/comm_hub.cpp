@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <simgrid/Exception.hpp>
+
 #include "core/platform/collective_values.hpp"
 #include "sim/collective/run_flows.hpp"
 
@@ -33,6 +35,13 @@ bool even_over_nodes(const collective::Members& who) {
   for (int node : who.nodes) ++per_node[node];
   return std::all_of(per_node.begin(), per_node.end(),
                      [&](const auto& entry) { return entry.second == per_node.begin()->second; });
+}
+
+// The first simulated member's call (every collective has one: it starts when they have called).
+const MemberCall& first_call(const std::vector<std::optional<MemberCall>>& calls) {
+  for (const auto& c : calls)
+    if (c) return *c;
+  throw std::logic_error("CommHub: a collective without a simulated member's call");
 }
 
 bool same_call(const MemberCall& a, const MemberCall& b) {
@@ -131,32 +140,32 @@ void CommHub::arrive(int group, std::int64_t sequence, int group_rank, MemberCal
 }
 
 void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4::Host* host) {
+  const Launch launch = decide(group, *calls);
+  if (!launch.flows) {  // its predicted time, or none (failed inputs): a timer, no actor
+    timers_.at(launch.start + launch.seconds, [this, group, calls, launch] { finish(group, *calls, launch); });
+    return;
+  }
   if (may_block) {
-    run_in_turn(group, *calls);
+    run_flows(group, *calls);
+    finish(group, *calls, launch);
     return;
   }
   // The caller (a rank's main) goes on at once: the flows run in an actor of their own.
   sg4::Actor::init("collective", host)
       ->set_stacksize(kCollectiveActorStack)
-      ->start([this, group, calls = std::move(calls)] {
+      ->start([this, group, calls = std::move(calls), launch] {
         sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
-        run_in_turn(group, *calls);
+        try {
+          run_flows(group, *calls);
+        } catch (const simgrid::ForcefulKillException&) {
+          running_.erase(launch.running);  // stopped at the end of the run
+          throw;
+        }
+        finish(group, *calls, launch);
       });
 }
 
-void CommHub::run_in_turn(int group, Calls& calls) {
-  run(group, calls);
-  if (!settings_.serial_collectives) return;
-  Group& grp = groups_[static_cast<std::size_t>(group)];
-  grp.running = false;
-  ++grp.next;
-  if (grp.gathered.empty() || grp.gathered.begin()->first != grp.next) return;
-  std::shared_ptr<Calls> next = std::move(grp.gathered.begin()->second);
-  grp.gathered.erase(grp.gathered.begin());
-  grp.running = true;
-  // A fresh actor: this one's list of comms stays short (run_flows.cpp).
-  start(group, std::move(next), /*may_block=*/false, sg4::this_actor::get_host());
-}
+void CommHub::stop() { timers_.cancel_all(); }
 
 const collective::CollectiveChoice& CommHub::choice_for(int group, const collective::Members& who,
                                                         platform::Collective collective, double bytes, int root) {
@@ -191,53 +200,63 @@ collective::FlowSchedule CommHub::without_mirror_flows(collective::FlowSchedule 
   return schedule;
 }
 
-void CommHub::run(int group, Calls& calls) {
-  const MemberList list = members(group);  // a copy: groups may be added while the flows run
-  const std::vector<int>& members = *list;
-  Status outcome = Status::success();
-  const MemberCall* first = nullptr;
+CommHub::Launch CommHub::decide(int group, const Calls& calls) {
+  Launch launch;
+  launch.start = sg4::Engine::get_clock();
+  const MemberCall* first = &first_call(calls);
   bool complete = true;  // every member called (no mirrors)
   for (const auto& c : calls) {
-    if (!c) {
-      complete = false;
-      continue;
-    }
-    if (first == nullptr) first = &*c;
-    if (!c->input.ok() && outcome.ok()) outcome = c->input;
+    if (!c) complete = false;
+    else if (!c->input.ok() && launch.outcome.ok()) launch.outcome = c->input;
   }
-  const double start = sg4::Engine::get_clock();
-  if (outcome.ok()) {
-    const std::shared_ptr<const collective::Members> shared_who = groups_.at(static_cast<std::size_t>(group)).who;
-    const collective::Members& who = *shared_who;
-    const double bytes = schedule_bytes(*first);
-    const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
-    bool alone = true;
-    for (const Running& other : running_) {
-      if (!share_nodes(group, other.group)) continue;
-      alone = false;
-      if (other.predicted) ++recorder_.counts().collectives_overlapped;
-    }
-    const bool predicted = settings_.predicted_collectives && choice.exact && alone;
-    const auto me = running_.insert(running_.end(), Running{group, predicted});
-    struct Leave {  // off the list however the collective ends (an actor killed at the end, too)
-      std::list<Running>& list;
-      std::list<Running>::iterator at;
-      ~Leave() { list.erase(at); }
-    } leave{running_, me};
-    if (predicted) {
-      ++recorder_.counts().collectives_predicted;
-      sg4::this_actor::sleep_for(choice.predicted_seconds);
-    } else {
-      collective::FlowSchedule schedule = collective::compact_flow_schedule(choice.algorithm, first->collective, who,
-                                                                            bytes, first->root, choice.options);
-      if (!complete) schedule = without_mirror_flows(std::move(schedule));
-      for (const collective::Phase& phase : schedule)
-        recorder_.counts().communications +=
-            phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);
-      collective::run_flows(schedule, topology_, {settings_.coalesce_ring_steps});
-    }
+  if (!launch.outcome.ok()) return launch;  // no flows: the collective fails at once
+  if (!first->in.bytes_only() && !complete)
+    throw std::logic_error("CommHub: values cannot be combined over mirrored ranks (data-free only)");
+  const collective::Members& who = *groups_.at(static_cast<std::size_t>(group)).who;
+  const collective::CollectiveChoice& choice =
+      choice_for(group, who, first->collective, schedule_bytes(*first), first->root);
+  bool alone = true;
+  for (const Running& other : running_) {
+    if (!share_nodes(group, other.group)) continue;
+    alone = false;
+    if (other.predicted) ++recorder_.counts().collectives_overlapped;
+  }
+  const bool predicted = settings_.predicted_collectives && choice.exact && alone;
+  launch.running = running_.insert(running_.end(), Running{group, predicted});
+  launch.holds_links = true;
+  if (predicted) {
+    ++recorder_.counts().collectives_predicted;
+    launch.seconds = choice.predicted_seconds;
+  } else {
+    launch.flows = true;
+  }
+  return launch;
+}
+
+void CommHub::run_flows(int group, const Calls& calls) {
+  // A copy of the members: groups may be added while the flows run.
+  const std::shared_ptr<const collective::Members> shared_who = groups_.at(static_cast<std::size_t>(group)).who;
+  const collective::Members& who = *shared_who;
+  const MemberCall* first = &first_call(calls);
+  const bool complete = std::all_of(calls.begin(), calls.end(), [](const auto& c) { return c.has_value(); });
+  const double bytes = schedule_bytes(*first);
+  const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
+  collective::FlowSchedule schedule =
+      collective::compact_flow_schedule(choice.algorithm, first->collective, who, bytes, first->root, choice.options);
+  if (!complete) schedule = without_mirror_flows(std::move(schedule));
+  for (const collective::Phase& phase : schedule)
+    recorder_.counts().communications +=
+        phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);
+  collective::run_flows(schedule, topology_, {settings_.coalesce_ring_steps});
+}
+
+void CommHub::finish(int group, Calls& calls, const Launch& launch) {
+  if (launch.holds_links) running_.erase(launch.running);
+  const MemberList list = members(group);
+  const std::vector<int>& members = *list;
+  if (launch.outcome.ok()) {
+    const MemberCall* first = &first_call(calls);
     if (!first->in.bytes_only()) {
-      if (!complete) throw std::logic_error("CommHub: values cannot be combined over mirrored ranks (data-free only)");
       std::vector<platform::CommBuffer> ins, outs;
       for (const auto& c : calls) {
         ins.push_back(c->in);
@@ -256,13 +275,29 @@ void CommHub::run(int group, Calls& calls) {
       a.label = c.label.empty() ? std::string(platform::to_string(c.collective)) : c.label;
       a.tag = c.tag;
       a.cost = platform::Cost{platform::WorkKind::other, 0.0, schedule_bytes(c), 0};
-      a.start = start;
+      a.start = launch.start;
       a.end = end;
-      a.ok = outcome.ok();
+      a.ok = launch.outcome.ok();
       c.activities->record(std::move(a));
     }
-    c.promise.fulfil(outcome);
+    c.promise.fulfil(launch.outcome);
   }
+  if (!settings_.serial_collectives) return;
+  // The group's next call, if it has gathered: it starts now.
+  Group& grp = groups_[static_cast<std::size_t>(group)];
+  grp.running = false;
+  ++grp.next;
+  if (grp.gathered.empty() || grp.gathered.begin()->first != grp.next) return;
+  std::shared_ptr<Calls> next = std::move(grp.gathered.begin()->second);
+  grp.gathered.erase(grp.gathered.begin());
+  grp.running = true;
+  start(group, std::move(next), /*may_block=*/false, host_of(group));
+}
+
+sg4::Host* CommHub::host_of(int group) const {
+  for (const int unit : *members(group))
+    if (!mirrored(unit)) return topology_.units[static_cast<std::size_t>(unit)].cpu;
+  throw std::logic_error("CommHub: group " + name(group) + " has no simulated member");
 }
 
 std::vector<int> CommHub::split(int group, std::int64_t sequence, int group_rank, int colour, int key) {

@@ -1,15 +1,16 @@
 #pragma once
 // Where the simulated ranks' collectives meet. Each rank's SimGroup hands its call to the hub
-// once the call's `after` work has finished (at once when it already has; otherwise from a small
-// actor that waits for it). When the last member of the group has arrived, the collective's
-// flows move over the simulated links (sim/collective: ring, tree or hierarchical, by default
-// the algorithm and protocol NCCL would pick for the call's size and group) in an actor
-// (the waiting one, or a fresh one when the last call came straight from its rank), the values
-// are combined in data-true runs (platform::combine_values: rank order, so replicas stay bitwise
-// equal), one activity per member is recorded on its "gpu<u> comm" track and every member's
-// Pending completes (hierarchical over a group whose nodes hold different numbers of members runs
-// as a ring). Calls match by group and by their order in the group, as in MPI. Actors share one
-// OS thread: no locks.
+// once the call's `after` work has finished (at once when it already has; otherwise from the
+// completion of its last input: Pending::when_all_settled). When the last member of the group has
+// arrived, the collective runs: alone on its links with an exact prediction
+// (collective_choice.hpp), it lasts its predicted time on a timer (no actor, no flows); otherwise
+// its flows move over the simulated links (sim/collective: ring, tree or hierarchical, by default
+// the algorithm and protocol NCCL would pick for the call's size and group) in a fresh actor.
+// Then the values are combined in data-true runs (platform::combine_values: rank order, so
+// replicas stay bitwise equal), one activity per member is recorded on its "gpu<u> comm" track
+// and every member's Pending completes (hierarchical over a group whose nodes hold different
+// numbers of members runs as a ring). Calls match by group and by their order in the group, as in
+// MPI. Actors and timers share one OS thread: no locks.
 //
 // Representative ranks (SimulationOptions::simulated_units): units from simulated_units on are
 // mirrors that run nothing. A collective starts when its simulated members have arrived (a
@@ -31,6 +32,7 @@
 #include "sim/collective/collective_choice.hpp"
 #include "sim/collective/flow_schedule.hpp"
 #include "sim/recorder.hpp"
+#include "sim/timers.hpp"
 #include "sim/topology.hpp"
 
 namespace asteria::sim {
@@ -44,9 +46,9 @@ struct MemberCall : platform::CollectiveCall {
   platform::ActivitySink* activities = nullptr;  // the member's sink; null: not recorded
 };
 
-// Stack of the short-lived actors that wait for a member's inputs or run a collective: they call
-// no deep code (no BLAS; combine_values loops), and SimGrid zeroes each new actor's stack, so the
-// default 8 MiB cost more to create than the actor's work (a 7B fsdp step creates thousands).
+// Stack of the short-lived actors that run a collective's flows: they call no deep code (no BLAS;
+// combine_values loops), and SimGrid zeroes each new actor's stack, so the default 8 MiB cost
+// more to create than the actor's work.
 inline constexpr unsigned kCollectiveActorStack = 256 * 1024;
 
 struct CommHubSettings {
@@ -76,10 +78,10 @@ class CommHub {
   const std::string& name(int group) const;
 
   // Call `sequence` of `group` by member `group_rank`, whose `after` work has finished. Returns
-  // at once unless this is the last (simulated) member and `may_block`: then it runs the
-  // collective (simulated time passes) and returns when every member's Pending is complete; the
-  // last member's call with `may_block` false runs it in a fresh actor on `host` instead.
-  // Inside an actor, or before the simulation runs.
+  // at once unless this is the last (simulated) member, `may_block` and the collective runs its
+  // flows: then it runs them (simulated time passes) and returns when every member's Pending is
+  // complete; with `may_block` false they run in a fresh actor on `host` instead. From an actor,
+  // a timer or a completion, or before the simulation runs.
   void arrive(int group, std::int64_t sequence, int group_rank, MemberCall call, bool may_block,
               simgrid::s4u::Host* host);
 
@@ -88,6 +90,9 @@ class CommHub {
   // Blocks the calling actor until then. Throws std::logic_error for a group with mirrors (their
   // colours are unknown).
   std::vector<int> split(int group, std::int64_t sequence, int group_rank, int colour, int key);
+
+  // The mains are done: collectives waiting out their predicted time never end (Simulation).
+  void stop();
 
  private:
   using Calls = std::vector<std::optional<MemberCall>>;
@@ -116,11 +121,25 @@ class CommHub {
     int arrived = 0;
     bool complete = false;
   };
-  void run(int group, Calls& calls);
-  // Runs `calls` (inline when `may_block`, else in a fresh actor on `host`); under
-  // serial_collectives, then the group's next gathered call, if any, in a fresh actor.
+  struct Running;
+  // How a gathered collective runs, decided when it starts.
+  struct Launch {
+    double start = 0.0;
+    Status outcome;            // the members' inputs' (a failure: no flows, it fails at once)
+    bool flows = false;        // its flows run; otherwise it lasts `seconds` (a timer)
+    double seconds = 0.0;      // its predicted time
+    bool holds_links = false;  // listed in running_ (at `running`) until it finishes
+    std::list<CommHub::Running>::iterator running;
+  };
+  // Starts `calls`: a timer when no flows need to run, else their flows inline (`may_block`)
+  // or in a fresh actor on `host`. Then finish().
   void start(int group, std::shared_ptr<Calls> calls, bool may_block, simgrid::s4u::Host* host);
-  void run_in_turn(int group, Calls& calls);
+  Launch decide(int group, const Calls& calls);
+  void run_flows(int group, const Calls& calls);
+  // Values combined, activities recorded, every member's Pending fulfilled; under
+  // serial_collectives, then the group's next gathered call, if any, starts.
+  void finish(int group, Calls& calls, const Launch& launch);
+  simgrid::s4u::Host* host_of(int group) const;  // its first simulated member's CPU
   // The algorithm, protocol and shape a call of this group runs: the configured algorithm (ring
   // for a hierarchical collective over uneven nodes) or NCCL's choice, with the protocol of least
   // predicted time; remembered per group, collective, size and root (a step repeats its calls).
@@ -142,6 +161,7 @@ class CommHub {
     int group = 0;
     bool predicted = false;
   };
+  Timers timers_;  // collectives waiting out their predicted time
   std::list<Running> running_;
   bool share_nodes(int a, int b) const;
   std::map<std::string, int> group_ids_;

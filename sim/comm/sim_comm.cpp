@@ -7,10 +7,9 @@
 
 namespace asteria::sim {
 
-namespace sg4 = simgrid::s4u;
 
 namespace {
-// Waits for the `after` work; the first failure becomes the call's input status.
+// Of the finished `after` work: the first failure becomes the call's input status.
 void fold_inputs(const std::vector<platform::Pending>& after, Status& input) {
   for (const platform::Pending& p : after) {
     if (!p.valid()) continue;
@@ -46,25 +45,15 @@ platform::Pending SimGroup::start(const platform::CollectiveCall& c, platform::C
   call.tag = options.tag;
   call.activities = rank_.activities;
   const std::int64_t sequence = collectives_++;
-  // Inputs already finished: the call joins the others now, with no actor of its own (an actor
-  // is a mapped stack and a context to switch to); the last call's flows then run in a fresh one.
-  const bool inputs_done = std::all_of(options.after.begin(), options.after.end(),
-                                       [](const platform::Pending& p) { return !p.valid() || p.test(); });
-  if (inputs_done) {
-    fold_inputs(options.after, call.input);
-    hub_.arrive(group_, sequence, my_index_, std::move(call), /*may_block=*/false, rank_.host);
-    return std::move(pending);
-  }
-  // Otherwise the call joins the others once its input exists; the caller goes on at once.
-  sg4::Actor::init("collective", rank_.host)
-      ->set_stacksize(kCollectiveActorStack)
-      // By value: the group may be gone before its call completes.
-      ->start([hub = &hub_, group = group_, index = my_index_, sequence, call = std::move(call),
-               after = std::move(options.after), host = rank_.host]() mutable {
-        sg4::Actor::self()->daemonize();  // a member that never calls must not hang the run
-        fold_inputs(after, call.input);
-        hub->arrive(group, sequence, index, std::move(call), /*may_block=*/true, host);
-      });
+  // The call joins the others once its inputs have finished: now if they have, otherwise from the
+  // completion of the last of them (no actor that waits: an actor is a mapped stack and a context
+  // to switch to, and a 7B fsdp step would make thousands).
+  platform::Pending::when_all_settled(options.after, [hub = &hub_, group = group_, index = my_index_, sequence,
+                                                      call = std::move(call), after = options.after,  // by value:
+                                                      host = rank_.host]() mutable {  // the group may be gone
+    fold_inputs(after, call.input);
+    hub->arrive(group, sequence, index, std::move(call), /*may_block=*/false, host);
+  });
   return std::move(pending);
 }
 

@@ -12,6 +12,7 @@
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/plan_file.hpp"
 #include "apps/asteria/sim_verb.hpp"
+#include "core/plan/share_groups.hpp"
 #include "core/planner/step_model.hpp"
 #include "apps/asteria/run_config_options.hpp"
 #include "core/common/error.hpp"
@@ -177,6 +178,74 @@ TEST(PlanVerb, ThePlanProblemFollowsTheDriversBlocks) {
   for (const char* method : {"all-device", "all-host", "interleaved:2"})
     EXPECT_LE(optimal, choose_plan(m, parse_plan_method(method, "--method"), {}).prediction.step_s * (1 + 1e-9))
         << method;
+}
+
+TEST(PlanVerb, ShardedRanksEachPlaceTheBlocksTheyOwnBesideTheirShareOfTheModel) {
+  RunConfig spec = default_run_config(RunVerb::sim);
+  spec.hp.max_precond_dim = 64;  // many blocks to share
+  const hw::HardwareProfile profile = hw::load_profile(hw::find_profile("gh200"));
+  const SimWorkload workload = workload_from_config("tiny", 1);
+  const planner::StepModel whole = planner::build_step_model(spec, profile, workload.weights, workload.stack.layers);
+  ASSERT_GE(whole.problem.blocks.size(), 6u);
+  // Replicated ranks place alike: one model, every block.
+  EXPECT_EQ(planner::build_rank_step_models(spec, profile, workload.weights, workload.stack.layers, 3).size(), 1u);
+
+  spec.parallelism = plan::Parallelism::fsdp;
+  const int ranks = 3;
+  const std::vector<planner::StepModel> models =
+      planner::build_rank_step_models(spec, profile, workload.weights, workload.stack.layers, ranks);
+  ASSERT_EQ(models.size(), static_cast<std::size_t>(ranks));
+  // The owners are the step driver's: its set-up's blocks, shared by state bytes and layer.
+  std::vector<double> bytes;
+  std::vector<int> layers;
+  for (std::size_t i = 0; i < whole.problem.blocks.size(); ++i) {
+    bytes.push_back(whole.problem.blocks[i].state_bytes);
+    layers.push_back(whole.blocks[i].layer);
+  }
+  const std::vector<int> owners = plan::assign_block_owners(bytes, layers, ranks);
+  std::vector<int> placed(whole.problem.blocks.size(), 0);
+  double state = 0;
+  for (const planner::StepModel& m : models) {
+    EXPECT_EQ(m.all_blocks, whole.problem.blocks.size());
+    ASSERT_EQ(m.block_index.size(), m.problem.blocks.size());
+    for (std::size_t i = 0; i < m.block_index.size(); ++i) {
+      const std::size_t b = m.block_index[i];
+      ++placed[b];
+      EXPECT_EQ(owners[b], m.share.rank) << m.problem.blocks[i].label;
+      EXPECT_EQ(m.problem.blocks[i].label, whole.problem.blocks[b].label);
+      state += m.problem.blocks[i].state_bytes;
+    }
+    // fsdp: each rank holds a share of the weights, less than the whole model's.
+    EXPECT_LT(m.capacity.model[static_cast<std::size_t>(Tier::device)],
+              whole.capacity.model[static_cast<std::size_t>(Tier::device)]);
+    EXPECT_GT(m.problem.capacities.device, whole.problem.capacities.device);
+  }
+  for (std::size_t b = 0; b < placed.size(); ++b) EXPECT_EQ(placed[b], 1) << whole.problem.blocks[b].label;
+  double whole_state = 0;
+  for (const planner::BlockDemand& d : whole.problem.blocks) whole_state += d.state_bytes;
+  EXPECT_DOUBLE_EQ(state, whole_state);
+}
+
+TEST(PlanVerb, ShardedPlansHoldEveryBlockAndTheSimulatorRunsThem) {
+  TempDir dir;
+  const std::string file = dir.file("fsdp.yaml");
+  const CliOutcome made = run_cli(plan_args(file, {"--parallelism", "fsdp", "--units", "2", "--max-precond-dim", "64",
+                                                   "--check", "--steps", "1"}));
+  ASSERT_EQ(made.code, 0) << made.err;
+  EXPECT_NE(made.out.find("data-parallel: 2 ranks, fsdp: each rank places the blocks it owns"), std::string::npos)
+      << made.out;
+  EXPECT_NE(made.out.find("simulated (p50)"), std::string::npos) << made.out;
+  const std::string whole_file = dir.file("one.yaml");
+  ASSERT_EQ(run_cli(plan_args(whole_file, {"--max-precond-dim", "64"})).code, 0);
+  const PlanFile sharded = read_plan_file(file);
+  const PlanFile whole = read_plan_file(whole_file);
+  ASSERT_EQ(sharded.blocks.size(), whole.blocks.size());
+  for (std::size_t b = 0; b < whole.blocks.size(); ++b) EXPECT_EQ(sharded.blocks[b].label, whole.blocks[b].label);
+  // Sharding among ranks needs ranks.
+  const CliOutcome one = run_cli(plan_args(dir.file("x.yaml"), {"--parallelism", "zero2"}));
+  EXPECT_EQ(one.code, 1);
+  EXPECT_NE(one.err.find("--parallelism"), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("--units or --nodes"), std::string::npos) << one.err;
 }
 
 // read_run_config over sim's options, as `asteria sim ARGS` reads them.

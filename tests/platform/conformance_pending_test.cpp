@@ -54,6 +54,55 @@ TEST_P(ConcurrentPlatformConformance, PromiseFulfilledByAWorkerWakesTheWaiter) {
   });
 }
 
+TEST_P(PlatformConformance, AContinuationRunsOnceWhenEveryPartHasSettled) {
+  run([](Platform& p) {
+    // Parts already settled (and invalid ones): at once, on the caller.
+    int now = 0;
+    const std::vector<Pending> done{Pending::ready(), Pending()};
+    Pending::when_all_settled(done, [&now] { ++now; });
+    EXPECT_EQ(now, 1);
+    Pending::when_all_settled({}, [&now] { ++now; });
+    EXPECT_EQ(now, 2);
+    // Parts still running: when the last of them is fulfilled, a join counting as its members.
+    auto [first, first_pending] = p.completions().make();
+    auto [second, second_pending] = p.completions().make();
+    auto [third, third_pending] = p.completions().make();
+    const std::vector<Pending> joined{second_pending, third_pending};
+    const std::vector<Pending> parts{first_pending, p.completions().all_of(joined), Pending::ready()};
+    int runs = 0;
+    bool all_settled_then = false;
+    Pending::when_all_settled(parts, [&] {
+      ++runs;
+      all_settled_then = first_pending.test() && second_pending.test() && third_pending.test();
+    });
+    EXPECT_EQ(runs, 0);
+    third.fulfil();
+    first.fulfil(Status(StatusCode::io_error, "a failed part settles too"));
+    EXPECT_EQ(runs, 0);
+    second.fulfil();
+    EXPECT_EQ(runs, 1);
+    EXPECT_TRUE(all_settled_then);
+    EXPECT_EQ(first_pending.status().code(), StatusCode::io_error);
+  });
+}
+
+TEST_P(ConcurrentPlatformConformance, AContinuationRunsWhereTheLastPartIsFulfilled) {
+  run([](Platform& p) {
+    auto [promise, pending] = p.completions().make();
+    auto [continued, continued_pending] = p.completions().make();
+    const std::vector<Pending> parts{pending};
+    Pending::when_all_settled(parts, [continued = continued]() mutable { continued.fulfil(); });
+    Pending worker = p.host_workers().submit(work("fulfil later", [&p, promise = promise]() mutable {
+      p.clock().sleep_for(0.01);
+      promise.fulfil();
+      return Status::success();
+    }));
+    continued_pending.wait();  // fulfilled by the continuation, on the worker
+    EXPECT_TRUE(pending.test());
+    EXPECT_TRUE(worker.status().ok());
+  });
+}
+
 TEST_P(PlatformConformance, WaitAnySkipsInvalidEntriesAndReturnsTheLowestFinished) {
   run([](Platform& p) {
     auto [promise, unfinished] = p.completions().make();

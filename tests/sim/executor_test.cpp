@@ -461,6 +461,57 @@ TEST(SimExecutors, TheIdleDeviceStreamTakesItsWakeLatencyToStart) {
   });
 }
 
+// A data-free run's device stream runs on timers (timed_stream_executor.hpp), a data-true run's
+// on an actor: the same items (submitted together to the idle stream, an urgent one among them
+// and one submitted while another runs, one of no cost, one after the stream has gone idle) start
+// and end at the same times, in the same order, on both.
+TEST(SimExecutors, TheTimedDeviceStreamKeepsTheActorStreamsTimesAndOrder) {
+  for (Numerics mode : {Numerics::shapes, Numerics::values}) {
+    run_in_child([mode] {
+      test::RecordingSink sink(0);
+      SimulationOptions options = tiny_options(mode);
+      constexpr double w = 3e-6, c = 5.1e-4, c2 = 5e8 / 2e12 + 1e-5, c3 = 2e9 / 2e12 + 1e-5, idle = 1e-3;
+      options.profile.gpu.wake_latency = q(w);
+      options.activities = [&sink](int) { return &sink; };
+      Simulation sim(options);
+      double resumed = 0;
+      sim.run([&](int, Platform& p) {
+        std::vector<Pending> pending;
+        auto submit = [&](const std::string& label, double flops, bool urgent) {
+          Work item = flops > 0 ? gemm(flops) : Work{};
+          item.label = label;
+          item.urgent = urgent;
+          pending.push_back(p.device_stream().submit(std::move(item)));
+        };
+        submit("plain 1", 1e9, false);
+        submit("plain 2", 2e9, false);
+        submit("urgent 1", 1e9, true);  // looked at after the wake: ahead of the plain ones
+        submit("nothing", 0, false);
+        pending[2].wait();
+        p.clock().sleep_for(c / 2);     // "plain 1" runs
+        submit("urgent 2", 5e8, true);  // ahead of the queued "plain 2"
+        for (const Pending& item : pending) EXPECT_TRUE(item.status().ok());
+        p.clock().sleep_for(idle);  // the stream has gone idle: the next item wakes it
+        resumed = p.clock().now();
+        submit("late", 1e9, false);
+        EXPECT_TRUE(pending.back().status().ok());
+      });
+      const std::vector<platform::Activity> recorded = sink.on_track("gpu0 stream");
+      ASSERT_EQ(recorded.size(), 6u);
+      const std::vector<std::string> order{"urgent 1", "plain 1", "urgent 2", "plain 2", "nothing", "late"};
+      const std::vector<double> starts{w,          w + c,           w + 2 * c,      w + 2 * c + c2,
+                                       w + 2 * c + c2 + c3, resumed + w};
+      const std::vector<double> lasts{c, c, c2, c3, 0, c};
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        EXPECT_EQ(recorded[i].label, order[i]) << i;
+        EXPECT_NEAR(recorded[i].start, starts[i], 1e-12) << order[i];
+        EXPECT_NEAR(recorded[i].end - recorded[i].start, lasts[i], 1e-12) << order[i];
+      }
+      EXPECT_NEAR(resumed, w + 2 * c + c2 + c3 + idle, 1e-12);
+    });
+  }
+}
+
 // A stream that has run nothing yet is idle: work submitted before the run wakes it too.
 TEST(SimExecutors, WorkSubmittedBeforeTheRunWakesTheStream) {
   run_in_child([] {

@@ -87,13 +87,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
                            " shards among data-parallel ranks)");
     // Each block lives on one rank, chosen so that every layer's shares and every rank's total
     // are about even (the collectives of sharded blocks pad each share to the largest).
-    std::vector<double> bytes;
-    std::vector<int> layers;
-    for (const Block& b : blocks_) {
-      bytes.push_back(static_cast<double>(b.bytes->bytes()));
-      layers.push_back(static_cast<int>(b.layer));
-    }
-    const std::vector<int> owners = plan::assign_block_owners(bytes, layers, comm->size());
+    const std::vector<int> owners = setup_.block_owners(comm->size());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       blocks_[b].owner = owners[b];
       blocks_[b].local = owners[b] == comm->rank();

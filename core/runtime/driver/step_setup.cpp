@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/plan/share_groups.hpp"
+
 namespace asteria::runtime {
 
 StepSetup set_up_step(std::span<const LayerSpec> layers, optim::OptimizerKind kind, const optim::Hyperparameters& hp,
@@ -90,6 +92,16 @@ plan::StepPlan StepSetup::weights_gather_plan(std::span<const int> owners, int r
   plan::ScheduleOptions options = schedule;
   options.rank = rank;
   return plan::weights_gather_plan(layers, block_work({}, owners), options);
+}
+
+std::vector<int> StepSetup::block_owners(int ranks) const {
+  std::vector<double> bytes;
+  std::vector<int> layer_of;
+  for (const BlockSetup& b : blocks) {
+    bytes.push_back(static_cast<double>(b.state_bytes));
+    layer_of.push_back(static_cast<int>(b.layer));
+  }
+  return plan::assign_block_owners(bytes, layer_of, ranks);
 }
 
 std::vector<ShadowDemand> StepSetup::shadow_demands(const std::vector<bool>& receiving, bool shared,

@@ -54,6 +54,9 @@ struct StepSetup {
 
   std::vector<std::string> labels() const;
   std::size_t state_bytes() const noexcept;
+  // The rank that owns each block when `ranks` ranks shard the state (plan::assign_block_owners
+  // over the blocks' state bytes and layers): the step driver's owners and the planner's.
+  std::vector<int> block_owners(int ranks) const;
   // The blocks' work for the schedule, each updated where `sites` says (one per block; empty:
   // every block on the device) and owned by `owners` (sharded state; empty: every rank).
   std::vector<plan::BlockWork> block_work(std::span<const plan::Resource> sites = {},
