@@ -14,6 +14,7 @@
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "core/runtime/driver/shared_step_setup.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/runtime/driver/warmup.hpp"
 #include "core/runtime/driver/step_setup.hpp"
@@ -244,6 +245,7 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
         o.numerics_site = workload.numerics_site;
         // Every unit is a data-parallel rank: each step's gradients are averaged over all of them.
         o.schedule.data_parallel_ranks = out.units;
+        o.shared_setup = std::make_shared<runtime::SharedStepSetup>();  // every unit runs the same model
         return o;
       }();
 
@@ -252,6 +254,10 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   // before its first step, kept apart so that the wall time per step measures the stepping.
   int drivers_built = 0;
   std::optional<WallClock::time_point> setup_done;
+  // ... and until every unit has run its last step: the stepping, without the run's end (the
+  // last gathers, the drivers torn down, the trace written).
+  int units_stepped = 0;
+  std::optional<WallClock::time_point> stepping_done;
   Progress progress(progress_out, "sim", spec.progress, total_steps);
   simulation.run([&](int unit, platform::Platform& platform) {
     // Each rank's own data: its gradients differ until the reduce averages them.
@@ -270,10 +276,10 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     RunReport* report = unit == 0 ? &out : nullptr;
     start_run(*driver, trace, unit, options_per_unit.numerics_site, report);
     StepHooks hooks;
-    if (unit == 0)
-      hooks.after = [&platform](int, const runtime::StepRecord&) {
-        return "simulated " + significant(platform.clock().now(), 4) + " s";
-      };
+    hooks.after = [&, unit](int t, const runtime::StepRecord&) {
+      if (t == total_steps && ++units_stepped == simulation.simulated_units()) stepping_done = WallClock::now();
+      return unit == 0 ? "simulated " + significant(platform.clock().now(), 4) + " s" : std::string();
+    };
     run_steps(*driver, 1, total_steps, unit == 0 ? &progress : nullptr, hooks, report);
   });
 
@@ -305,11 +311,12 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
   out.extra.emplace_back("wall_seconds_per_step",
                          out.wall_seconds / static_cast<double>(std::max(1, total_steps)));
-  if (setup_done) {
+  if (setup_done && stepping_done) {
     const double setup = std::chrono::duration<double>(*setup_done - wall_start).count();
+    const double stepping = std::chrono::duration<double>(*stepping_done - *setup_done).count();
     out.extra.emplace_back("wall_seconds_setup", setup);
-    out.extra.emplace_back("wall_seconds_per_step_after_setup",
-                           (out.wall_seconds - setup) / static_cast<double>(std::max(1, total_steps)));
+    out.extra.emplace_back("wall_seconds_per_step_after_setup", stepping / static_cast<double>(std::max(1, total_steps)));
+    out.extra.emplace_back("wall_seconds_teardown", out.wall_seconds - setup - stepping);
   }
   return out;
 }

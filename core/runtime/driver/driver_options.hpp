@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "core/runtime/store/store_options.hpp"
 
 namespace asteria::runtime {
+
+class SharedStepSetup;
 
 // Modelled seconds of a device work item (the device model in use); feeds compute_s and
 // optimizer_device_s. Empty: every work counts 0 s.
@@ -56,6 +59,9 @@ struct DriverOptions {
   // every refresh.
   bool share_refreshes = true;
   int sync_period = 1;
+  // Drivers of one process running the same model with these options (a simulation's units) may
+  // share their set-up (shared_step_setup.hpp); null: each sets up its own.
+  std::shared_ptr<SharedStepSetup> shared_setup;
 };
 
 // Throws InputError naming `source` for a negative warm-up count or invalid store, service or

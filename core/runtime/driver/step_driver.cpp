@@ -10,6 +10,7 @@
 #include "core/optim/shape_model.hpp"
 #include "core/plan/schedule.hpp"
 #include "core/plan/share_groups.hpp"
+#include "core/runtime/driver/shared_step_setup.hpp"
 #include "core/runtime/service/shadow_bound.hpp"
 
 namespace asteria::runtime {
@@ -87,7 +88,8 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
                            " shards among data-parallel ranks)");
     // Each block lives on one rank, chosen so that every layer's shares and every rank's total
     // are about even (the collectives of sharded blocks pad each share to the largest).
-    const std::vector<int> owners = setup_.block_owners(comm->size());
+    const std::vector<int> owners =
+        options_.shared_setup ? options_.shared_setup->block_owners(comm->size()) : setup_.block_owners(comm->size());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       blocks_[b].owner = owners[b];
       blocks_[b].local = owners[b] == comm->rank();
@@ -208,7 +210,7 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
       !plan::shards_gradients(options_.schedule.parallelism) && model_.gradient_bucket(0, layer_count_ - 1).empty())
     setup.schedule.bucket_bytes = 0.0;
   setup.host_workers = platform_.host_workers().concurrency();
-  setup_ = set_up_step(layers, kind, hp, setup);
+  setup_ = options_.shared_setup ? options_.shared_setup->get(layers, kind, hp, setup) : set_up_step(layers, kind, hp, setup);
   // The blocking TensorOptimizer uses (the same plan_blocks): with values each layer's blocks are
   // its TensorOptimizer's (tensors_[layer]), in order.
   if (options_.numerics != platform::Numerics::shapes)
