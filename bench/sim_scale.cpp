@@ -11,7 +11,8 @@
 //   representative  the first --sim_simulated_nodes nodes run, the other units mirror them
 //                   (SimulationOptions::simulated_units: exact when every rank runs the same work)
 //   coalesced       representative, with each collective's ring steps as one transfer (approximate)
-// Counters: wall_s_per_step (stepping only: setup, i.e. building every unit's driver, is setup_s),
+// Counters: wall_s_per_step (stepping only: setup, i.e. building every unit's driver, is setup_s;
+// the run's end, its last gathers and the drivers torn down, is teardown_s),
 // sim_step_s (p50 simulated step), activities_per_step, ms_per_gpu_step (wall per step and GPU:
 // flat means linear growth), vs_target (wall per step over the target: 16 GPUs 0.1 s, 64 GPUs
 // 0.2 s, 1024 GPUs 10 s), error_vs_full (largest |relative difference| of a simulated step time from the full
@@ -139,6 +140,7 @@ struct Result {
   std::string message;  // fit message or error
   double wall_per_step = 0.0;
   double setup = 0.0;
+  double teardown = 0.0;
   double p50 = 0.0;
   double activities = 0.0;
   int steps = 0;
@@ -210,6 +212,7 @@ Result simulate_in_child(int units, const std::string& mode) {
   result.fits = values["fits"] != 0.0;
   result.wall_per_step = values["wall_seconds_per_step_after_setup"];
   result.setup = values["wall_seconds_setup"];
+  result.teardown = values["wall_seconds_teardown"];
   result.p50 = values["p50"];
   result.steps = static_cast<int>(result.step_times.size());
   result.activities = values["activities"] / std::max(1, result.steps);
@@ -235,6 +238,7 @@ void run(benchmark::State& state, const std::string& mode) {
   if (mode == "full") full_step_times()[units] = r.step_times;
   state.counters["wall_s_per_step"] = r.wall_per_step;
   state.counters["setup_s"] = r.setup;
+  state.counters["teardown_s"] = r.teardown;
   state.counters["sim_step_s"] = r.p50;
   state.counters["activities_per_step"] = r.activities;
   state.counters["ms_per_gpu_step"] = 1e3 * r.wall_per_step / units;

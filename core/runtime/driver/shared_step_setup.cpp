@@ -19,21 +19,22 @@ bool same_options(const StepSetupOptions& a, const StepSetupOptions& b) {
 }
 }  // namespace
 
-const StepSetup& SharedStepSetup::get(std::span<const LayerSpec> layers, optim::OptimizerKind kind,
-                                      const optim::Hyperparameters& hp, const StepSetupOptions& options) {
+std::shared_ptr<const StepSetup> SharedStepSetup::get(std::span<const LayerSpec> layers, optim::OptimizerKind kind,
+                                                      const optim::Hyperparameters& hp,
+                                                      const StepSetupOptions& options) {
   if (!setup_) {
-    setup_ = set_up_step(layers, kind, hp, options);
+    setup_ = std::make_shared<const StepSetup>(set_up_step(layers, kind, hp, options));
     layers_.assign(layers.begin(), layers.end());
     kind_ = kind;
     options_ = options;
-    return *setup_;
+    return setup_;
   }
   bool same = layers.size() == layers_.size() && kind == kind_ && same_options(options, options_);
   for (std::size_t l = 0; same && l < layers.size(); ++l) same = same_layer(layers[l], layers_[l]);
   if (!same)
     throw std::logic_error("SharedStepSetup: a driver of another model or other options (share a set-up only "
                            "among drivers of the same model and options)");
-  return *setup_;
+  return setup_;
 }
 
 const std::vector<int>& SharedStepSetup::block_owners(int ranks) {

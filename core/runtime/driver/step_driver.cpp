@@ -89,7 +89,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     // Each block lives on one rank, chosen so that every layer's shares and every rank's total
     // are about even (the collectives of sharded blocks pad each share to the largest).
     const std::vector<int> owners =
-        options_.shared_setup ? options_.shared_setup->block_owners(comm->size()) : setup_.block_owners(comm->size());
+        options_.shared_setup ? options_.shared_setup->block_owners(comm->size()) : setup_->block_owners(comm->size());
     for (std::size_t b = 0; b < blocks_.size(); ++b) {
       blocks_[b].owner = owners[b];
       blocks_[b].local = owners[b] == comm->rank();
@@ -100,7 +100,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   std::vector<int> refresh_owners;
   if (options_.schedule.data_parallel_ranks > 1 && options_.share_refreshes && !sharded) {
     std::vector<double> costs;
-    for (const BlockSetup& b : setup_.blocks) costs.push_back(b.warm_refresh_flops);
+    for (const BlockSetup& b : setup_->blocks) costs.push_back(b.warm_refresh_flops);
     platform::Comm& side = *platform_.side_comm();  // off the gradients' queue
     refresh_owners = assign_refresh_owners(costs, side);
     service_->share_refreshes(side, refresh_owners, options_.sync_period);
@@ -117,7 +117,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
     holds[i] = blocks_[i].local;
     receiving[i] = !refresh_owners.empty() && refresh_owners[i] != platform_.side_comm()->rank();
   }
-  const std::vector<ShadowDemand> demands = setup_.shadow_demands(receiving, !refresh_owners.empty(), holds);
+  const std::vector<ShadowDemand> demands = setup_->shadow_demands(receiving, !refresh_owners.empty(), holds);
   ShadowPoolSizing sizing;
   sizing.host_workers = platform_.host_workers().concurrency();
   sizing.staleness = options_.service.staleness;
@@ -125,7 +125,7 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   store_ = std::make_unique<StateStore>(platform_, options_.store);
   store_->keep_free(service_->shadow_room());
   if (options_.store.policy == PlacementPolicy::planned) {
-    check_planned_blocks(options_.planned_blocks, setup_.labels(), "placement plan (--placement-file)");
+    check_planned_blocks(options_.planned_blocks, setup_->labels(), "placement plan (--placement-file)");
   }
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
     Block& b = blocks_[i];
@@ -175,11 +175,11 @@ StepDriver<T>::StepDriver(platform::Platform& platform, TrainingModel<T>& model,
   store_->place();
   std::vector<PlanBlock> bound;
   for (std::size_t i = 0; i < blocks_.size(); ++i)
-    bound.push_back({blocks_[i].service_id, blocks_[i].store_id, setup_.blocks[i].cut.region, setup_.blocks[i].view});
+    bound.push_back({blocks_[i].service_id, blocks_[i].store_id, setup_->blocks[i].cut.region, setup_->blocks[i].view});
   if (options_.schedule.parallelism == plan::Parallelism::fsdp) {
     std::vector<int> owners;
     for (const Block& b : blocks_) owners.push_back(b.owner);
-    weights_gathers_ = setup_.weights_gather_plan(owners, comm->rank());
+    weights_gathers_ = setup_->weights_gather_plan(owners, comm->rank());
     gatherer_ = std::make_unique<PlanInterpreter<T>>(weights_gathers_, platform_, model_, *service_, *store_, bound,
                                                      options_.device_seconds, options_.issue_seconds_per_op,
                                                      options_.numerics_site);
@@ -210,16 +210,17 @@ void StepDriver<T>::add_blocks(optim::OptimizerKind kind, const optim::Hyperpara
       !plan::shards_gradients(options_.schedule.parallelism) && model_.gradient_bucket(0, layer_count_ - 1).empty())
     setup.schedule.bucket_bytes = 0.0;
   setup.host_workers = platform_.host_workers().concurrency();
-  setup_ = options_.shared_setup ? options_.shared_setup->get(layers, kind, hp, setup) : set_up_step(layers, kind, hp, setup);
+  setup_ = options_.shared_setup ? options_.shared_setup->get(layers, kind, hp, setup)
+                                 : std::make_shared<const StepSetup>(set_up_step(layers, kind, hp, setup));
   // The blocking TensorOptimizer uses (the same plan_blocks): with values each layer's blocks are
   // its TensorOptimizer's (tensors_[layer]), in order.
   if (options_.numerics != platform::Numerics::shapes)
     for (const LayerSpec& spec : layers)
       tensors_.push_back(std::make_unique<optim::TensorOptimizer<T>>(kind, hp, tensor_shape(spec), spec.name));
   std::size_t within = 0;
-  for (std::size_t i = 0; i < setup_.blocks.size(); ++i) {
-    const BlockSetup& s = setup_.blocks[i];
-    within = i > 0 && setup_.blocks[i - 1].layer == s.layer ? within + 1 : 0;
+  for (std::size_t i = 0; i < setup_->blocks.size(); ++i) {
+    const BlockSetup& s = setup_->blocks[i];
+    within = i > 0 && setup_->blocks[i - 1].layer == s.layer ? within + 1 : 0;
     Block block;
     block.layer = s.layer;
     block.label = s.label;
@@ -246,7 +247,7 @@ plan::StepPlan StepDriver<T>::make_plan() const {
     owners.push_back(b.owner);
   }
   platform::Comm* comm = platform_.comm();
-  return setup_.plan(sites, owners, host_release_delay(), comm != nullptr ? comm->rank() : 0);
+  return setup_->plan(sites, owners, host_release_delay(), comm != nullptr ? comm->rank() : 0);
 }
 
 namespace {

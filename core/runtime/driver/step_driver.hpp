@@ -124,7 +124,9 @@ class StepDriver {
   TrainingModel<T>& model_;
   DriverOptions options_;
   std::size_t layer_count_ = 0;
-  StepSetup setup_;  // the layers' and blocks' work (step_setup.hpp)
+  // The layers' and blocks' work (step_setup.hpp), shared with the other units' drivers where
+  // DriverOptions::shared_setup says so.
+  std::shared_ptr<const StepSetup> setup_;
   std::vector<std::unique_ptr<optim::TensorOptimizer<T>>> tensors_;  // values
   std::vector<std::unique_ptr<optim::BlockOptimizer<T>>> shapes_;    // shapes
   std::vector<Block> blocks_;
