@@ -7,6 +7,9 @@
 
 #include <stdexcept>
 
+#include "core/plan/share_groups.hpp"
+#include "core/runtime/driver/shared_step_setup.hpp"
+
 #include "core/plan/step_plan.hpp"
 #include "tests/driver/driver_test_support.hpp"
 
@@ -112,6 +115,47 @@ TEST(StepSetup, ReceivingJobsHoldTheResultAloneAndBlocksHeldElsewhereHoldNone) {
   EXPECT_EQ(demands[2].job_bytes, setup.blocks[2].job_bytes);
   EXPECT_TRUE(demands[2].shared);
   EXPECT_THROW(setup.block_work(std::vector<plan::Resource>(n + 1, plan::Resource::device)), std::invalid_argument);
+}
+
+// Drivers of the same model and options share one set-up (a simulation's units): the same
+// blocks and plan as their own set-up, held once; a driver of another model is refused.
+TEST(StepSetup, DriversOfTheSameModelShareOneSetUpAndItsOwners) {
+  const SyntheticModelSpec spec = stack_with_a_vector();
+  const Hyperparameters hp = small_blocks(OptimizerKind::soap, 2);
+  DriverOptions options = full_numerics(1);
+  options.numerics = platform::Numerics::shapes;
+  options.schedule.host_release_delay = 2;
+  options.shared_setup = std::make_shared<SharedStepSetup>();
+  DriverOptions alone = options;
+  alone.shared_setup = nullptr;
+  std::vector<std::string> plans;
+  for (const DriverOptions& o : {options, options, alone}) {
+    platform::fake::FakePlatform platform(fake_timing(0.0, 2));
+    SyntheticModel<float> model(spec, platform::Numerics::shapes);
+    StepDriver<float> driver(platform, model, OptimizerKind::soap, hp, o);
+    plans.push_back(plan::to_text(driver.plan()));
+    driver.finish();
+  }
+  EXPECT_EQ(plans[0], plans[1]);
+  EXPECT_EQ(plans[0], plans[2]);
+  SharedStepSetup& shared = *options.shared_setup;
+  StepSetupOptions setup_options;
+  setup_options.element_bytes = sizeof(float);
+  setup_options.staleness = 1;
+  setup_options.schedule = options.schedule;
+  setup_options.host_workers = 2;
+  const std::shared_ptr<const StepSetup> first = shared.get(spec.layers, OptimizerKind::soap, hp, setup_options);
+  EXPECT_EQ(shared.get(spec.layers, OptimizerKind::soap, hp, setup_options), first);  // held once
+  EXPECT_EQ(shared.block_owners(3), first->block_owners(3));
+  EXPECT_EQ(&shared.block_owners(3), &shared.block_owners(3));
+  // Another model's layers, another optimizer or other options: a programming error, refused.
+  std::vector<LayerSpec> other = spec.layers;
+  other.back().cols += 1;
+  EXPECT_THROW(shared.get(other, OptimizerKind::soap, hp, setup_options), std::logic_error);
+  EXPECT_THROW(shared.get(spec.layers, OptimizerKind::shampoo, hp, setup_options), std::logic_error);
+  StepSetupOptions more_workers = setup_options;
+  more_workers.host_workers = 3;
+  EXPECT_THROW(shared.get(spec.layers, OptimizerKind::soap, hp, more_workers), std::logic_error);
 }
 
 }  // namespace
