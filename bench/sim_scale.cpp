@@ -11,8 +11,10 @@
 //   representative  the first --sim_simulated_nodes nodes run, the other units mirror them
 //                   (SimulationOptions::simulated_units: exact when every rank runs the same work)
 //   coalesced       representative, with each collective's ring steps as one transfer (approximate)
-// Counters: wall_s_per_step (stepping only: setup, i.e. building every unit's driver, is setup_s;
-// the run's end, its last gathers and the drivers torn down, is teardown_s),
+// Counters: wall_s_per_step (the steady stepping, summary.json's wall_seconds_per_step_steady:
+// between every unit's first and last step calls, per step; setup, i.e. building every unit's
+// driver, is setup_s; the run's end, the last step's tail, the last gathers and the drivers torn
+// down, is teardown_s),
 // sim_step_s (p50 simulated step), activities_per_step, ms_per_gpu_step (wall per step and GPU:
 // flat means linear growth), vs_target (wall per step over the target: 16 GPUs 0.1 s, 64 GPUs
 // 0.2 s, 1024 GPUs 10 s), error_vs_full (largest |relative difference| of a simulated step time from the full
@@ -210,7 +212,7 @@ Result simulate_in_child(int units, const std::string& mode) {
     }
   }
   result.fits = values["fits"] != 0.0;
-  result.wall_per_step = values["wall_seconds_per_step_after_setup"];
+  result.wall_per_step = values["wall_seconds_per_step_steady"];
   result.setup = values["wall_seconds_setup"];
   result.teardown = values["wall_seconds_teardown"];
   result.p50 = values["p50"];

@@ -55,8 +55,8 @@ def main():
             print(f"error: the workload does not fit: {s.get('fit_message', '')}", file=sys.stderr)
             return 1
         steps = s["steps"] + s["warmup_steps"]
-        # Stepping only: building every unit's driver (placement) is the setup.
-        per_step = s.get("wall_seconds_per_step_after_setup", s["wall_seconds"] / steps)
+        # The steady stepping: without the setup (every unit's driver), the first step and the run's end.
+        per_step = s.get("wall_seconds_per_step_steady", s["wall_seconds"] / steps)
         rows.append((units, s.get("simulated_units", units), steps, s["wall_seconds"], per_step,
                      s["activities"], s["activities"] / s["wall_seconds"], s["p50_step_s"]))
     print("| GPUs | simulated GPUs | simulated steps | wall s | wall s per step | activities | "

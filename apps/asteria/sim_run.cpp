@@ -2,6 +2,7 @@
 // data-parallel ranks: every step's gradients are all-reduced among the units), runs them, and
 // keeps unit 0's per-step records.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <ostream>
@@ -254,10 +255,13 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   // before its first step, kept apart so that the wall time per step measures the stepping.
   int drivers_built = 0;
   std::optional<WallClock::time_point> setup_done;
-  // ... and until every unit has run its last step: the stepping, without the run's end (the
-  // last gathers, the drivers torn down, the trace written).
-  int units_stepped = 0;
-  std::optional<WallClock::time_point> stepping_done;
+  // ... and until every unit's first and last step calls have returned. A step call returns once
+  // the step before it has ended (the driver keeps a step open until the next one), so the time
+  // between the two is that of total_steps - 1 whole steps: the steady stepping, without the
+  // set-up, the first step's own work and the run's end (the last step's tail, the last gathers,
+  // the drivers torn down).
+  std::array<int, 2> units_at{};  // units past their first, their last step call
+  std::array<std::optional<WallClock::time_point>, 2> stepped;
   Progress progress(progress_out, "sim", spec.progress, total_steps);
   simulation.run([&](int unit, platform::Platform& platform) {
     // Each rank's own data: its gradients differ until the reduce averages them.
@@ -277,7 +281,8 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     start_run(*driver, trace, unit, options_per_unit.numerics_site, report);
     StepHooks hooks;
     hooks.after = [&, unit](int t, const runtime::StepRecord&) {
-      if (t == total_steps && ++units_stepped == simulation.simulated_units()) stepping_done = WallClock::now();
+      for (const int k : {0, 1})
+        if (t == (k == 0 ? 1 : total_steps) && ++units_at[k] == simulation.simulated_units()) stepped[k] = WallClock::now();
       return unit == 0 ? "simulated " + significant(platform.clock().now(), 4) + " s" : std::string();
     };
     run_steps(*driver, 1, total_steps, unit == 0 ? &progress : nullptr, hooks, report);
@@ -311,12 +316,14 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();
   out.extra.emplace_back("wall_seconds_per_step",
                          out.wall_seconds / static_cast<double>(std::max(1, total_steps)));
-  if (setup_done && stepping_done) {
-    const double setup = std::chrono::duration<double>(*setup_done - wall_start).count();
-    const double stepping = std::chrono::duration<double>(*stepping_done - *setup_done).count();
-    out.extra.emplace_back("wall_seconds_setup", setup);
-    out.extra.emplace_back("wall_seconds_per_step_after_setup", stepping / static_cast<double>(std::max(1, total_steps)));
-    out.extra.emplace_back("wall_seconds_teardown", out.wall_seconds - setup - stepping);
+  if (setup_done && stepped[0] && stepped[1]) {
+    const auto since_start = [&](WallClock::time_point t) { return std::chrono::duration<double>(t - wall_start).count(); };
+    out.extra.emplace_back("wall_seconds_setup", since_start(*setup_done));
+    out.extra.emplace_back("wall_seconds_first_step", since_start(*stepped[0]) - since_start(*setup_done));
+    if (total_steps > 1)
+      out.extra.emplace_back("wall_seconds_per_step_steady", (since_start(*stepped[1]) - since_start(*stepped[0])) /
+                                                                 static_cast<double>(total_steps - 1));
+    out.extra.emplace_back("wall_seconds_teardown", out.wall_seconds - since_start(*stepped[1]));
   }
   return out;
 }

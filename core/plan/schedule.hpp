@@ -187,7 +187,7 @@ StepPlan schedule_plan(const std::vector<LayerWork>& layers, const std::vector<B
                        const ScheduleOptions& options = {});
 
 // Sharded blocks' weights, each from its owner to every rank: a plan of gather ops alone, one per
-// layer (split as a step's gathers are), last layer first. What fsdp runs where every rank must
+// layer (fsdp: per unit of layers), split as a step's gathers are, last layer first. What fsdp runs where every rank must
 // hold the whole model (the run's end), since a step leaves the blocks other ranks own as their
 // last gathers brought them. Schedule name "weights gather".
 StepPlan weights_gather_plan(const std::vector<LayerWork>& layers, const std::vector<BlockWork>& blocks,
