@@ -156,12 +156,14 @@ void describe_train(V& v, TrainConfig& t) {
 template <class V>
 void describe_sim(V& v, SimConfig& m) {
   const Verbs sim = verb_bit(RunVerb::sim);
-  v.value(Setting{"units", "N", "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)",
-                  sim},
-          m.units, codec::optional_integer(1));
-  v.value(Setting{"nodes", "N", "whole nodes simulated: N x the profile's units per node (with --units, they must agree)",
-                  sim},
-          m.nodes, codec::optional_integer(1));
+  // A plan for data-parallel ranks places each rank's share: it holds for that many ranks.
+  Setting units{"units", "N", "GPUs simulated, filling nodes of the profile in order (default: 1, or all of --nodes)", sim};
+  units.planned = true;
+  v.value(units, m.units, codec::optional_integer(1));
+  Setting nodes{"nodes", "N", "whole nodes simulated: N x the profile's units per node (with --units, they must agree)",
+                sim};
+  nodes.planned = true;
+  v.value(nodes, m.nodes, codec::optional_integer(1));
   v.value(Setting{"simulated-nodes", "K",
                   "representative ranks: only the first K nodes run, the other units mirror them (exact when every "
                   "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)",
@@ -296,11 +298,11 @@ void describe_run(V& v, RunConfig& c) {
   v.value(Setting{"straggler", "RANK:FACTOR",
                   "data-parallel ranks: rank RANK's host workers (its refreshes) run FACTOR (>= 1) times slower"},
           c.straggler, codec::straggler());
-  v.value(Setting{"parallelism", "HOW",
-                  "data-parallel ranks: ddp (all replicated) | zero1 (each block's optimizer state, refreshes and "
-                  "update on one rank; new weights gathered after the updates) | zero2 (zero1, and each gradient "
-                  "reduce-scattered to its owner) | fsdp (zero2, and weights sharded: a layer's gathered before each "
-                  "use)"},
+  v.value(scheduled(Setting{"parallelism", "HOW",
+                            "data-parallel ranks: ddp (all replicated) | zero1 (each block's optimizer state, "
+                            "refreshes and update on one rank; new weights gathered after the updates) | zero2 (zero1, "
+                            "and each gradient reduce-scattered to its owner) | fsdp (zero2, and weights sharded: a "
+                            "layer's gathered before each use)"}),
           c.parallelism,
           codec::named({plan::Parallelism::ddp, plan::Parallelism::zero1, plan::Parallelism::zero2,
                         plan::Parallelism::fsdp}));

@@ -241,6 +241,17 @@ TEST(PlanVerb, ShardedPlansHoldEveryBlockAndTheSimulatorRunsThem) {
   const PlanFile whole = read_plan_file(whole_file);
   ASSERT_EQ(sharded.blocks.size(), whole.blocks.size());
   for (std::size_t b = 0; b < whole.blocks.size(); ++b) EXPECT_EQ(sharded.blocks[b].label, whole.blocks[b].label);
+  // The plan holds for its parallelism and ranks: a run takes them, and refuses others.
+  const auto setting = [&](const std::string& name) {
+    for (const auto& [key, value] : sharded.settings)
+      if (key == name) return value;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(setting("parallelism"), "fsdp");
+  EXPECT_EQ(setting("units"), "2");
+  const CliOutcome other = run_cli({"sim", "--placement-file", file, "--parallelism", "zero1", "--out", dir.file("o")});
+  EXPECT_EQ(other.code, 1);
+  EXPECT_NE(other.err.find("--parallelism: the plan file's value fsdp"), std::string::npos) << other.err;
   // Sharding among ranks needs ranks.
   const CliOutcome one = run_cli(plan_args(dir.file("x.yaml"), {"--parallelism", "zero2"}));
   EXPECT_EQ(one.code, 1);
