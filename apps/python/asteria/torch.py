@@ -1,0 +1,177 @@
+"""torch.optim optimizers on Asteria's runtime.
+
+Each optimizer takes the hyperparameter names and defaults of its reference implementation
+(torch.optim.AdamW; nikhilvyas/SOAP; Distributed Shampoo's DistributedShampoo) and the runtime's
+settings (placement, staleness, publish, host_workers, nvme_dir, device_budget, host_budget,
+nvme_budget), also as one `config` dict of the same names. A setting means what the `asteria
+train` option of the same name means ('_' for '-'), and a bad value is an asteria.InputError (a
+ValueError) naming it. Parameters are CPU float32 tensors, dense and contiguous, each its own
+set of optimizer blocks as in `asteria train`; step() runs the runtime's step over their
+gradients, in place and without copies, with the GIL released.
+"""
+import torch
+
+from ._asteria import Session
+
+# The runtime's settings, beside each optimizer's hyperparameters.
+_RUNTIME_SETTINGS = ("placement", "staleness", "publish", "host_workers", "nvme_dir", "device_budget",
+                     "host_budget", "nvme_budget", "refresh_on", "lookahead", "seed", "non_finite_policy")
+
+
+def _words(name, value):
+    option = "--" + name.replace("_", "-")
+    if isinstance(value, bool):
+        return [option, "true" if value else "false"]
+    return [option, str(value)]
+
+
+class _RuntimeOptimizer(torch.optim.Optimizer):
+    """The torch.optim front shared by the optimizers below: one runtime session over every
+    parameter of every group (one set of hyperparameters: groups differing in them are refused)."""
+
+    _kind = None  # the runtime's optimizer name
+
+    def __init__(self, params, hyperparameters, settings, config):
+        config = dict(config or {})
+        for name, value in settings.items():
+            if value is not None:
+                config.setdefault(name, value)
+        unknown = sorted(set(config) - set(_RUNTIME_SETTINGS) - set(hyperparameters))
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown setting(s) {', '.join(unknown)}; runtime settings are "
+                             f"{', '.join(_RUNTIME_SETTINGS)}")
+        defaults = dict(hyperparameters)
+        for name in list(config):
+            if name in defaults:
+                defaults[name] = config.pop(name)
+        super().__init__(params, defaults)
+        if len(self.param_groups) > 1:
+            first = {k: v for k, v in self.param_groups[0].items() if k != "params"}
+            for g in self.param_groups[1:]:
+                if {k: v for k, v in g.items() if k != "params"} != first:
+                    raise ValueError(f"{type(self).__name__}: parameter groups with different hyperparameters "
+                                     "(one runtime session runs one set)")
+        self._settings = config
+        self._params = [p for g in self.param_groups for p in g["params"]]
+        self._names = [f"param{i}" for i in range(len(self._params))]
+        for i, p in enumerate(self._params):
+            self._check_parameter(i, p)
+        # Made now, so that a bad setting is refused here, naming it.
+        self._session = Session(self._arguments(), self._names, [list(p.shape) for p in self._params])
+        self.last_step = None  # the runtime's figures of the last step (a dict)
+
+    def _check_parameter(self, i, p):
+        what = f"{type(self).__name__}: parameter {i} ({self._names[i]})"
+        if p.is_sparse:
+            raise ValueError(f"{what}: sparse tensors are not supported")
+        if p.dtype != torch.float32:
+            raise ValueError(f"{what}: expected float32, found {p.dtype}")
+        if p.device.type != "cpu":
+            raise ValueError(f"{what}: on {p.device}; this front runs CPU tensors (the device path is not bound yet)")
+        if not p.is_contiguous():
+            raise ValueError(f"{what}: expected a contiguous tensor")
+
+    def _arguments(self):
+        group = self.param_groups[0]
+        words = ["--optimizer", self._kind]
+        for name, value in self._runtime_hyperparameters(group).items():
+            words += _words(name, value)
+        for name, value in self._settings.items():
+            words += _words(name, value)
+        return words
+
+    def _runtime_hyperparameters(self, group):
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        weights, gradients = [], []
+        for i, p in enumerate(self._params):
+            self._check_parameter(i, p)
+            if p.grad is None:
+                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}) has no gradient")
+            if p.grad.is_sparse:
+                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
+            g = p.grad if p.grad.is_contiguous() and p.grad.dtype == torch.float32 else None
+            if g is None:
+                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): expected a contiguous "
+                                 f"float32 gradient, found {p.grad.dtype}")
+            weights.append(p.data.numpy())
+            gradients.append(g.numpy())
+        if self._session is None:
+            raise RuntimeError(f"{type(self).__name__}: step() after close()")
+        self.last_step = self._session.step(weights, gradients, self._names)
+        return loss
+
+    def close(self):
+        """Waits for the runtime's work in flight (refreshes) and ends the session."""
+        if self._session is not None:
+            self._session.finish()
+            self._session = None
+
+
+class AdamW(_RuntimeOptimizer):
+    """torch.optim.AdamW's names and defaults."""
+    _kind = "adamw"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, config=None, **settings):
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay), settings, config)
+
+    def _runtime_hyperparameters(self, g):
+        return {"lr": g["lr"], "beta1": g["betas"][0], "beta2": g["betas"][1], "eps": g["eps"],
+                "weight_decay": g["weight_decay"]}
+
+
+class SOAP(_RuntimeOptimizer):
+    """nikhilvyas/SOAP's names and defaults: SOAP(params, lr=3e-3, betas=(.95, .95), eps=1e-8,
+    weight_decay=.01, precondition_frequency=10, max_precond_dim=10000)."""
+    _kind = "soap"
+
+    def __init__(self, params, lr=3e-3, betas=(0.95, 0.95), eps=1e-8, weight_decay=0.01, precondition_frequency=10,
+                 max_precond_dim=10000, shampoo_beta=-1, config=None, **settings):
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      precondition_frequency=precondition_frequency, max_precond_dim=max_precond_dim,
+                                      shampoo_beta=shampoo_beta), settings, config)
+
+    def _runtime_hyperparameters(self, g):
+        return {"lr": g["lr"], "beta1": g["betas"][0], "beta2": g["betas"][1], "eps": g["eps"],
+                "weight_decay": g["weight_decay"], "precondition_frequency": g["precondition_frequency"],
+                "max_precond_dim": g["max_precond_dim"], "shampoo_beta": g["shampoo_beta"]}
+
+
+class Shampoo(_RuntimeOptimizer):
+    """Distributed Shampoo's names: DistributedShampoo(params, lr=1e-2, betas=(0.9, 1.0),
+    epsilon=1e-12, weight_decay=0.0, max_preconditioner_dim=1024, precondition_frequency=1)."""
+    _kind = "shampoo"
+
+    def __init__(self, params, lr=1e-2, betas=(0.9, 1.0), epsilon=1e-12, weight_decay=0.0,
+                 max_preconditioner_dim=1024, precondition_frequency=1, config=None, **settings):
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), epsilon=epsilon, weight_decay=weight_decay,
+                                      max_preconditioner_dim=max_preconditioner_dim,
+                                      precondition_frequency=precondition_frequency), settings, config)
+
+    def _runtime_hyperparameters(self, g):
+        return {"lr": g["lr"], "beta1": g["betas"][0], "beta2": g["betas"][1], "eps": g["epsilon"],
+                "weight_decay": g["weight_decay"], "max_precond_dim": g["max_preconditioner_dim"],
+                "precondition_frequency": g["precondition_frequency"]}
+
+
+class KLShampoo(SOAP):
+    """KL-Shampoo with SOAP's names (the KL-Methods reference's)."""
+    _kind = "kl-shampoo"
+
+
+class Muon(_RuntimeOptimizer):
+    """Muon: momentum orthogonalized by Newton-Schulz (AdamW for tensors of order <= 1)."""
+    _kind = "muon"
+
+    def __init__(self, params, lr=0.02, momentum=0.95, nesterov=True, weight_decay=0.0, config=None, **settings):
+        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay),
+                         settings, config)
+
+    def _runtime_hyperparameters(self, g):
+        return {"lr": g["lr"], "beta1": g["momentum"], "nesterov": g["nesterov"], "weight_decay": g["weight_decay"]}

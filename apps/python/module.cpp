@@ -1,0 +1,90 @@
+// _asteria: the runtime's Python binding. Tensors cross as NumPy arrays over the caller's memory
+// (a CPU torch tensor's .numpy() shares it): no copy; each must be float32, C-contiguous, of its
+// parameter's size, and a mismatch is a ValueError naming the parameter. The GIL is released
+// while the runtime steps.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "apps/python/optimizer_session.hpp"
+#include "core/common/error.hpp"
+
+namespace py = pybind11;
+using asteria::python::OptimizerSession;
+using asteria::python::ParameterShape;
+
+namespace {
+
+float* memory_of(const py::handle& object, std::size_t expected, const std::string& what) {
+  if (!py::isinstance<py::array>(object)) throw py::value_error(what + ": expected a NumPy array over the tensor");
+  py::array array = py::reinterpret_borrow<py::array>(object);
+  if (!array.dtype().is(py::dtype::of<float>()))
+    throw py::value_error(what + ": expected float32 values, found " + std::string(py::str(array.dtype())));
+  if (!(array.flags() & py::array::c_style)) throw py::value_error(what + ": expected a contiguous tensor");
+  if (!array.writeable()) throw py::value_error(what + ": expected writable memory");
+  if (static_cast<std::size_t>(array.size()) != expected)
+    throw py::value_error(what + ": expected " + std::to_string(expected) + " elements, found " +
+                          std::to_string(array.size()));
+  return static_cast<float*>(array.mutable_data());
+}
+
+py::dict step_record(const asteria::runtime::StepRecord& r) {
+  py::dict d;
+  d["step"] = r.step;
+  d["step_time_s"] = r.step_time_s;
+  d["visible_optimizer_s"] = r.visible_optimizer_s;
+  d["refresh_wait_s"] = r.refresh_wait_s;
+  d["state_move_wait_s"] = r.state_move_wait_s;
+  d["refreshes_submitted"] = r.refreshes_submitted;
+  d["refreshes_published"] = r.refreshes_published;
+  d["max_staleness"] = r.max_staleness;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_asteria, m) {
+  m.doc() = "Asteria's runtime: second-order optimizers with tiered state and asynchronous refreshes";
+  // The library's bad-input errors name the file or source, the field and the expectation.
+  py::register_exception<asteria::InputError>(m, "InputError", PyExc_ValueError);
+
+  py::class_<OptimizerSession>(m, "Session")
+      .def(py::init([](const std::vector<std::string>& arguments, const std::vector<std::string>& names,
+                       const std::vector<std::vector<std::int64_t>>& shapes) {
+             if (names.size() != shapes.size()) throw py::value_error("Session: one name per shape");
+             std::vector<ParameterShape> parameters;
+             for (std::size_t i = 0; i < names.size(); ++i) parameters.push_back({names[i], shapes[i]});
+             py::gil_scoped_release release;  // the platform starts its threads
+             return std::make_unique<OptimizerSession>(arguments, parameters);
+           }),
+           py::arg("arguments"), py::arg("names"), py::arg("shapes"))
+      .def(
+          "step",
+          [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
+            const std::size_t n = s.parameter_count();
+            if (weights.size() != n || gradients.size() != n)
+              throw py::value_error("step: " + std::to_string(n) + " parameters and gradients expected");
+            std::vector<float*> w(n), g(n);
+            for (std::size_t i = 0; i < n; ++i) {
+              const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
+              w[i] = memory_of(weights[i], s.element_count(i), what);
+              g[i] = memory_of(gradients[i], s.element_count(i), what + " gradient");
+            }
+            asteria::runtime::StepRecord record;
+            {
+              py::gil_scoped_release release;
+              record = s.step(w, g);
+            }
+            return step_record(record);
+          },
+          py::arg("weights"), py::arg("gradients"), py::arg("names") = std::vector<std::string>{})
+      .def("finish", [](OptimizerSession& s) {
+        py::gil_scoped_release release;
+        s.finish();
+      })
+      .def_property_readonly("block_count", &OptimizerSession::block_count)
+      .def_property_readonly("description", &OptimizerSession::description);
+}
