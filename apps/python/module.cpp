@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/python/optimizer_session.hpp"
@@ -29,6 +30,23 @@ float* memory_of(const py::handle& object, std::size_t expected, const std::stri
     throw py::value_error(what + ": expected " + std::to_string(expected) + " elements, found " +
                           std::to_string(array.size()));
   return static_cast<float*>(array.mutable_data());
+}
+
+// Every parameter's and gradient's memory, checked (a ValueError naming the parameter).
+std::pair<std::vector<float*>, std::vector<float*>> memory_of_all(const OptimizerSession& s, const py::list& weights,
+                                                                  const py::list& gradients,
+                                                                  const std::vector<std::string>& names) {
+  const std::size_t n = s.parameter_count();
+  if (weights.size() != n || gradients.size() != n)
+    throw py::value_error(std::to_string(n) + " parameters and gradients expected, found " +
+                          std::to_string(weights.size()) + " and " + std::to_string(gradients.size()));
+  std::vector<float*> w(n), g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
+    w[i] = memory_of(weights[i], s.element_count(i), what);
+    g[i] = memory_of(gradients[i], s.element_count(i), what + " gradient");
+  }
+  return {std::move(w), std::move(g)};
 }
 
 py::dict step_record(const asteria::runtime::StepRecord& r) {
@@ -64,15 +82,7 @@ PYBIND11_MODULE(_asteria, m) {
       .def(
           "step",
           [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
-            const std::size_t n = s.parameter_count();
-            if (weights.size() != n || gradients.size() != n)
-              throw py::value_error("step: " + std::to_string(n) + " parameters and gradients expected");
-            std::vector<float*> w(n), g(n);
-            for (std::size_t i = 0; i < n; ++i) {
-              const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
-              w[i] = memory_of(weights[i], s.element_count(i), what);
-              g[i] = memory_of(gradients[i], s.element_count(i), what + " gradient");
-            }
+            auto [w, g] = memory_of_all(s, weights, gradients, names);
             asteria::runtime::StepRecord record;
             {
               py::gil_scoped_release release;
@@ -81,6 +91,23 @@ PYBIND11_MODULE(_asteria, m) {
             return step_record(record);
           },
           py::arg("weights"), py::arg("gradients"), py::arg("names") = std::vector<std::string>{})
+      .def(
+          "save",
+          [](OptimizerSession& s, const std::string& dir, const py::list& weights, const py::list& gradients) {
+            auto [w, g] = memory_of_all(s, weights, gradients, {});
+            py::gil_scoped_release release;
+            s.save(dir, w, g);
+          },
+          py::arg("dir"), py::arg("weights"), py::arg("gradients"))
+      .def(
+          "restore",
+          [](OptimizerSession& s, const std::string& dir, const py::list& weights, const py::list& gradients) {
+            auto [w, g] = memory_of_all(s, weights, gradients, {});
+            py::gil_scoped_release release;
+            s.restore(dir, w, g);
+          },
+          py::arg("dir"), py::arg("weights"), py::arg("gradients"))
+      .def_property_readonly("steps_done", &OptimizerSession::steps_done)
       .def("finish", [](OptimizerSession& s) {
         py::gil_scoped_release release;
         s.finish();

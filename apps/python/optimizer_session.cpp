@@ -3,6 +3,8 @@
 #include <boost/program_options.hpp>
 
 #include "apps/asteria/run_config_options.hpp"
+#include "core/checkpoint/checkpoint_reader.hpp"
+#include "core/checkpoint/checkpoint_writer.hpp"
 #include "core/common/error.hpp"
 #include "core/run/driver_settings.hpp"
 
@@ -59,6 +61,29 @@ runtime::StepRecord OptimizerSession::step(std::span<float* const> weights, std:
 
 void OptimizerSession::finish() {
   if (driver_) driver_->finish();
+}
+
+void OptimizerSession::save(const std::string& dir, std::span<float* const> weights,
+                            std::span<float* const> gradients) {
+  model_.bind(weights, gradients);
+  checkpoint::CheckpointWriter writer(dir, driver_->steps_done(),
+                                      {{"verb", "asteria.torch"}, {"optimizer", std::string(optim::to_string(spec_.optimizer))}});
+  driver_->save(writer);
+  writer.commit();
+}
+
+void OptimizerSession::restore(const std::string& dir, std::span<float* const> weights,
+                               std::span<float* const> gradients) {
+  const checkpoint::CheckpointReader reader = checkpoint::CheckpointReader::open_latest(dir);
+  const std::string source = reader.slot().string();
+  if (!reader.has_meta("verb") || reader.meta("verb") != "asteria.torch")
+    throw InputError(source, "meta.verb", "a state_dict of asteria.torch");
+  if (reader.meta("optimizer") != optim::to_string(spec_.optimizer))
+    throw InputError(source, "meta.optimizer",
+                     "the state of " + std::string(optim::to_string(spec_.optimizer)) + ", found " +
+                         reader.meta("optimizer") + "'s");
+  model_.bind(weights, gradients);
+  driver_->restore(reader);
 }
 
 }  // namespace asteria::python

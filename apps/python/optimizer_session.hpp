@@ -5,6 +5,7 @@
 // step driver whose model is the caller's memory (external_model.hpp). Each step() runs the
 // driver's step with the gradients the caller's backward left in place and writes the new
 // parameters where they are.
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +33,14 @@ class OptimizerSession {
   // "soap: 12 blocks, placement tiered, S = 5, 4 host workers; real backend ..."
   const std::string& description() const noexcept { return description_; }
   void finish();  // waits for work in flight (the destructor does too)
+
+  // The whole optimizer (weights, every block's state wherever it rests, refreshes in flight
+  // finished and saved with their results) as a checkpoint in `dir` (core/checkpoint's format),
+  // between steps; and back, on a session of the same parameters, optimizer and settings that has
+  // run no step, into these tensors' memory (InputError naming the checkpoint and what differs).
+  void save(const std::string& dir, std::span<float* const> weights, std::span<float* const> gradients);
+  void restore(const std::string& dir, std::span<float* const> weights, std::span<float* const> gradients);
+  std::int64_t steps_done() const noexcept { return driver_->steps_done(); }
 
  private:
   cli::RunConfig spec_;

@@ -9,9 +9,14 @@ ValueError) naming it. Parameters are CPU float32 tensors, dense and contiguous,
 set of optimizer blocks as in `asteria train`; step() runs the runtime's step over their
 gradients, in place and without copies, with the GIL released.
 """
+import os
+import tempfile
+
 import torch
 
 from ._asteria import Session
+
+_STATE_FORMAT = "asteria.torch state 1"
 
 # The runtime's settings, beside each optimizer's hyperparameters.
 _RUNTIME_SETTINGS = ("placement", "staleness", "publish", "host_workers", "nvme_dir", "device_budget",
@@ -106,6 +111,59 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
             raise RuntimeError(f"{type(self).__name__}: step() after close()")
         self.last_step = self._session.step(weights, gradients, self._names)
         return loss
+
+    def _memory(self):
+        """The parameters' memory, and the gradients' (the parameters' own where none exists yet:
+        saving and restoring read no gradient)."""
+        weights = [p.data.numpy() for p in self._params]
+        grads = [p.grad.numpy() if p.grad is not None else w for p, w in zip(self._params, weights)]
+        return weights, grads
+
+    def state_dict(self):
+        """The whole optimizer as the runtime's checkpoint (every block's state wherever it rests,
+        refreshes in flight finished and saved with their results, the step count), its files'
+        bytes in a dict that torch.save can write."""
+        if self._session is None:
+            raise RuntimeError(f"{type(self).__name__}: state_dict() after close()")
+        with tempfile.TemporaryDirectory(prefix="asteria-state-") as d:
+            self._session.save(d, *self._memory())
+            files = {}
+            for root, _, names in os.walk(d):
+                for name in names:
+                    path = os.path.join(root, name)
+                    with open(path, "rb") as f:
+                        files[os.path.relpath(path, d)] = f.read()
+        groups = [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups]
+        return {"format": _STATE_FORMAT, "optimizer": self._kind, "shapes": [list(p.shape) for p in self._params],
+                "param_groups": groups, "settings": dict(self._settings), "files": files}
+
+    def load_state_dict(self, state_dict):
+        """Continues from a state_dict() of an optimizer of the same kind over parameters of the
+        same shapes: with deterministic publication, bit for bit as the run it was taken from."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or state_dict.get("format") != _STATE_FORMAT:
+            raise ValueError(f"{name}.load_state_dict: expected a state_dict() of asteria.torch ({_STATE_FORMAT})")
+        if state_dict["optimizer"] != self._kind:
+            raise ValueError(f"{name}.load_state_dict: the state of {state_dict['optimizer']}, not {self._kind}")
+        shapes = [list(p.shape) for p in self._params]
+        if len(state_dict["shapes"]) != len(shapes):
+            raise ValueError(f"{name}.load_state_dict: the state holds {len(state_dict['shapes'])} parameters, "
+                             f"this optimizer {len(shapes)}")
+        for i, (saved, mine) in enumerate(zip(state_dict["shapes"], shapes)):
+            if list(saved) != mine:
+                raise ValueError(f"{name}.load_state_dict: parameter {i} ({self._names[i]}) has shape {mine}, "
+                                 f"the state's has {list(saved)}")
+        if self._session is not None:
+            self._session.finish()
+        # A session that has run no step takes the checkpoint.
+        self._session = Session(self._arguments(), self._names, shapes)
+        with tempfile.TemporaryDirectory(prefix="asteria-state-") as d:
+            for rel, data in state_dict["files"].items():
+                path = os.path.join(d, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+            self._session.restore(d, *self._memory())
 
     def close(self):
         """Waits for the runtime's work in flight (refreshes) and ends the session."""
