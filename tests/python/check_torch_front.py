@@ -173,6 +173,8 @@ def main():
     expect_refused(lambda: at.SOAP([good], colour="blue"), ["colour"])
     no_grad = at.SOAP([torch.zeros(3, 3), torch.zeros(3)])
     expect_refused(no_grad.step, ["parameter 0", "no gradient"])
+    expect_refused(lambda: at.SOAP([torch.zeros(3, 3)]).add_param_group({"params": [torch.zeros(3)]}),
+                   ["cannot be added"])
     strided = at.SOAP([torch.zeros(3, 3)])
     strided.param_groups[0]["params"][0].grad = torch.randn(3, 3).t()
     expect_refused(strided.step, ["parameter 0", "contiguous"])

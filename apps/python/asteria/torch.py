@@ -66,6 +66,13 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         self._sizes = [p.numel() for p in self._params]
         self.last_step = None  # the runtime's figures of the last step (a dict)
 
+    def add_param_group(self, param_group):
+        # The runtime's session is made over the parameters given at construction.
+        if getattr(self, "_session", None) is not None:
+            raise ValueError(f"{type(self).__name__}: parameters cannot be added after construction (the runtime "
+                             "blocks them once); make a new optimizer over every parameter")
+        super().add_param_group(param_group)
+
     def _check_parameter(self, i, p):
         what = f"{type(self).__name__}: parameter {i} ({self._names[i]})"
         if p.is_sparse:
