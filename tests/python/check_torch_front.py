@@ -178,6 +178,11 @@ def main():
     strided = at.SOAP([torch.zeros(3, 3)])
     strided.param_groups[0]["params"][0].grad = torch.randn(3, 3).t()
     expect_refused(strided.step, ["parameter 0", "contiguous"])
+    swapped = at.SOAP([torch.zeros(3, 3)])  # a parameter whose values became float64 after construction
+    p = swapped.param_groups[0]["params"][0]
+    p.data = torch.zeros(3, 3, dtype=torch.float64)
+    p.grad = torch.zeros(3, 3, dtype=torch.float64)
+    expect_refused(swapped.step, ["parameter 0", "float32"])
     print("ok   bad parameters and settings are refused naming them")
     if failures:
         print(f"{failures} failure(s)")

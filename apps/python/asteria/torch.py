@@ -13,6 +13,7 @@ import os
 import tempfile
 
 import torch
+from torch.utils.dlpack import to_dlpack
 
 from ._asteria import Session
 
@@ -63,7 +64,6 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
             self._check_parameter(i, p)
         # Made now, so that a bad setting is refused here, naming it.
         self._session = Session(self._arguments(), self._names, [list(p.shape) for p in self._params])
-        self._sizes = [p.numel() for p in self._params]
         self.last_step = None  # the runtime's figures of the last step (a dict)
 
     def add_param_group(self, param_group):
@@ -104,25 +104,18 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
                 loss = closure()
         if self._session is None:
             raise RuntimeError(f"{type(self).__name__}: step() after close()")
-        # The tensors' addresses, each checked (what the runtime reads and writes in place).
+        # The tensors as DLPack capsules, borrowed by the runtime for the step (it checks each:
+        # float32, dense, host memory, the parameter's size).
         weights, gradients = [], []
-        f32 = torch.float32
         for i, p in enumerate(self._params):
             g = p.grad
             if g is None:
                 raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}) has no gradient")
-            if p.dtype != f32 or p.is_sparse or p.device.type != "cpu" or not p.is_contiguous() \
-                    or p.numel() != self._sizes[i]:
-                self._check_parameter(i, p)
-                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}) changed size")
-            if g.dtype != f32 or g.is_sparse or g.device.type != "cpu" or not g.is_contiguous() \
-                    or g.numel() != self._sizes[i]:
-                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): expected a dense, "
-                                 f"contiguous float32 CPU gradient of {self._sizes[i]} elements, found {g.dtype} "
-                                 f"{'sparse' if g.is_sparse else 'dense'} on {g.device}, {g.numel()} elements")
-            weights.append(p.data_ptr())
-            gradients.append(g.data_ptr())
-        self.last_step = self._session.step_at(weights, gradients)
+            if g.is_sparse:
+                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
+            weights.append(to_dlpack(p.detach()))
+            gradients.append(to_dlpack(g))
+        self.last_step = self._session.step_dlpack(weights, gradients, self._names)
         return loss
 
     def _memory(self):
