@@ -1,6 +1,7 @@
 // _asteria: the runtime's Python binding. Tensors cross without copies: as DLPack capsules
 // (torch.utils.dlpack.to_dlpack; the step path, borrowed for the call: the caller keeps each
-// capsule alive and consumable), or as NumPy arrays over the caller's memory (save, restore).
+// capsule alive and consumable), or as NumPy arrays over the caller's memory (step for NumPy
+// callers, save, restore).
 // Each must be float32, dense, row-major, of its parameter's size, in host memory; a mismatch is
 // a ValueError naming the parameter. The GIL is released while the runtime steps.
 #include <dlpack/dlpack.h>
