@@ -16,8 +16,6 @@ TimedStreamExecutor::TimedStreamExecutor(ActorPoolSpec spec, platform::Completio
     throw std::invalid_argument("TimedStreamExecutor '" + spec_.name + "': needs a memory host and a charge model");
 }
 
-TimedStreamExecutor::~TimedStreamExecutor() { stop(); }
-
 platform::Pending TimedStreamExecutor::submit(platform::Work work) {
   auto [promise, pending] = board_.make();
   if (work.urgent) {  // ahead of the plain items, behind earlier urgent ones

@@ -23,7 +23,6 @@ class TimedStreamExecutor final : public platform::Executor {
  public:
   // `spec` must be exclusive (one track, no shared cores) and run no bodies.
   TimedStreamExecutor(ActorPoolSpec spec, platform::CompletionBoard& board, Recorder& recorder);
-  ~TimedStreamExecutor() override;
   TimedStreamExecutor(const TimedStreamExecutor&) = delete;
   TimedStreamExecutor& operator=(const TimedStreamExecutor&) = delete;
 

@@ -1,11 +1,8 @@
-// _asteria: the runtime's Python binding. Tensors cross without copies: as DLPack capsules
-// (torch.utils.dlpack.to_dlpack; the step path, borrowed for the call: the caller keeps each
-// capsule alive and consumable), or as NumPy arrays over the caller's memory (step for NumPy
-// callers, save, restore).
-// Each must be float32, dense, row-major, of its parameter's size, in host memory; a mismatch is
-// a ValueError naming the parameter. The GIL is released while the runtime steps.
+// _asteria: the runtime's Python binding. Tensors cross without copies, as DLPack capsules
+// (torch.utils.dlpack.to_dlpack), borrowed for the call: the caller keeps each capsule alive and
+// consumable. Each must be float32, dense, row-major, of its parameter's size, in host memory; a
+// mismatch is a ValueError naming the parameter. The GIL is released while the runtime works.
 #include <dlpack/dlpack.h>
-#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -22,19 +19,6 @@ using asteria::python::OptimizerSession;
 using asteria::python::ParameterShape;
 
 namespace {
-
-float* memory_of(const py::handle& object, std::size_t expected, const std::string& what) {
-  if (!py::isinstance<py::array>(object)) throw py::value_error(what + ": expected a NumPy array over the tensor");
-  py::array array = py::reinterpret_borrow<py::array>(object);
-  if (!array.dtype().is(py::dtype::of<float>()))
-    throw py::value_error(what + ": expected float32 values, found " + std::string(py::str(array.dtype())));
-  if (!(array.flags() & py::array::c_style)) throw py::value_error(what + ": expected a contiguous tensor");
-  if (!array.writeable()) throw py::value_error(what + ": expected writable memory");
-  if (static_cast<std::size_t>(array.size()) != expected)
-    throw py::value_error(what + ": expected " + std::to_string(expected) + " elements, found " +
-                          std::to_string(array.size()));
-  return static_cast<float*>(array.mutable_data());
-}
 
 // A DLPack capsule's tensor, checked, borrowed (the capsule stays the caller's: not renamed, its
 // deleter not called).
@@ -70,13 +54,13 @@ std::pair<std::vector<float*>, std::vector<float*>> memory_of_all(const Optimize
                                                                   const std::vector<std::string>& names) {
   const std::size_t n = s.parameter_count();
   if (weights.size() != n || gradients.size() != n)
-    throw py::value_error(std::to_string(n) + " parameters and gradients expected, found " +
+    throw py::value_error(std::to_string(n) + " parameter and gradient capsules expected, found " +
                           std::to_string(weights.size()) + " and " + std::to_string(gradients.size()));
   std::vector<float*> w(n), g(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
-    w[i] = memory_of(weights[i], s.element_count(i), what);
-    g[i] = memory_of(gradients[i], s.element_count(i), what + " gradient");
+    w[i] = memory_of_dlpack(weights[i], s.element_count(i), what);
+    g[i] = memory_of_dlpack(gradients[i], s.element_count(i), what + " gradient");
   }
   return {std::move(w), std::move(g)};
 }
@@ -115,27 +99,6 @@ PYBIND11_MODULE(_asteria, m) {
           "step",
           [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
             auto [w, g] = memory_of_all(s, weights, gradients, names);
-            asteria::runtime::StepRecord record;
-            {
-              py::gil_scoped_release release;
-              record = s.step(w, g);
-            }
-            return step_record(record);
-          },
-          py::arg("weights"), py::arg("gradients"), py::arg("names") = std::vector<std::string>{})
-      .def(
-          "step_dlpack",
-          [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
-            const std::size_t n = s.parameter_count();
-            if (weights.size() != n || gradients.size() != n)
-              throw py::value_error(std::to_string(n) + " parameter and gradient capsules expected, found " +
-                                    std::to_string(weights.size()) + " and " + std::to_string(gradients.size()));
-            std::vector<float*> w(n), g(n);
-            for (std::size_t i = 0; i < n; ++i) {
-              const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
-              w[i] = memory_of_dlpack(weights[i], s.element_count(i), what);
-              g[i] = memory_of_dlpack(gradients[i], s.element_count(i), what + " gradient");
-            }
             asteria::runtime::StepRecord record;
             {
               py::gil_scoped_release release;

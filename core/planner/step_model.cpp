@@ -157,8 +157,9 @@ StepModel step_model_of(const run::RunConfig& spec, const hw::HardwareProfile& p
   const int frequency = std::max(1, spec.hp.precondition_frequency);
 
   // The rank's blocks: those it owns, or every one when they are replicated.
-  runtime::StepSetup setup = whole;
-  setup.blocks.clear();
+  runtime::StepSetup setup;  // the whole set-up's layers and schedule, the rank's blocks
+  setup.layers = whole.layers;
+  setup.schedule = whole.schedule;
   m.all_blocks = whole.blocks.size();
   for (std::size_t i = 0; i < whole.blocks.size(); ++i) {
     if (owners[i] >= 0 && owners[i] != share.rank) continue;

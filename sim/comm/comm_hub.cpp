@@ -146,7 +146,7 @@ void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4
     return;
   }
   if (may_block) {
-    run_flows(group, *calls);
+    run_flows(group, *calls, launch);
     finish(group, *calls, launch);
     return;
   }
@@ -156,7 +156,7 @@ void CommHub::start(int group, std::shared_ptr<Calls> calls, bool may_block, sg4
       ->start([this, group, calls = std::move(calls), launch] {
         sg4::Actor::self()->daemonize();  // a member that never waits must not hang the run
         try {
-          run_flows(group, *calls);
+          run_flows(group, *calls, launch);
         } catch (const simgrid::ForcefulKillException&) {
           running_.erase(launch.running);  // stopped at the end of the run
           throw;
@@ -204,17 +204,17 @@ CommHub::Launch CommHub::decide(int group, const Calls& calls) {
   Launch launch;
   launch.start = sg4::Engine::get_clock();
   const MemberCall* first = &first_call(calls);
-  bool complete = true;  // every member called (no mirrors)
   for (const auto& c : calls) {
-    if (!c) complete = false;
+    if (!c) launch.complete = false;
     else if (!c->input.ok() && launch.outcome.ok()) launch.outcome = c->input;
   }
   if (!launch.outcome.ok()) return launch;  // no flows: the collective fails at once
-  if (!first->in.bytes_only() && !complete)
+  if (!first->in.bytes_only() && !launch.complete)
     throw std::logic_error("CommHub: values cannot be combined over mirrored ranks (data-free only)");
   const collective::Members& who = *groups_.at(static_cast<std::size_t>(group)).who;
   const collective::CollectiveChoice& choice =
       choice_for(group, who, first->collective, schedule_bytes(*first), first->root);
+  launch.choice = &choice;
   bool alone = true;
   for (const Running& other : running_) {
     if (!share_nodes(group, other.group)) continue;
@@ -233,17 +233,14 @@ CommHub::Launch CommHub::decide(int group, const Calls& calls) {
   return launch;
 }
 
-void CommHub::run_flows(int group, const Calls& calls) {
+void CommHub::run_flows(int group, const Calls& calls, const Launch& launch) {
   // A copy of the members: groups may be added while the flows run.
   const std::shared_ptr<const collective::Members> shared_who = groups_.at(static_cast<std::size_t>(group)).who;
-  const collective::Members& who = *shared_who;
-  const MemberCall* first = &first_call(calls);
-  const bool complete = std::all_of(calls.begin(), calls.end(), [](const auto& c) { return c.has_value(); });
-  const double bytes = schedule_bytes(*first);
-  const collective::CollectiveChoice& choice = choice_for(group, who, first->collective, bytes, first->root);
-  collective::FlowSchedule schedule =
-      collective::compact_flow_schedule(choice.algorithm, first->collective, who, bytes, first->root, choice.options);
-  if (!complete) schedule = without_mirror_flows(std::move(schedule));
+  const MemberCall& first = first_call(calls);
+  const collective::CollectiveChoice& choice = *launch.choice;
+  collective::FlowSchedule schedule = collective::compact_flow_schedule(
+      choice.algorithm, first.collective, *shared_who, schedule_bytes(first), first.root, choice.options);
+  if (!launch.complete) schedule = without_mirror_flows(std::move(schedule));
   for (const collective::Phase& phase : schedule)
     recorder_.counts().communications +=
         phase.flows.size() * static_cast<std::size_t>(settings_.coalesce_ring_steps ? 1 : phase.repeat);

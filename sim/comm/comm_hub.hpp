@@ -130,12 +130,14 @@ class CommHub {
     double seconds = 0.0;      // its predicted time
     bool holds_links = false;  // listed in running_ (at `running`) until it finishes
     std::list<CommHub::Running>::iterator running;
+    const collective::CollectiveChoice* choice = nullptr;  // in choices_ (stable): what runs
+    bool complete = true;  // every member called (no mirrors)
   };
   // Starts `calls`: a timer when no flows need to run, else their flows inline (`may_block`)
   // or in a fresh actor on `host`. Then finish().
   void start(int group, std::shared_ptr<Calls> calls, bool may_block, simgrid::s4u::Host* host);
   Launch decide(int group, const Calls& calls);
-  void run_flows(int group, const Calls& calls);
+  void run_flows(int group, const Calls& calls, const Launch& launch);
   // Values combined, activities recorded, every member's Pending fulfilled; under
   // serial_collectives, then the group's next gathered call, if any, starts.
   void finish(int group, Calls& calls, const Launch& launch);

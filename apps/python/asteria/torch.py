@@ -3,9 +3,10 @@
 Each optimizer takes the hyperparameter names and defaults of its reference implementation
 (torch.optim.AdamW; nikhilvyas/SOAP; Distributed Shampoo's DistributedShampoo) and the runtime's
 settings (placement, staleness, publish, host_workers, nvme_dir, device_budget, host_budget,
-nvme_budget), also as one `config` dict of the same names. A setting means what the `asteria
-train` option of the same name means ('_' for '-'), and a bad value is an asteria.InputError (a
-ValueError) naming it. Parameters are CPU float32 tensors, dense and contiguous, each its own
+nvme_budget, ...), also as one `config` dict of the same names. Any keyword that is not a
+hyperparameter is a setting: the `asteria train` option of the same name ('_' for '-'), read by
+the run schema that reads the command line, so an unknown name or a bad value is an
+asteria.InputError (a ValueError) naming it. Parameters are CPU float32 tensors, dense and contiguous, each its own
 set of optimizer blocks as in `asteria train`; step() runs the runtime's step over their
 gradients, in place and without copies, with the GIL released.
 """
@@ -18,10 +19,6 @@ from torch.utils.dlpack import to_dlpack
 from ._asteria import Session
 
 _STATE_FORMAT = "asteria.torch state 1"
-
-# The runtime's settings, beside each optimizer's hyperparameters.
-_RUNTIME_SETTINGS = ("placement", "staleness", "publish", "host_workers", "nvme_dir", "device_budget",
-                     "host_budget", "nvme_budget", "refresh_on", "lookahead", "seed", "non_finite_policy")
 
 
 def _words(name, value):
@@ -42,10 +39,6 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         for name, value in settings.items():
             if value is not None:
                 config.setdefault(name, value)
-        unknown = sorted(set(config) - set(_RUNTIME_SETTINGS) - set(hyperparameters))
-        if unknown:
-            raise ValueError(f"{type(self).__name__}: unknown setting(s) {', '.join(unknown)}; runtime settings are "
-                             f"{', '.join(_RUNTIME_SETTINGS)}")
         defaults = dict(hyperparameters)
         for name in list(config):
             if name in defaults:
@@ -115,14 +108,14 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
                 raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
             weights.append(to_dlpack(p.detach()))
             gradients.append(to_dlpack(g))
-        self.last_step = self._session.step_dlpack(weights, gradients, self._names)
+        self.last_step = self._session.step(weights, gradients, self._names)
         return loss
 
     def _memory(self):
         """The parameters' memory, and the gradients' (the parameters' own where none exists yet:
-        saving and restoring read no gradient)."""
-        weights = [p.data.numpy() for p in self._params]
-        grads = [p.grad.numpy() if p.grad is not None else w for p, w in zip(self._params, weights)]
+        saving and restoring read no gradient), as DLPack capsules."""
+        weights = [to_dlpack(p.detach()) for p in self._params]
+        grads = [to_dlpack(p.grad) if p.grad is not None else to_dlpack(p.detach()) for p in self._params]
         return weights, grads
 
     def state_dict(self):
