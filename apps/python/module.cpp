@@ -17,6 +17,7 @@
 namespace py = pybind11;
 using asteria::python::OptimizerSession;
 using asteria::python::ParameterShape;
+using asteria::python::ParameterUse;
 
 namespace {
 
@@ -69,6 +70,7 @@ py::dict step_record(const asteria::runtime::StepRecord& r) {
   py::dict d;
   d["step"] = r.step;
   d["step_time_s"] = r.step_time_s;
+  d["compute_s"] = r.compute_s;
   d["visible_optimizer_s"] = r.visible_optimizer_s;
   d["refresh_wait_s"] = r.refresh_wait_s;
   d["state_move_wait_s"] = r.state_move_wait_s;
@@ -87,14 +89,23 @@ PYBIND11_MODULE(_asteria, m) {
 
   py::class_<OptimizerSession>(m, "Session")
       .def(py::init([](const std::vector<std::string>& arguments, const std::vector<std::string>& names,
-                       const std::vector<std::vector<std::int64_t>>& shapes) {
+                       const std::vector<std::vector<std::int64_t>>& shapes, const std::vector<std::string>& uses,
+                       double tokens_per_step, bool hooked) {
              if (names.size() != shapes.size()) throw py::value_error("Session: one name per shape");
+             if (!uses.empty() && uses.size() != shapes.size()) throw py::value_error("Session: one use per shape");
              std::vector<ParameterShape> parameters;
-             for (std::size_t i = 0; i < names.size(); ++i) parameters.push_back({names[i], shapes[i]});
+             for (std::size_t i = 0; i < names.size(); ++i) {
+               ParameterShape p{names[i], shapes[i]};
+               p.use = !uses.empty() ? asteria::python::parse_parameter_use(uses[i], "use of parameter " + std::to_string(i))
+                       : shapes[i].size() >= 2 ? ParameterUse::matmul
+                                                : ParameterUse::elementwise;
+               parameters.push_back(std::move(p));
+             }
              py::gil_scoped_release release;  // the platform starts its threads
-             return std::make_unique<OptimizerSession>(arguments, parameters);
+             return std::make_unique<OptimizerSession>(arguments, parameters, tokens_per_step, hooked);
            }),
-           py::arg("arguments"), py::arg("names"), py::arg("shapes"))
+           py::arg("arguments"), py::arg("names"), py::arg("shapes"), py::arg("uses") = std::vector<std::string>{},
+           py::arg("tokens_per_step") = 0.0, py::arg("hooked") = false)
       .def(
           "step",
           [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
@@ -108,6 +119,38 @@ PYBIND11_MODULE(_asteria, m) {
           },
           py::arg("weights"), py::arg("gradients"), py::arg("names") = std::vector<std::string>{})
       .def("element_count", &OptimizerSession::element_count, py::arg("parameter"))
+      // Hooked sessions: the training loop's passes as its hooks report them.
+      .def(
+          "begin_step",
+          [](OptimizerSession& s, const py::list& weights) {
+            if (weights.size() != s.parameter_count())
+              throw py::value_error(std::to_string(s.parameter_count()) + " parameter capsules expected");
+            std::vector<float*> w(weights.size());
+            for (std::size_t i = 0; i < w.size(); ++i)
+              w[i] = memory_of_dlpack(weights[i], s.element_count(i), "parameter " + std::to_string(i));
+            py::gil_scoped_release release;
+            s.begin_step(w);
+          },
+          py::arg("weights"))
+      .def("forward_done", &OptimizerSession::forward_done, py::arg("parameter"), py::arg("micro_batch"))
+      .def(
+          "backward_done",
+          [](OptimizerSession& s, std::size_t i, int micro_batch, const py::handle& gradient, const std::string& name) {
+            if (i >= s.parameter_count()) throw py::value_error("backward_done: no parameter " + std::to_string(i));
+            s.backward_done(i, micro_batch,
+                            memory_of_dlpack(gradient, s.element_count(i), "parameter " + std::to_string(i) + " (" + name + ") gradient"));
+          },
+          py::arg("parameter"), py::arg("micro_batch"), py::arg("gradient"), py::arg("name") = "")
+      .def(
+          "abandon_step",
+          [](OptimizerSession& s, const std::string& reason) {
+            py::gil_scoped_release release;
+            s.abandon_step(reason);
+          },
+          py::arg("reason"))
+      .def_property_readonly("step_in_flight", &OptimizerSession::step_in_flight)
+      .def_property_readonly("hooked", &OptimizerSession::hooked)
+      .def_property_readonly("micro_batches", &OptimizerSession::micro_batches)
       .def(
           "save",
           [](OptimizerSession& s, const std::string& dir, const py::list& weights, const py::list& gradients) {

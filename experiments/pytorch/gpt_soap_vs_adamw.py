@@ -4,7 +4,13 @@ library's sources, bytes as tokens, as `asteria train` reads them) with asteria.
 tiered, staleness 5, refreshes on host workers) against torch.optim.AdamW: the same model, data
 and steps; writes losses.csv and losses.png.
 
+With --record DIR it trains the same model with asteria.torch.SOAP attached to it (its step
+runs alongside the loop's forward and backward, from hooks) and writes the run's native trace to
+DIR, for `asteria calibrate --from-trace` and `asteria replay` (README.md here shows the
+sequence); --optimizer-settings adds runtime settings to it ("placement=tiered,staleness=5").
+
 Usage: PYTHONPATH=build/release/python experiments/pytorch/gpt_soap_vs_adamw.py [--steps N] [--out DIR]
+       PYTHONPATH=build/release/python experiments/pytorch/gpt_soap_vs_adamw.py --record DIR [--steps N]
 """
 import argparse
 import csv
@@ -67,10 +73,12 @@ class GPT(nn.Module):
         return self.head(self.norm(x))
 
 
-def train(make_optimizer, data, steps, batch, context, seed):
+def train(make_optimizer, data, steps, batch, context, seed, attach=False):
     torch.manual_seed(seed)
     model = GPT(context=context)
     opt = make_optimizer(model.parameters())
+    if attach:
+        opt.attach(model, tokens_per_step=batch * context)
     rng = np.random.default_rng(seed)
     losses = []
     start = time.perf_counter()
@@ -94,9 +102,22 @@ def main():
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--context", type=int, default=128)
     parser.add_argument("--out", default="experiments/pytorch/results")
+    parser.add_argument("--record", metavar="DIR", help="train SOAP attached to the model and write its trace to DIR")
+    parser.add_argument("--optimizer-settings", default="", help="runtime settings of the recorded SOAP: k=v,k=v")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data = corpus(4 << 20)
+    if args.record:
+        settings = dict(placement="device", staleness=1, host_workers=1)
+        for item in filter(None, args.optimizer_settings.split(",")):
+            key, _, value = item.partition("=")
+            settings[key.strip()] = value.strip()
+        losses, seconds = train(lambda p: at.SOAP(p, lr=3e-3, max_precond_dim=512, trace=True, out=args.record,
+                                                  overwrite=True, **settings),
+                                data, args.steps, args.batch, args.context, seed=1, attach=True)
+        print(f"SOAP attached ({settings}): loss {losses[0]:.3f} -> {losses[-1]:.3f} in {seconds:.1f} s; "
+              f"trace in {args.record}", flush=True)
+        return 0
     runs = {
         "torch.optim.AdamW lr 3e-3": lambda p: torch.optim.AdamW(p, lr=3e-3, weight_decay=0.01),
         "asteria.torch.SOAP lr 3e-3, tiered, S = 5": lambda p: at.SOAP(

@@ -9,6 +9,15 @@ the run schema that reads the command line, so an unknown name or a bad value is
 asteria.InputError (a ValueError) naming it. Parameters are CPU float32 tensors, dense and contiguous, each its own
 set of optimizer blocks as in `asteria train`; step() runs the runtime's step over their
 gradients, in place and without copies, with the GIL released.
+
+attach(model, tokens_per_step) hands the runtime the training loop's passes through hooks (a
+forward hook per module, a gradient hook per parameter): each step's plan then starts with the
+loop's forward, and a layer's optimizer work (its statistics, refresh snapshots and update, into
+a staged copy of the weights) runs as soon as its gradient is complete, while the rest of the
+backward runs; the parameters change in step(), which hands the staged weights over. With
+`trace=True, out=DIR` the run's native trace (the loop's forward and backward passes, measured,
+beside the optimizer's work) is written to DIR by close(), for `asteria calibrate --from-trace`
+and `asteria replay`.
 """
 import os
 import tempfile
@@ -55,9 +64,15 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         self._names = [f"param{i}" for i in range(len(self._params))]
         for i, p in enumerate(self._params):
             self._check_parameter(i, p)
+        self._hooks = None  # attach()'s hooks and what they saw
+        self._uses, self._tokens_per_step = [], 0.0
         # Made now, so that a bad setting is refused here, naming it.
-        self._session = Session(self._arguments(), self._names, [list(p.shape) for p in self._params])
+        self._session = self._new_session()
         self.last_step = None  # the runtime's figures of the last step (a dict)
+
+    def _new_session(self):
+        return Session(self._arguments(), self._names, [list(p.shape) for p in self._params], self._uses,
+                       self._tokens_per_step, self._hooks is not None)
 
     def add_param_group(self, param_group):
         # The runtime's session is made over the parameters given at construction.
@@ -97,19 +112,74 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
                 loss = closure()
         if self._session is None:
             raise RuntimeError(f"{type(self).__name__}: step() after close()")
-        # The tensors as DLPack capsules, borrowed by the runtime for the step (it checks each:
-        # float32, dense, host memory, the parameter's size).
-        weights, gradients = [], []
-        for i, p in enumerate(self._params):
-            g = p.grad
-            if g is None:
-                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}) has no gradient")
-            if g.is_sparse:
-                raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
-            weights.append(to_dlpack(p.detach()))
-            gradients.append(to_dlpack(g))
+        if self._settings.get("trace") and self._hooks is None:
+            raise ValueError(f"{type(self).__name__}: trace=True records the training loop's passes: call "
+                             "attach(model, tokens_per_step) before the first step")
+        try:
+            # The tensors as DLPack capsules, borrowed by the runtime for the step (it checks each:
+            # float32, dense, host memory, the parameter's size).
+            weights, gradients = [], []
+            for i, p in enumerate(self._params):
+                g = p.grad
+                if g is None:
+                    raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}) has no gradient")
+                if g.is_sparse:
+                    raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
+                if self._hooks is not None:
+                    self._hooks.check_gradient_unchanged(i, g)
+                weights.append(to_dlpack(p.detach()))
+                gradients.append(to_dlpack(g))
+        except Exception as e:
+            if self._session.step_in_flight:
+                self._session.abandon_step(str(e))
+            raise
         self.last_step = self._session.step(weights, gradients, self._names)
+        if self._hooks is not None:
+            self._hooks.step_ended()
         return loss
+
+    def attach(self, model, tokens_per_step=0):
+        """Runs each step alongside the training loop of `model` (a torch.nn.Module holding this
+        optimizer's parameters): the step's plan starts with the loop's forward (under
+        torch.is_grad_enabled(); evaluation under no_grad is not a step), each parameter's gradient
+        hook ends its backward pass, and its optimizer work runs while the backward goes on;
+        step() ends the step and hands over the new weights. The loop runs `micro_batches`
+        forward and backward passes per step (gradient accumulation), leaves the gradients as the
+        backward made them (clipping or unscaling them before step() is refused: the runtime has
+        read them), and runs no forward with gradients outside its steps.
+
+        tokens_per_step: tokens (or samples) one step's forward passes process in all; each
+        parameter's passes then declare their device work over them (a Linear's weight as a
+        matrix product, an Embedding's as a lookup, 1-d tensors elementwise), which a trace
+        records for calibration and replay. Call before the first step and before
+        load_state_dict()."""
+        name = type(self).__name__
+        if self._session is None:
+            raise RuntimeError(f"{name}: attach() after close()")
+        if self._hooks is not None:
+            raise ValueError(f"{name}: attached already")
+        if self._session.steps_done > 0 or self._loaded:
+            raise ValueError(f"{name}: attach() before the first step and before load_state_dict()")
+        if not isinstance(model, torch.nn.Module):
+            raise ValueError(f"{name}.attach: expected a torch.nn.Module, found {type(model).__name__}")
+        if not tokens_per_step >= 0:
+            raise ValueError(f"{name}.attach: tokens_per_step must be >= 0, found {tokens_per_step}")
+        if self._settings.get("trace") and not tokens_per_step > 0:
+            raise ValueError(f"{name}.attach: trace=True needs tokens_per_step > 0 (the passes' declared work "
+                             "that calibration fits)")
+        self._uses = _parameter_uses(model, self._params)
+        self._tokens_per_step = float(tokens_per_step)
+        hooks = _LoopHooks(self, model)
+        self._session.finish()
+        self._hooks = hooks
+        try:
+            self._session = self._new_session()
+            hooks.install()
+        except Exception:
+            self._hooks = None
+            hooks.remove()
+            raise
+        return self
 
     def _memory(self):
         """The parameters' memory, and the gradients' (the parameters' own where none exists yet:
@@ -155,7 +225,8 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         if self._session is not None:
             self._session.finish()
         # A session that has run no step takes the checkpoint.
-        self._session = Session(self._arguments(), self._names, shapes)
+        self._session = self._new_session()
+        self._loaded = True
         with tempfile.TemporaryDirectory(prefix="asteria-state-") as d:
             for rel, data in state_dict["files"].items():
                 path = os.path.join(d, rel)
@@ -164,11 +235,129 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
                     f.write(data)
             self._session.restore(d, *self._memory())
 
+    _loaded = False
+
     def close(self):
-        """Waits for the runtime's work in flight (refreshes) and ends the session."""
+        """Waits for the runtime's work in flight (refreshes), writes the trace (trace=True) and
+        ends the session; attach()'s hooks are removed."""
+        if self._hooks is not None:
+            self._hooks.remove()
         if self._session is not None:
+            if self._session.step_in_flight:
+                self._session.abandon_step("close() during a step")
             self._session.finish()
             self._session = None
+
+
+def _parameter_uses(model, params):
+    """How the model's forward uses each parameter, as the runtime declares its work: a Linear's
+    (or a convolution's) weight a matrix product, an Embedding's a lookup, others of order >= 2 a
+    matrix product, of order <= 1 elementwise."""
+    owner = {}
+    for module in model.modules():
+        for pname, p in module.named_parameters(recurse=False):
+            owner.setdefault(id(p), (module, pname))
+    uses = []
+    for p in params:
+        module, pname = owner.get(id(p), (None, None))
+        if isinstance(module, torch.nn.Embedding) and pname == "weight":
+            uses.append("lookup")
+        elif p.dim() >= 2:
+            uses.append("matmul")
+        else:
+            uses.append("elementwise")
+    return uses
+
+
+class _LoopHooks:
+    """attach()'s hooks: the model's forward pre-hook starts a step (its first micro-batch) or the
+    next micro-batch, each module's forward hook reports its parameters' forward passes, the
+    model's forward hook every parameter's, and each parameter's gradient hook (after its
+    gradient is accumulated) its backward pass, with the gradient."""
+
+    def __init__(self, optimizer, model):
+        self.optimizer, self.model = optimizer, model
+        self.index = {id(p): i for i, p in enumerate(optimizer._params)}
+        self.handles, self.accumulators = [], []
+        self.micro_batch = -1
+        self.seen = {}  # parameter -> (gradient tensor, its version) as its hook saw it
+
+    def session(self):
+        return self.optimizer._session
+
+    def install(self):
+        self.handles.append(self.model.register_forward_pre_hook(self._forward_begins))
+        self.handles.append(self.model.register_forward_hook(self._model_forward_done))
+        for module in self.model.modules():
+            own = [self.index[id(p)] for p in module.parameters(recurse=False) if id(p) in self.index]
+            if own and module is not self.model:
+                self.handles.append(module.register_forward_hook(self._module_forward_done(own)))
+        for i, p in enumerate(self.optimizer._params):
+            if hasattr(p, "register_post_accumulate_grad_hook"):  # torch >= 2.1
+                self.handles.append(p.register_post_accumulate_grad_hook(self._gradient_done(i)))
+            else:  # earlier: the hook of the parameter's gradient accumulator node
+                accumulator = p.expand_as(p).grad_fn.next_functions[0][0]
+                hook = self._gradient_done(i)
+                self.handles.append(accumulator.register_hook(lambda *_, hook=hook, p=p: hook(p)))
+                self.accumulators.append(accumulator)  # the node lives as long as this reference
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles, self.accumulators = [], []
+
+    def _forward_begins(self, module, inputs):
+        if not torch.is_grad_enabled():
+            return  # evaluation: not a step
+        s = self.session()
+        if not s.step_in_flight:
+            s.begin_step([to_dlpack(p.detach()) for p in self.optimizer._params])
+            self.micro_batch, self.seen = 0, {}
+            return
+        self.micro_batch += 1
+        if self.micro_batch >= s.micro_batches:
+            reason = (f"{type(self.optimizer).__name__}: forward pass {self.micro_batch + 1} of a step set for "
+                      f"micro_batches={s.micro_batches} (accumulating gradients over k passes needs micro_batches=k; "
+                      "a forward with gradients outside the loop needs torch.no_grad())")
+            s.abandon_step(reason)
+            raise RuntimeError(reason)
+
+    def _model_forward_done(self, module, inputs, output):
+        s = self.session()
+        if torch.is_grad_enabled() and s.step_in_flight:
+            for i in range(len(self.optimizer._params)):
+                s.forward_done(i, self.micro_batch)
+
+    def _module_forward_done(self, own):
+        def done(module, inputs, output):
+            s = self.session()
+            if torch.is_grad_enabled() and s.step_in_flight:
+                for i in own:
+                    s.forward_done(i, self.micro_batch)
+        return done
+
+    def _gradient_done(self, i):
+        def done(p):
+            s = self.session()
+            if not s.step_in_flight or p.grad is None:
+                return
+            g = p.grad
+            if not (g.dtype == torch.float32 and g.device.type == "cpu" and not g.is_sparse and g.is_contiguous()):
+                return  # step() refuses it, naming the parameter
+            self.seen[i] = (g, g._version)
+            s.backward_done(i, self.micro_batch, to_dlpack(g), self.optimizer._names[i])
+        return done
+
+    def check_gradient_unchanged(self, i, g):
+        seen = self.seen.get(i)
+        if seen is not None and (seen[0] is not g or seen[1] != g._version):
+            raise ValueError(f"{type(self.optimizer).__name__}: parameter {i} ({self.optimizer._names[i]}): its "
+                             "gradient changed after its backward hook handed it to the runtime (clipped, unscaled "
+                             "or replaced before step()); an attached optimizer reads each gradient as the backward "
+                             "leaves it")
+
+    def step_ended(self):
+        self.micro_batch, self.seen = -1, {}
 
 
 class AdamW(_RuntimeOptimizer):
