@@ -11,7 +11,7 @@ packages=(
   libsimgrid-dev nlohmann-json3-dev libyaml-cpp-dev liburing-dev libjemalloc-dev
   libopenmpi-dev openmpi-bin
   python3 python3-numpy python3-matplotlib python3-yaml
-  python3-dev pybind11-dev libdlpack-dev python3-torch  # the Python binding (apps/python) and its tests
+  python3-dev pybind11-dev libdlpack-dev python3-torch python3-setuptools python3-wheel  # the Python binding (apps/python), its tests and pip install
   fio
   clang libclang-rt-dev  # scripts/fuzz.sh: clang and its libFuzzer runtime
 )
