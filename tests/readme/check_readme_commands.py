@@ -5,6 +5,8 @@ Usage: check_readme_commands.py README ASTERIA [--only LINE]...
 
 Each ```sh block runs in a fresh directory under bash with `set -e`, after these rewrites only:
 `asteria` at the start of a command and `build/release/apps/asteria/asteria` become ASTERIA;
+the repository's own paths (`experiments/`, `bench/`, `plots/`, `build/release/python`) become
+absolute, and `python3` starting a command is the interpreter running this check;
 `--steps N` becomes at most --steps 4 (and a sim, synth or train command without --steps gets
 it) and `--checkpoint-every N` at most 2 (so that a resumed run still finds its checkpoints); `mpirun` gets --allow-run-as-root when run as root. A block
 the README marks with the comment line `<!-- readme-check: skip (REASON) -->` right above it is
@@ -54,9 +56,13 @@ def blocks_of(readme):
     return out
 
 
-def rewritten(text, asteria):
-    """The block with the binary's path and small step counts (the only rewrites)."""
+def rewritten(text, asteria, root):
+    """The block with the binary's and the repository's paths and small step counts (the only
+    rewrites)."""
     text = text.replace(BINARY_PATH, asteria)
+    text = re.sub(r"(?<![\w/.-])(experiments/|bench/|plots/|build/release/python(?=[/\s]|$))",
+                  lambda m: os.path.join(root, m.group(1)), text)
+    text = re.sub(r"(^|\n)(\s*)python3(?=\s)", lambda m: m.group(1) + m.group(2) + sys.executable, text)
     text = re.sub(r"(^|\n)(\s*)asteria(?=\s)", lambda m: m.group(1) + m.group(2) + asteria, text)
     text = re.sub(r"--steps(\s+|=)(\d+)", lambda m: f"--steps{m.group(1)}{min(int(m.group(2)), MAX_STEPS)}", text)
     text = re.sub(r"--checkpoint-every(\s+|=)(\d+)",
@@ -122,7 +128,7 @@ def main():
             print(f"{name}:{line}: not run ({skip})")
             continue
         directory = tempfile.mkdtemp(prefix="readme-check-")
-        script = "set -e\n" + rewritten(text, asteria) + "\n"
+        script = "set -e\n" + rewritten(text, asteria, os.path.dirname(readme)) + "\n"
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         started = time.monotonic()
         try:
