@@ -4,7 +4,9 @@
 same hyperparameters and the same threads, on the CPU: every step's time over steps that include
 refreshes (precondition frequency 10), reported as the mean (what a run pays), the median (a
 step without a refresh) and the slowest step (a refresh on the critical path), in interleaved
-rounds, one process per measurement.
+rounds, one process per measurement. Asteria runs synchronously (S = 0) and with its refreshes
+on a host worker thread published up to S steps late (S = 1, 5): a refresh leaves the critical
+path once it takes less than S steps.
 
 The references are imported from checkouts (neither is on PyPI; nothing of them is copied
 here); run it with an interpreter that has torch and the asteria package (PYTHONPATH), e.g. a
@@ -32,9 +34,11 @@ def contenders(args):
     return [("nikhilvyas/SOAP", "soap-ref", {}),
             ("asteria SOAP S=0", "soap-asteria", {"staleness": 0}),
             ("asteria SOAP S=1", "soap-asteria", {"staleness": 1}),
+            ("asteria SOAP S=5", "soap-asteria", {"staleness": 5}),
             ("Distributed Shampoo", "shampoo-ref", {}),
             ("asteria Shampoo S=0", "shampoo-asteria", {"staleness": 0}),
-            ("asteria Shampoo S=1", "shampoo-asteria", {"staleness": 1})]
+            ("asteria Shampoo S=1", "shampoo-asteria", {"staleness": 1}),
+            ("asteria Shampoo S=5", "shampoo-asteria", {"staleness": 5})]
 
 
 def measure(args):

@@ -132,7 +132,8 @@ void ExternalModel::all_done(std::span<float* const> gradients) {
     if (std::any_of(backwards_done_.begin(), backwards_done_.end(), [&](int done) { return done < micro_batches_; }))
       last_pass_end_ = now_seconds();
     for (std::size_t l = 0; l < layers_.size(); ++l) {
-      if (gradients[l] != nullptr) gradients_[l] = gradients[l];
+      // A layer its hook reported keeps that gradient: the driver may be reading it now.
+      if (gradients[l] != nullptr && backwards_done_[l] < micro_batches_) gradients_[l] = gradients[l];
       forwards_done_[l] = backwards_done_[l] = micro_batches_;
     }
   }

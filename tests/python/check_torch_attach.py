@@ -172,6 +172,7 @@ def main():
     model = Tiny()
     opt = at.SOAP(model.parameters(), lr=1e-2).attach(model)
     loss_of(model, 0).backward()
+    expect_refused(opt.state_dict, ["between steps"], (RuntimeError,))
     expect_refused(lambda: loss_of(model, 1), ["micro_batches=1", "torch.no_grad()"], (RuntimeError,))
     expect_refused(lambda: at.SOAP(Tiny().parameters(), trace=True, out=os.path.join(work, "t2")).step(),
                    ["attach(model, tokens_per_step)"])

@@ -194,6 +194,9 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         bytes in a dict that torch.save can write."""
         if self._session is None:
             raise RuntimeError(f"{type(self).__name__}: state_dict() after close()")
+        if self._session.step_in_flight:
+            raise RuntimeError(f"{type(self).__name__}: state_dict() between steps (a step is running: its "
+                               "forward or backward has begun and step() has not ended it)")
         with tempfile.TemporaryDirectory(prefix="asteria-state-") as d:
             self._session.save(d, *self._memory())
             files = {}
@@ -318,7 +321,8 @@ class _LoopHooks:
         if self.micro_batch >= s.micro_batches:
             reason = (f"{type(self.optimizer).__name__}: forward pass {self.micro_batch + 1} of a step set for "
                       f"micro_batches={s.micro_batches} (accumulating gradients over k passes needs micro_batches=k; "
-                      "a forward with gradients outside the loop needs torch.no_grad())")
+                      "a forward with gradients outside the loop needs torch.no_grad(); after a forward or backward "
+                      "that failed part-way, make a new optimizer or load a state_dict into one)")
             s.abandon_step(reason)
             raise RuntimeError(reason)
 
