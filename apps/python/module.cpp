@@ -21,19 +21,30 @@ using asteria::python::ParameterUse;
 
 namespace {
 
+// Which tensor a capsule is, for an error message (built only when one is raised).
+struct TensorRole {
+  const OptimizerSession& session;
+  std::size_t parameter;
+  const char* what;  // "" or " gradient"
+  std::string text() const {
+    return "parameter " + std::to_string(parameter) + " (" + session.parameter_name(parameter) + ")" + what;
+  }
+};
+
 // A DLPack capsule's tensor, checked, borrowed (the capsule stays the caller's: not renamed, its
 // deleter not called).
-float* memory_of_dlpack(const py::handle& object, std::size_t expected, const std::string& what) {
+float* memory_of_dlpack(const py::handle& object, const TensorRole& role) {
   if (!PyCapsule_IsValid(object.ptr(), "dltensor"))
-    throw py::value_error(what + ": expected a DLPack capsule (torch.utils.dlpack.to_dlpack) not yet consumed");
+    throw py::value_error(role.text() + ": expected a DLPack capsule (torch.utils.dlpack.to_dlpack) not yet consumed");
   const auto* managed = static_cast<const DLManagedTensor*>(PyCapsule_GetPointer(object.ptr(), "dltensor"));
   const DLTensor& t = managed->dl_tensor;
   if (t.device.device_type != kDLCPU)
-    throw py::value_error(what + ": in device memory (DLPack device type " + std::to_string(t.device.device_type) +
-                          "); the runtime takes host tensors (the device path is not bound yet)");
+    throw py::value_error(role.text() + ": in device memory (DLPack device type " +
+                          std::to_string(t.device.device_type) + "); the runtime takes host tensors (the device path "
+                          "is not bound yet)");
   if (t.dtype.code != kDLFloat || t.dtype.bits != 32 || t.dtype.lanes != 1)
-    throw py::value_error(what + ": expected float32 values, found DLPack type code " + std::to_string(t.dtype.code) +
-                          " of " + std::to_string(t.dtype.bits) + " bits");
+    throw py::value_error(role.text() + ": expected float32 values, found DLPack type code " +
+                          std::to_string(t.dtype.code) + " of " + std::to_string(t.dtype.bits) + " bits");
   std::size_t count = 1;
   std::int64_t stride = 1;
   bool dense = true;
@@ -43,25 +54,25 @@ float* memory_of_dlpack(const py::handle& object, std::size_t expected, const st
     stride *= extent;
     count *= static_cast<std::size_t>(extent);
   }
-  if (!dense) throw py::value_error(what + ": expected a contiguous tensor (row-major strides)");
+  if (!dense) throw py::value_error(role.text() + ": expected a contiguous tensor (row-major strides)");
+  const std::size_t expected = role.session.element_count(role.parameter);
   if (count != expected)
-    throw py::value_error(what + ": expected " + std::to_string(expected) + " elements, found " + std::to_string(count));
+    throw py::value_error(role.text() + ": expected " + std::to_string(expected) + " elements, found " +
+                          std::to_string(count));
   return reinterpret_cast<float*>(static_cast<char*>(t.data) + t.byte_offset);
 }
 
 // Every parameter's and gradient's memory, checked (a ValueError naming the parameter).
 std::pair<std::vector<float*>, std::vector<float*>> memory_of_all(const OptimizerSession& s, const py::list& weights,
-                                                                  const py::list& gradients,
-                                                                  const std::vector<std::string>& names) {
+                                                                  const py::list& gradients) {
   const std::size_t n = s.parameter_count();
   if (weights.size() != n || gradients.size() != n)
     throw py::value_error(std::to_string(n) + " parameter and gradient capsules expected, found " +
                           std::to_string(weights.size()) + " and " + std::to_string(gradients.size()));
   std::vector<float*> w(n), g(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::string what = "parameter " + std::to_string(i) + (i < names.size() ? " (" + names[i] + ")" : "");
-    w[i] = memory_of_dlpack(weights[i], s.element_count(i), what);
-    g[i] = memory_of_dlpack(gradients[i], s.element_count(i), what + " gradient");
+    w[i] = memory_of_dlpack(weights[i], {s, i, ""});
+    g[i] = memory_of_dlpack(gradients[i], {s, i, " gradient"});
   }
   return {std::move(w), std::move(g)};
 }
@@ -108,8 +119,8 @@ PYBIND11_MODULE(_asteria, m) {
            py::arg("tokens_per_step") = 0.0, py::arg("hooked") = false)
       .def(
           "step",
-          [](OptimizerSession& s, const py::list& weights, const py::list& gradients, const std::vector<std::string>& names) {
-            auto [w, g] = memory_of_all(s, weights, gradients, names);
+          [](OptimizerSession& s, const py::list& weights, const py::list& gradients) {
+            auto [w, g] = memory_of_all(s, weights, gradients);
             asteria::runtime::StepRecord record;
             {
               py::gil_scoped_release release;
@@ -117,7 +128,7 @@ PYBIND11_MODULE(_asteria, m) {
             }
             return step_record(record);
           },
-          py::arg("weights"), py::arg("gradients"), py::arg("names") = std::vector<std::string>{})
+          py::arg("weights"), py::arg("gradients"))
       .def("element_count", &OptimizerSession::element_count, py::arg("parameter"))
       // Hooked sessions: the training loop's passes as its hooks report them.
       .def(
@@ -127,7 +138,7 @@ PYBIND11_MODULE(_asteria, m) {
               throw py::value_error(std::to_string(s.parameter_count()) + " parameter capsules expected");
             std::vector<float*> w(weights.size());
             for (std::size_t i = 0; i < w.size(); ++i)
-              w[i] = memory_of_dlpack(weights[i], s.element_count(i), "parameter " + std::to_string(i));
+              w[i] = memory_of_dlpack(weights[i], {s, i, ""});
             py::gil_scoped_release release;
             s.begin_step(w);
           },
@@ -135,12 +146,11 @@ PYBIND11_MODULE(_asteria, m) {
       .def("forward_done", &OptimizerSession::forward_done, py::arg("parameter"), py::arg("micro_batch"))
       .def(
           "backward_done",
-          [](OptimizerSession& s, std::size_t i, int micro_batch, const py::handle& gradient, const std::string& name) {
+          [](OptimizerSession& s, std::size_t i, int micro_batch, const py::handle& gradient) {
             if (i >= s.parameter_count()) throw py::value_error("backward_done: no parameter " + std::to_string(i));
-            s.backward_done(i, micro_batch,
-                            memory_of_dlpack(gradient, s.element_count(i), "parameter " + std::to_string(i) + " (" + name + ") gradient"));
+            s.backward_done(i, micro_batch, memory_of_dlpack(gradient, {s, i, " gradient"}));
           },
-          py::arg("parameter"), py::arg("micro_batch"), py::arg("gradient"), py::arg("name") = "")
+          py::arg("parameter"), py::arg("micro_batch"), py::arg("gradient"))
       .def(
           "abandon_step",
           [](OptimizerSession& s, const std::string& reason) {
@@ -154,7 +164,7 @@ PYBIND11_MODULE(_asteria, m) {
       .def(
           "save",
           [](OptimizerSession& s, const std::string& dir, const py::list& weights, const py::list& gradients) {
-            auto [w, g] = memory_of_all(s, weights, gradients, {});
+            auto [w, g] = memory_of_all(s, weights, gradients);
             py::gil_scoped_release release;
             s.save(dir, w, g);
           },
@@ -162,7 +172,7 @@ PYBIND11_MODULE(_asteria, m) {
       .def(
           "restore",
           [](OptimizerSession& s, const std::string& dir, const py::list& weights, const py::list& gradients) {
-            auto [w, g] = memory_of_all(s, weights, gradients, {});
+            auto [w, g] = memory_of_all(s, weights, gradients);
             py::gil_scoped_release release;
             s.restore(dir, w, g);
           },

@@ -52,6 +52,7 @@ class OptimizerSession {
   int micro_batches() const noexcept { return spec_.micro_batches; }
   std::size_t element_count(std::size_t l) const { return model_.element_count(l); }
   std::size_t parameter_count() const { return model_.layer_count(); }
+  const std::string& parameter_name(std::size_t l) const { return model_.layer(l).name; }
   std::size_t block_count() const { return driver_->block_count(); }
   // "soap: 12 blocks, placement tiered, S = 5, 4 host workers; real backend ..."
   const std::string& description() const noexcept { return description_; }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """asteria.torch against `asteria optim`: each optimizer's trajectory from PyTorch, through the
 runtime (staleness 0, state on the device tier), equals the synchronous optimizer of `asteria
-optim` on the same gradients bit for bit, for a matrix and a vector parameter; two runs are
+optim` on the same gradients bit for bit, for a matrix, a vector and an order-3 parameter; two runs are
 identical, at S = 0 and with asynchronous refreshes; bad parameters and settings are refused
 naming them.
 
@@ -18,7 +18,7 @@ import asteria
 import asteria.torch as at
 
 STEPS = 5
-SHAPES = [(12, 8), (8,)]
+SHAPES = [(12, 8), (8,), (6, 2, 3)]
 # Each optimizer: its class, its keyword hyperparameters, and the same as `asteria optim` options.
 CASES = [
     ("adamw", at.AdamW, dict(lr=1e-2, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.01),
@@ -159,8 +159,10 @@ def main():
     else:
         print("FAIL soap at S = 1: resumed from state_dict() differs from straight")
         failures += 1
-    expect_refused(lambda: soap([torch.zeros(3, 3), torch.zeros(8)]).load_state_dict(saved[0]),
+    expect_refused(lambda: soap([torch.zeros(3, 3), torch.zeros(8), torch.zeros(6, 2, 3)]).load_state_dict(saved[0]),
                    ["parameter 0", "shape"])
+    expect_refused(lambda: soap([torch.zeros(12, 8), torch.zeros(8)]).load_state_dict(saved[0]),
+                   ["holds 3 parameters", "this optimizer 2"])
     expect_refused(lambda: at.AdamW([torch.tensor(p.copy()) for p in params]).load_state_dict(saved[0]),
                    ["soap"])
 

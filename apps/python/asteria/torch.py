@@ -65,10 +65,24 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         for i, p in enumerate(self._params):
             self._check_parameter(i, p)
         self._hooks = None  # attach()'s hooks and what they saw
+        self._weight_cache = {}  # parameter index -> (its memory's address, shape, strides; capsule)
         self._uses, self._tokens_per_step = [], 0.0
         # Made now, so that a bad setting is refused here, naming it.
         self._session = self._new_session()
         self.last_step = None  # the runtime's figures of the last step (a dict)
+
+    def _weight_capsules(self):
+        """The parameters as DLPack capsules, each kept from step to step while its parameter's
+        memory stays as it was (its address, shape and strides; a capsule holds its tensor, so the
+        address cannot be reused meanwhile): made again when a parameter's data is replaced."""
+        capsules = []
+        for i, p in enumerate(self._params):
+            key = (p.data_ptr(), p.shape, p.stride())
+            cached = self._weight_cache.get(i)
+            if cached is None or cached[0] != key:
+                cached = self._weight_cache[i] = (key, to_dlpack(p.detach()))
+            capsules.append(cached[1])
+        return capsules
 
     def _new_session(self):
         return Session(self._arguments(), self._names, [list(p.shape) for p in self._params], self._uses,
@@ -118,7 +132,7 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
         try:
             # The tensors as DLPack capsules, borrowed by the runtime for the step (it checks each:
             # float32, dense, host memory, the parameter's size).
-            weights, gradients = [], []
+            gradients = []
             for i, p in enumerate(self._params):
                 g = p.grad
                 if g is None:
@@ -127,13 +141,13 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
                     raise ValueError(f"{type(self).__name__}: parameter {i} ({self._names[i]}): sparse gradient")
                 if self._hooks is not None:
                     self._hooks.check_gradient_unchanged(i, g)
-                weights.append(to_dlpack(p.detach()))
                 gradients.append(to_dlpack(g))
+            weights = self._weight_capsules()
         except Exception as e:
             if self._session.step_in_flight:
                 self._session.abandon_step(str(e))
             raise
-        self.last_step = self._session.step(weights, gradients, self._names)
+        self.last_step = self._session.step(weights, gradients)
         if self._hooks is not None:
             self._hooks.step_ended()
         return loss
@@ -184,7 +198,7 @@ class _RuntimeOptimizer(torch.optim.Optimizer):
     def _memory(self):
         """The parameters' memory, and the gradients' (the parameters' own where none exists yet:
         saving and restoring read no gradient), as DLPack capsules."""
-        weights = [to_dlpack(p.detach()) for p in self._params]
+        weights = self._weight_capsules()
         grads = [to_dlpack(p.grad) if p.grad is not None else to_dlpack(p.detach()) for p in self._params]
         return weights, grads
 
@@ -314,7 +328,7 @@ class _LoopHooks:
             return  # evaluation: not a step
         s = self.session()
         if not s.step_in_flight:
-            s.begin_step([to_dlpack(p.detach()) for p in self.optimizer._params])
+            s.begin_step(self.optimizer._weight_capsules())
             self.micro_batch, self.seen = 0, {}
             return
         self.micro_batch += 1
@@ -349,7 +363,7 @@ class _LoopHooks:
             if not (g.dtype == torch.float32 and g.device.type == "cpu" and not g.is_sparse and g.is_contiguous()):
                 return  # step() refuses it, naming the parameter
             self.seen[i] = (g, g._version)
-            s.backward_done(i, self.micro_batch, to_dlpack(g), self.optimizer._names[i])
+            s.backward_done(i, self.micro_batch, to_dlpack(g))
         return done
 
     def check_gradient_unchanged(self, i, g):
