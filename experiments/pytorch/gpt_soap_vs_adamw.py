@@ -9,8 +9,11 @@ runs alongside the loop's forward and backward, from hooks) and writes the run's
 DIR, for `asteria calibrate --from-trace` and `asteria replay` (README.md here shows the
 sequence); --optimizer-settings adds runtime settings to it ("placement=tiered,staleness=5").
 
+--compare-attach times SOAP stepped after the backward against SOAP attached (2 rounds).
+
 Usage: PYTHONPATH=build/release/python experiments/pytorch/gpt_soap_vs_adamw.py [--steps N] [--out DIR]
        PYTHONPATH=build/release/python experiments/pytorch/gpt_soap_vs_adamw.py --record DIR [--steps N]
+       PYTHONPATH=build/release/python experiments/pytorch/gpt_soap_vs_adamw.py --compare-attach [--steps N]
 """
 import argparse
 import csv
@@ -104,9 +107,20 @@ def main():
     parser.add_argument("--out", default="experiments/pytorch/results")
     parser.add_argument("--record", metavar="DIR", help="train SOAP attached to the model and write its trace to DIR")
     parser.add_argument("--optimizer-settings", default="", help="runtime settings of the recorded SOAP: k=v,k=v")
+    parser.add_argument("--compare-attach", action="store_true",
+                        help="time SOAP stepped after the backward against SOAP attached to the model (2 rounds)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data = corpus(4 << 20)
+    if args.compare_attach:
+        def soap(p):
+            return at.SOAP(p, lr=3e-3, max_precond_dim=512, placement="device", staleness=1, host_workers=1)
+        for r in range(2):
+            for attach in (False, True):
+                losses, seconds = train(soap, data, args.steps, args.batch, args.context, seed=1, attach=attach)
+                print(f"round {r + 1}, SOAP {'attached' if attach else 'stepped after the backward'}: "
+                      f"{1e3 * seconds / args.steps:.1f} ms a step, final loss {losses[-1]:.6f}", flush=True)
+        return 0
     if args.record:
         settings = dict(placement="device", staleness=1, host_workers=1)
         for item in filter(None, args.optimizer_settings.split(",")):
