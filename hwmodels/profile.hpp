@@ -152,6 +152,27 @@ struct NodeSpec {
   bool operator==(const NodeSpec&) const = default;
 };
 
+// What the resources draw (W), from which a run's energy follows (hwmodels/energy.hpp): each
+// draws its idle power for the whole run and its busy power while it works. Per unit, as the
+// gpu, cpu, host_memory and nvme sections describe a unit's share: its GPU (busy while its
+// stream runs work), the CPU serving it (idle, plus cpu_core_busy for each core a host worker
+// keeps busy), its host memory, its NVMe drive; per node: each NIC. Absent from a profile: zero,
+// and a run reports no energy (has_power()).
+struct PowerSpec {
+  Quantity gpu_idle{0.0, Provenance::derived, "not given"};
+  Quantity gpu_busy{0.0, Provenance::derived, "not given"};
+  Quantity cpu_idle{0.0, Provenance::derived, "not given"};       // the unit's CPU, its cores idle
+  Quantity cpu_core_busy{0.0, Provenance::derived, "not given"};  // added per busy core
+  Quantity memory{0.0, Provenance::derived, "not given"};         // the unit's host memory, on
+  Quantity nvme_idle{0.0, Provenance::derived, "not given"};
+  Quantity nvme_busy{0.0, Provenance::derived, "not given"};
+  Quantity nic_idle{0.0, Provenance::derived, "not given"};       // one NIC
+  Quantity nic_busy{0.0, Provenance::derived, "not given"};       // while it moves a collective's bytes
+
+  bool has_power() const noexcept { return gpu_busy.value > 0.0 || cpu_idle.value > 0.0; }
+  bool operator==(const PowerSpec&) const = default;
+};
+
 struct HardwareProfile {
   std::string name;         // "gh200"
   std::string description;
@@ -164,6 +185,7 @@ struct HardwareProfile {
   LinkSpec device_to_host;  // D2H
   NvmeSpec nvme;
   NodeSpec node;
+  PowerSpec power;
 
   int units_per_node() const noexcept { return static_cast<int>(node.units_per_node.value); }
   int total_units() const noexcept { return units_per_node() * node.nodes; }

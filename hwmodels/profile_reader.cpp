@@ -86,6 +86,8 @@ std::string range_violation(double value, Measure measure) {
     case Measure::count_or_zero: return whole && value >= 0.0 ? "" : "a whole number >= 0";
     // Beyond 10 (a core 11x slower beside busy ones) is a typo, not a machine.
     case Measure::slowdown: return value >= 0.0 && value <= 10.0 ? "" : "a slowdown in [0, 10]";
+    // A part drawing past 100 kW is a typo (a whole DGX H100 draws 10.2 kW at most).
+    case Measure::power: return value >= 0.0 && value <= 1e5 ? "" : "a power in [0 W, 100 kW]";
   }
   return "";
 }

@@ -34,6 +34,15 @@ class Reader {
     read_section(required(key, "a mapping"), key, describe_fields);
   }
 
+  // A section a profile may leave out: its fields then keep their defaults.
+  template <class DescribeFields>
+  void optional_section(std::string_view key, DescribeFields&& describe_fields) {
+    known_keys_.emplace_back(key);
+    const YAML::Node& self = node_;
+    const YAML::Node node = self[std::string(key)];
+    if (node.IsDefined()) read_section(node, key, describe_fields);
+  }
+
   // A mapping of one quantity per size class, or (as older profiles write it) one quantity that
   // then holds for every class, its source saying so.
   template <class DescribeFields>

@@ -1,7 +1,8 @@
 #pragma once
 // The fields of a profile, described once for the reader and the writer, so the two cannot
 // drift apart. A visitor V provides text, flag, optional_flag, quantity, optional_quantity (absent: the field
-// keeps its default), optional_integer, device_kind, section and size_classes (a section of
+// keeps its default), optional_integer, device_kind, section, optional_section (absent: its
+// fields keep their defaults) and size_classes (a section of
 // per-size-class quantities that may also be written as one quantity for every class).
 #include <string_view>
 
@@ -21,6 +22,7 @@ enum class Measure {
   count,          // integer >= 1
   count_or_zero,  // integer >= 0
   slowdown,       // dimensionless, >= 0 (0.25: 25% slower)
+  power,          // W, >= 0
 };
 
 constexpr UnitClass unit_class_of(Measure measure) noexcept {
@@ -34,6 +36,7 @@ constexpr UnitClass unit_class_of(Measure measure) noexcept {
     case Measure::count:
     case Measure::count_or_zero:
     case Measure::slowdown: return UnitClass::dimensionless;
+    case Measure::power: return UnitClass::power;
   }
   return UnitClass::dimensionless;
 }
@@ -104,6 +107,19 @@ void describe(V& v, NvmeSpec& nvme) {
 }
 
 template <class V>
+void describe(V& v, PowerSpec& power) {
+  v.quantity("gpu_idle", power.gpu_idle, Measure::power);
+  v.quantity("gpu_busy", power.gpu_busy, Measure::power);
+  v.quantity("cpu_idle", power.cpu_idle, Measure::power);
+  v.quantity("cpu_core_busy", power.cpu_core_busy, Measure::power);
+  v.quantity("memory", power.memory, Measure::power);
+  v.quantity("nvme_idle", power.nvme_idle, Measure::power);
+  v.quantity("nvme_busy", power.nvme_busy, Measure::power);
+  v.quantity("nic_idle", power.nic_idle, Measure::power);
+  v.quantity("nic_busy", power.nic_busy, Measure::power);
+}
+
+template <class V>
 void describe(V& v, NodeSpec& node) {
   v.quantity("units_per_node", node.units_per_node, Measure::count);
   v.section("gpu_link", [&](V& s) { describe(s, node.gpu_link); });
@@ -125,6 +141,8 @@ void describe(V& v, HardwareProfile& profile) {
   v.section("device_to_host", [&](V& s) { describe(s, profile.device_to_host); });
   v.section("nvme", [&](V& s) { describe(s, profile.nvme); });
   v.section("node", [&](V& s) { describe(s, profile.node); });
+  // Older profiles have none: every resource then draws nothing, and runs report no energy.
+  v.optional_section("power", [&](V& s) { describe(s, profile.power); });
 }
 
 }  // namespace asteria::hw::schema

@@ -45,6 +45,11 @@ class Writer {
   void optional_integer(std::string_view key, int& value, int fallback) {
     if (value != fallback) out_ << YAML::Key << std::string(key) << YAML::Value << value;
   }
+  // Written even when it holds the defaults, so a written profile says what it assumes.
+  template <class DescribeFields>
+  void optional_section(std::string_view key, DescribeFields&& describe_fields) {
+    section(key, describe_fields);
+  }
   template <class DescribeFields>
   void section(std::string_view key, DescribeFields&& describe_fields) {
     out_ << YAML::Key << std::string(key) << YAML::Value << YAML::BeginMap;

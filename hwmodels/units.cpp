@@ -51,6 +51,9 @@ constexpr std::array kUnits{
     Unit{"ms", UnitClass::time, 1e3, true},
     Unit{"us", UnitClass::time, 1e6, true},
     Unit{"ns", UnitClass::time, 1e9, true},
+    Unit{"W", UnitClass::power, 1.0},
+    Unit{"kW", UnitClass::power, 1e3},
+    Unit{"mW", UnitClass::power, 1e3, true},
 };
 
 const Unit* find_unit(std::string_view symbol) {
@@ -103,6 +106,7 @@ std::string_view to_string(UnitClass unit_class) noexcept {
     case UnitClass::bandwidth: return "a bandwidth";
     case UnitClass::flop_rate: return "a FLOP rate";
     case UnitClass::time: return "a time";
+    case UnitClass::power: return "a power";
     case UnitClass::dimensionless: return "a plain number";
   }
   return "an amount";

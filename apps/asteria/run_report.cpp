@@ -174,6 +174,20 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   figure("network_bytes", m.mean_network_bytes);  // per measured step, unit 0
   j["tokens_per_step"] = o.tokens_per_step;
   figure("tokens_per_s", m.mean_step_s > 0.0 ? o.tokens_per_step / m.mean_step_s : 0.0);  // all units
+  // Energy per measured step, every unit together; null without the profile's power.
+  const auto energy = [&](const char* key, double joules, double per) {
+    j[key] = o.fits && o.energy && m.steps > 0 && per > 0.0 ? nlohmann::ordered_json(joules / per) : nlohmann::ordered_json();
+  };
+  const hw::Energy e = o.energy.value_or(hw::Energy{});
+  const double steps = static_cast<double>(m.steps);
+  energy("energy_per_step_j", e.total_j(), steps);
+  energy("energy_per_token_j", e.total_j(), steps * o.tokens_per_step);
+  energy("mean_power_w", e.total_j(), m.total_step_s);
+  energy("device_energy_per_step_j", e.device_j, steps);
+  energy("host_energy_per_step_j", e.host_j, steps);
+  energy("memory_energy_per_step_j", e.memory_j, steps);
+  energy("storage_energy_per_step_j", e.storage_j, steps);
+  energy("network_energy_per_step_j", e.network_j, steps);
   j["max_staleness"] = o.fits ? nlohmann::ordered_json(m.max_staleness) : nlohmann::ordered_json();
   j["refreshes_submitted"] = m.refreshes_submitted;
   j["refreshes_published"] = m.refreshes_published;

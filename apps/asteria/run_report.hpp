@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "apps/asteria/run_config_options.hpp"
 #include "core/runtime/driver/driver_options.hpp"
 #include "core/runtime/driver/run_summary.hpp"
+#include "hwmodels/energy.hpp"
 #include "core/runtime/store/store_errors.hpp"
 
 namespace asteria::cli {
@@ -58,6 +60,9 @@ struct RunReport {
   std::string fit_message;
   std::vector<runtime::StepRecord> records;  // unit 0
   runtime::RunSummary summary;
+  // The energy of the measured steps, every unit together (sim: the profile's power over each
+  // unit's busy resources, hwmodels/energy.hpp); absent when the profile gives no power.
+  std::optional<hw::Energy> energy;
   std::int64_t refresh_failures = 0;
   double wall_seconds = 0.0;
   TraceInfo trace;

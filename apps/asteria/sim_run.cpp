@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <ostream>
 
 #include "apps/asteria/memory_check.hpp"
@@ -15,11 +16,13 @@
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
 #include "core/common/number_text.hpp"
+#include "traces/busy_meter.hpp"
 #include "core/runtime/driver/shared_step_setup.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/runtime/driver/warmup.hpp"
 #include "core/runtime/driver/step_setup.hpp"
 #include "core/workload/runtime_stack.hpp"
+#include "hwmodels/energy.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "sim/simulation.hpp"
 
@@ -234,7 +237,15 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   const int total_steps = warmup + spec.steps;
 
   TraceSession trace(spec, out.units, warmup + 1, total_steps);
-  options.activities = [&trace](int unit) { return trace.sink(unit); };
+  // Each unit's busy resources over the measured steps (for the energy), its activities passed
+  // on to the trace.
+  std::vector<std::unique_ptr<traces::BusyMeter>> meters;
+  if (profile.power.has_power())
+    for (int u = 0; u < out.units; ++u)
+      meters.push_back(std::make_unique<traces::BusyMeter>(u, warmup + 1, trace.sink(u)));
+  options.activities = [&](int unit) -> platform::ActivitySink* {
+    return meters.empty() ? trace.sink(unit) : meters.at(static_cast<std::size_t>(unit)).get();
+  };
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
   const runtime::DriverOptions options_per_unit =
@@ -292,6 +303,16 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     out.fits = false;
     out.shortfall = placement_error->shortfalls();
     out.fit_message = placement_error->what();
+  }
+  if (!meters.empty() && out.fits && out.summary.steps > 0) {
+    // The simulated units' energy, scaled to every unit where representative ranks stand for
+    // the others.
+    hw::Energy total;
+    for (const auto& meter : meters) total += hw::unit_energy(profile, out.summary.total_step_s, meter->busy(), out.nodes);
+    const double scale = static_cast<double>(out.units) / static_cast<double>(std::max(1, simulation.simulated_units()));
+    for (double* part : {&total.device_j, &total.host_j, &total.memory_j, &total.storage_j, &total.network_j})
+      *part *= scale;
+    out.energy = total;
   }
   const sim::ActivityCounts activities = simulation.activity_counts();
   out.extra.emplace_back("simulated_seconds", simulation.now());

@@ -1,10 +1,12 @@
 // `asteria sim --nodes/--units`: how whole nodes and GPU counts resolve against a profile's units
 // per node, what summary.json and the header report, the errors for counts that disagree, and a
-// study grid with a `nodes` axis handing its value to the run.
+// study grid with a `nodes` axis handing its value to the run; the energy summary.json reports
+// from the profile's power.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -13,6 +15,7 @@
 #include "apps/asteria/sim_verb.hpp"
 #include "apps/asteria/study_spec.hpp"
 #include "core/common/error.hpp"
+#include "hwmodels/profile_loader.hpp"
 #include "sim/child_process.hpp"
 #include "tests/apps/child_cli.hpp"
 #include "tests/common/cli_harness.hpp"
@@ -280,6 +283,48 @@ TEST(SimVerbInputs, APlatformTooLargeToBuildInReasonableTimeIsRefused) {
                                "1", "--refresh-sharing", "replicated", "--steps", "1", "--warmup-steps", "1",
                                "--no-progress"});
   EXPECT_EQ(within.code, 0) << within.err;
+}
+
+TEST(SimVerbEnergy, TheMeasuredStepsEnergyComesFromTheProfilesPowerAndTheResourcesBusyTime) {
+  TempDir dir;
+  // One node of four GH200 superchips; refreshes on the host workers (S = 1) keep cores busy.
+  const auto run = run_cli(tiny_sim(dir.path() / "e", {"--units", "4", "--optimizer", "soap", "--staleness", "1", "--precondition-frequency", "1"}));
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json s = read_json(dir.path() / "e" / "summary.json");
+  const double step = s["mean_step_s"], total = s["energy_per_step_j"];
+  const double parts = s["device_energy_per_step_j"].get<double>() + s["host_energy_per_step_j"].get<double>() +
+                       s["memory_energy_per_step_j"].get<double>() + s["storage_energy_per_step_j"].get<double>() +
+                       s["network_energy_per_step_j"].get<double>();
+  EXPECT_NEAR(parts, total, 1e-9 * total);
+  EXPECT_NEAR(s["mean_power_w"].get<double>() * step, total, 1e-9 * total);
+  EXPECT_NEAR(s["energy_per_token_j"].get<double>() * s["tokens_per_step"].get<double>(), total, 1e-9 * total);
+  // gh200-alps: per unit, the GPU draws 90 W idle and 600 W busy; the CPU 40 W and memory 30 W
+  // always; the drive 5 W idle; a quarter of a node's four NICs each 15 W idle (one node: no
+  // collective crosses them).
+  const double units = 4;
+  EXPECT_GE(s["device_energy_per_step_j"].get<double>(), units * 90 * step * (1 - 1e-9));
+  EXPECT_LE(s["device_energy_per_step_j"].get<double>(), units * 600 * step * (1 + 1e-9));
+  EXPECT_NEAR(s["memory_energy_per_step_j"].get<double>(), units * 30 * step, 1e-9 * total);
+  EXPECT_NEAR(s["network_energy_per_step_j"].get<double>(), units * 15 * step, 1e-9 * total);
+  EXPECT_GT(s["host_energy_per_step_j"].get<double>(), units * 40 * step);  // the workers' cores
+}
+
+TEST(SimVerbEnergy, AProfileWithoutPowerReportsNone) {
+  TempDir dir;
+  // gh200-alps with its power section cut off.
+  std::ifstream in(hw::find_profile("gh200-alps"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text = text.substr(0, text.find("\n# What each resource draws"));
+  const std::filesystem::path profile = dir.path() / "no-power.yaml";
+  std::ofstream(profile) << text << "\n";
+  Args args = tiny_sim(dir.path() / "n", {});
+  args[2] = profile.string();
+  const auto run = run_cli(args);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const nlohmann::json s = read_json(dir.path() / "n" / "summary.json");
+  EXPECT_TRUE(s.contains("energy_per_step_j"));
+  EXPECT_TRUE(s["energy_per_step_j"].is_null());
+  EXPECT_TRUE(s["mean_power_w"].is_null());
 }
 
 }  // namespace

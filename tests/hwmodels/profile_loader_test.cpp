@@ -258,6 +258,27 @@ TEST(ProfileLoader, TaskLatencyIsOptional) {
                "expected a time >= 0");
 }
 
+TEST(ProfileLoader, PowerIsAnOptionalSectionOfWatts) {
+  const HardwareProfile without = parse_profile(tiny_profile_yaml(), "tiny.yaml");
+  EXPECT_FALSE(without.power.has_power());  // older profiles: no energy reported
+  std::string power = "power:\n";
+  for (const char* key : {"gpu_idle", "gpu_busy", "cpu_idle", "cpu_core_busy", "memory", "nvme_idle", "nvme_busy",
+                          "nic_idle", "nic_busy"})
+    power += std::string("  ") + key + ": {value: 2 W, kind: derived, source: test figure}\n";
+  const std::string with_power = tiny_profile_yaml() + power;
+  const HardwareProfile p = parse_profile(replaced(with_power, "  gpu_busy: {value: 2 W,", "  gpu_busy: {value: 1.5 kW,"),
+                                          "t.yaml");
+  EXPECT_TRUE(p.power.has_power());
+  EXPECT_EQ(p.power.gpu_busy.value, 1500.0);
+  EXPECT_EQ(p.power.nic_idle.value, 2.0);
+  EXPECT_EQ(parse_profile(profile_to_yaml(p), "again.yaml").power, p.power);
+  expect_error(replaced(with_power, "  memory: {value: 2 W,", "  memory: {value: -2 W,"), "power.memory",
+               "a power in [0 W, 100 kW]");
+  expect_error(replaced(with_power, "  memory: {value: 2 W,", "  memory: {value: 2 GB,"), "power.memory", "a power");
+  expect_error(replaced(with_power, "  nic_busy: {value: 2 W, kind: derived, source: test figure}\n", ""),
+               "power.nic_busy", "missing");
+}
+
 TEST(ProfileLoader, WakeLatencyIsOptional) {
   const HardwareProfile without = parse_profile(tiny_profile_yaml(), "tiny.yaml");
   EXPECT_EQ(without.gpu.wake_latency, GpuSpec{}.wake_latency);  // older profiles: an idle stream starts at once

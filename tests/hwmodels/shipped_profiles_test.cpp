@@ -35,6 +35,10 @@ class QuantityChecker {
     count_ += child.count_;
   }
   template <class F>
+  void optional_section(std::string_view key, F&& describe_fields) {
+    section(key, describe_fields);  // every shipped profile gives its power
+  }
+  template <class F>
   void size_classes(std::string_view key, GemmEfficiency&, F&& describe_fields) {
     section(key, describe_fields);
   }
@@ -79,8 +83,13 @@ TEST(ShippedProfiles, LoadWithPositiveSourcedValues) {
     EXPECT_NE(p.origin.find(name + ".yaml"), std::string::npos);
     QuantityChecker checker;
     schema::describe(checker, p);
-    // gpu 7 + 4 efficiency classes, cpu 7, host memory 2, links 2 x 2, nvme 4, node 6
-    EXPECT_EQ(checker.count(), 37);
+    // gpu 7 + 4 efficiency classes, cpu 7, host memory 2, links 2 x 2, nvme 4, node 6, power 9
+    EXPECT_EQ(checker.count(), 46);
+    // A resource draws more at work than idle; a run reports energy.
+    EXPECT_TRUE(p.power.has_power());
+    EXPECT_GT(p.power.gpu_busy.value, p.power.gpu_idle.value);
+    EXPECT_GT(p.power.nvme_busy.value, p.power.nvme_idle.value);
+    EXPECT_GT(p.power.nic_busy.value, p.power.nic_idle.value);
     EXPECT_EQ(p.device, DeviceKind::gpu);
     // Larger products reach more of the peak.
     for (std::size_t i = 1; i < GemmEfficiency::kClasses; ++i)
@@ -111,6 +120,13 @@ TEST(ShippedProfiles, CarryTheKeyFigures) {
   EXPECT_EQ(alps.node.nics_per_node.value, 4.0);
   EXPECT_EQ(alps.gpu, gh200.gpu);  // the same superchip
   EXPECT_EQ(alps.cpu, gh200.cpu);
+  EXPECT_EQ(alps.power, gh200.power);
+
+  // GB10's power from the SoC's measured idle (31.5 W) and CPU stress (127 W) over 20 cores.
+  const HardwareProfile spark = load_profile(find_profile("gb10"));
+  EXPECT_DOUBLE_EQ(spark.power.gpu_idle.value + spark.power.cpu_idle.value + spark.power.memory.value, 31.5);
+  EXPECT_DOUBLE_EQ(spark.power.cpu_core_busy.value, 4.8);
+  EXPECT_NE(spark.power.cpu_core_busy.source.find("127 W"), std::string::npos);
 
   // The 480 GB LPDDR5X option: four times the host memory, slower (HARDWARE.md: 384 GB/s peak,
   // STREAM 288-342 GB/s), everything else the same superchip.

@@ -57,6 +57,14 @@ void expect_rejected(const std::string& text, UnitClass unit_class, const std::s
   }
 }
 
+TEST(Units, ParsesPowers) {
+  EXPECT_EQ(parse("700 W", UnitClass::power), 700.0);
+  EXPECT_EQ(parse("1.2 kW", UnitClass::power), 1200.0);
+  EXPECT_EQ(parse("500 mW", UnitClass::power), 0.5);
+  expect_rejected("700 GB", UnitClass::power, "a power");
+  EXPECT_EQ(parse(format_amount(4.8, UnitClass::power), UnitClass::power), 4.8);
+}
+
 TEST(Units, RejectsMalformedAmounts) {
   expect_rejected("GB/s", UnitClass::bandwidth, "'<number> <unit>'");
   expect_rejected("", UnitClass::bytes, "'<number> <unit>'");
