@@ -18,6 +18,7 @@
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/run_loop.hpp"
 #include "apps/asteria/run_trace.hpp"
+#include "core/real/energy_counters.hpp"
 #include "apps/asteria/run_platform.hpp"
 #include "apps/asteria/train.hpp"
 #include "apps/asteria/rank_agreement.hpp"
@@ -334,8 +335,12 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   std::vector<data::TokenId> tokens;
   const std::size_t per_sequence = static_cast<std::size_t>(length) + 1;
   double first_loss = 0.0, last_loss = 0.0;
+  // The machine's own energy counters over the measured steps (RAPL, NVML), beside the model's.
+  real::EnergyCounters counters;
+  const int first_measured = std::max(first, warmup + 1);
   StepHooks hooks;
-  hooks.before = [&](int) {
+  hooks.before = [&](int t) {
+    if (t == first_measured) counters.restart();
     train_loader.next(tokens);
     model->set_batch(rank_slice<data::TokenId>(tokens, batch, per_sequence, place), rank_batch, micro_batched);
   };
@@ -366,6 +371,8 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
     return "loss " + significant(loss, 4) + (validation ? ", validation " + significant(*validation, 4) : "");
   };
   run_steps(driver, first, total, &progress, hooks, &out);
+  const double measured_joules = counters.joules();
+  const int measured_steps = total - first_measured + 1;
   if (first > total) {
     // Nothing ran in this process: the run's final validation loss from the restored weights
     // (fsdp: the whole model gathered first), and no training loss (null in summary.json).
@@ -387,7 +394,14 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                {"final_validation_loss", outcome.final_validation_loss},
                {"step_flops", step_flops},
                {"tokens_per_s", out.summary.mean_step_s > 0.0 ? rank_batch * length / out.summary.mean_step_s : 0.0},
-               {"model_flops_per_s", out.summary.mean_compute_s > 0.0 ? step_flops / out.summary.mean_compute_s : 0.0}};
+               {"model_flops_per_s", out.summary.mean_compute_s > 0.0 ? step_flops / out.summary.mean_compute_s : 0.0},
+               {"energy_counters", counters.description()}};
+  // Measured energy of this process's machine over the measured steps (null without a counter).
+  const bool measured = counters.available() && measured_steps > 0 && out.summary.total_step_s > 0.0;
+  out.extra.emplace_back("measured_energy_per_step_j",
+                         measured ? nlohmann::ordered_json(measured_joules / measured_steps) : nlohmann::ordered_json());
+  out.extra.emplace_back("measured_power_w", measured ? nlohmann::ordered_json(measured_joules / out.summary.total_step_s)
+                                                      : nlohmann::ordered_json());
   if (settings.resume_from) out.extra.emplace_back("resumed_from_step", first - 1);
   if (spec.optimizer == optim::OptimizerKind::soap) {
     out.extra.emplace_back("soap_second_moment",
