@@ -12,7 +12,7 @@ namespace {
 constexpr std::array<std::string_view, kMetricCount> kMetricKeys = {
     "p50_step_s",     "p99_step_s",    "p99_over_p50",      "mean_step_s",     "compute_s",       "visible_optimizer_s",
     "exposed_communication_s", "refresh_wait_s", "state_move_wait_s", "max_staleness", "peak_device_bytes", "peak_host_bytes", "peak_nvme_bytes",
-    "network_bytes",  "tokens_per_s",
+    "network_bytes",  "tokens_per_s", "energy_per_step_j", "energy_per_token_j", "mean_power_w",
 };
 
 using nlohmann::json;
@@ -64,7 +64,7 @@ RunResult parse_summary(const std::filesystem::path& file) {
     const auto it = summary.find(key);
     const bool absent = it == summary.end() || it->is_null();
     // A run that does not fit has no performance numbers; one that fits has all of them.
-    if (absent && !result.fits) continue;
+    if (absent && (!result.fits || may_be_absent(static_cast<Metric>(m)))) continue;
     if (absent) throw InputError(source, key, "missing; expected a number (the run fits)");
     if (!it->is_number()) throw InputError(source, key, "expected a number, found " + it->dump());
     result.metrics[m] = it->get<double>();
@@ -76,6 +76,10 @@ RunResult parse_summary(const std::filesystem::path& file) {
 }  // namespace
 
 std::string_view key_of(Metric metric) noexcept { return kMetricKeys[static_cast<std::size_t>(metric)]; }
+
+bool may_be_absent(Metric metric) noexcept {
+  return metric == Metric::energy_per_step_j || metric == Metric::energy_per_token_j || metric == Metric::mean_power_w;
+}
 
 std::filesystem::path relative_run_dir(const StudyPoint& point) { return std::filesystem::path("runs") / point.slug; }
 

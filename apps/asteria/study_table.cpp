@@ -37,6 +37,9 @@ constexpr std::array<MetricColumn, kMetricCount> kMetricColumns = {{
     {Metric::peak_nvme_bytes, Unit::bytes},
     {Metric::network_bytes, Unit::bytes},
     {Metric::tokens_per_s, Unit::ratio},
+    {Metric::energy_per_step_j, Unit::ratio},
+    {Metric::energy_per_token_j, Unit::ratio},
+    {Metric::mean_power_w, Unit::ratio},
 }};
 
 // The metrics table.md shows, after config and fits, with their headers.
@@ -46,7 +49,7 @@ struct MarkdownColumn {
   Unit unit;
 };
 
-constexpr std::array<MarkdownColumn, 10> kMarkdownColumns = {{
+constexpr std::array<MarkdownColumn, 11> kMarkdownColumns = {{
     {Metric::p50_step_s, "p50 step (s)", Unit::seconds},
     {Metric::p99_step_s, "p99 step (s)", Unit::seconds},
     {Metric::p99_over_p50, "p99/p50", Unit::ratio},
@@ -57,6 +60,7 @@ constexpr std::array<MarkdownColumn, 10> kMarkdownColumns = {{
     {Metric::state_move_wait_s, "state-move wait (s)", Unit::seconds},
     {Metric::peak_device_bytes, "peak device (GiB)", Unit::bytes},
     {Metric::network_bytes, "network/rank/step (GiB)", Unit::bytes},
+    {Metric::energy_per_step_j, "energy/step (J)", Unit::ratio},
 }};
 
 constexpr double kGiB = 1073741824.0;

@@ -33,8 +33,15 @@ enum class Metric : std::size_t {
   peak_nvme_bytes,
   network_bytes,  // bytes of unit 0's data-parallel collectives per measured step (0 on one unit)
   tokens_per_s,   // tokens all units train on per second (tokens per step / mean step)
+  // Energy per measured step and per token, every unit together, and the mean power: absent
+  // (empty cells) where the profile gives no power.
+  energy_per_step_j,
+  energy_per_token_j,
+  mean_power_w,
 };
-inline constexpr std::size_t kMetricCount = 15;
+inline constexpr std::size_t kMetricCount = 18;
+// Metrics a run that fits may leave out (null in its summary.json).
+bool may_be_absent(Metric metric) noexcept;
 
 std::string_view key_of(Metric metric) noexcept;  // the summary.json key and table.csv column
 
@@ -74,7 +81,7 @@ std::string table_csv(const StudySpec& spec, std::span<const RunResult> results)
 
 // table.md, one row per run: config, fits, p50 step (s), p99 step (s), p99/p50, compute (s),
 // visible optimizer (s), refresh wait (s), state-move wait (s), peak device (GiB),
-// network/rank/step (GiB) (network_bytes: one rank's collectives per step); the other
+// network/rank/step (GiB) (network_bytes: one rank's collectives per step), energy/step (J); the other
 // columns are in table.csv only. fits is "yes", the shortfall text of a run that does not fit
 // ("device 12.3 GiB short"; "no" when it gives none) or "failed: <why> (log: runs/<config>/log.txt)".
 // Numbers to 3 significant figures (significant() in core/common/number_text.hpp: plain decimals

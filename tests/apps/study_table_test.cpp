@@ -56,17 +56,19 @@ constexpr const char* kFits = R"({"verb": "sim", "fits": true, "shortfall": [],
   "p50_step_s": 0.0125, "p99_step_s": 0.025, "p99_over_p50": 2.0, "mean_step_s": 0.014, "compute_s": 0.01,
   "visible_optimizer_s": 0.004, "exposed_communication_s": 0.002, "refresh_wait_s": 0.003,
   "state_move_wait_s": 0.0005, "max_staleness": 1, "peak_device_bytes": 3221225472, "peak_host_bytes": 1610612736,
-  "peak_nvme_bytes": 0, "network_bytes": 5637144576.5, "tokens_per_s": 1250000.5})";
+  "peak_nvme_bytes": 0, "network_bytes": 5637144576.5, "tokens_per_s": 1250000.5, "energy_per_step_j": 291.75,
+  "energy_per_token_j": 0.0357, "mean_power_w": 20839.3})";
 
 const std::string kMarkdownHeader =
     "| config | fits | p50 step (s) | p99 step (s) | p99/p50 | compute (s) | visible optimizer (s) | "
-    "exposed comm (s) | refresh wait (s) | state-move wait (s) | peak device (GiB) | network/rank/step (GiB) |";
+    "exposed comm (s) | refresh wait (s) | state-move wait (s) | peak device (GiB) | network/rank/step (GiB) | "
+    "energy/step (J) |";
 
 const std::string kHeader =
     "config,hw,model,optimizer,placement,staleness,fits,p50_step_s,p99_step_s,p99_over_p50,mean_step_s,compute_s,"
     "visible_optimizer_s,exposed_communication_s,refresh_wait_s,state_move_wait_s,max_staleness,peak_device_bytes,"
     "peak_host_bytes,"
-    "peak_nvme_bytes,network_bytes,tokens_per_s,shortfall,run_dir";
+    "peak_nvme_bytes,network_bytes,tokens_per_s,energy_per_step_j,energy_per_token_j,mean_power_w,shortfall,run_dir";
 
 TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
   TempDir dir;
@@ -87,21 +89,21 @@ TEST(StudyTable, RunsThatFitAndRunsThatDoNot) {
   ASSERT_EQ(csv.size(), 3U);
   EXPECT_EQ(csv[0], kHeader);
   // Fourteen empty metric cells between fits and shortfall.
-  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(16, ',') +
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(19, ',') +
                         "device 12.3 GiB short,runs/gb10_m_soap_device_s1");
   EXPECT_EQ(csv[2],
             "gb10_m_soap_tiered_s1,gb10,m,soap,tiered,1,true,0.0125,0.025,2,0.014,0.01,0.004,0.002,0.003,0.0005,1,"
-            "3221225472,1610612736,0,5637144576.5,1.2500005e+06,,runs/gb10_m_soap_tiered_s1");
+            "3221225472,1610612736,0,5637144576.5,1.2500005e+06,291.75,0.0357,20839.3,,runs/gb10_m_soap_tiered_s1");
 
   const std::vector<std::string> md = lines(table_markdown(spec, results));
   ASSERT_EQ(md.size(), 4U);
   EXPECT_EQ(md[0], kMarkdownHeader);
-  EXPECT_EQ(md[1], "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-  // The shortfall is what the fits column says; the ten number cells are empty.
-  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | device 12.3 GiB short |  |  |  |  |  |  |  |  |  |  |");
+  EXPECT_EQ(md[1], "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  // The shortfall is what the fits column says; the eleven number cells are empty.
+  EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | device 12.3 GiB short |  |  |  |  |  |  |  |  |  |  |  |");
   // Seconds and GiB to 3 significant figures, trailing zeros kept; 5637144576.5 bytes = 5.25 GiB.
   EXPECT_EQ(md[3], "| gb10_m_soap_tiered_s1 | yes | 0.0125 | 0.0250 | 2.00 | 0.0100 | 0.00400 | 0.00200 | 0.00300 | 0.000500 | "
-                   "3.00 | 5.25 |");
+                   "3.00 | 5.25 | 292 |");
 }
 
 // Times of a toy model and of a run that streams its state from NVMe in one table: every digit
@@ -127,9 +129,9 @@ TEST(StudyTable, MarkdownNumbersKeepThreeSignificantFiguresAtAnyScale) {
   ASSERT_EQ(md.size(), 4U);
   // 1073741 bytes = 0.000999999 GiB; 1649267441664 bytes = 1536 GiB.
   EXPECT_EQ(md[2],
-            "| gb10_m_soap_device_s1 | yes | 2.12e-05 | 0.000212 | 10.0 | 1.70 | 145 | 0.500 | 12346 | 1.23e+07 | 0.00100 | 0 |");
+            "| gb10_m_soap_device_s1 | yes | 2.12e-05 | 0.000212 | 10.0 | 1.70 | 145 | 0.500 | 12346 | 1.23e+07 | 0.00100 | 0 |  |");
   EXPECT_EQ(md[3],
-            "| gb10_m_soap_tiered_s1 | yes | 0.00100 | 10.0 | 9996 | 0 | 1.00e+05 | 0 | 2.50e+05 | 2.50e-10 | 1536 | 100 |");
+            "| gb10_m_soap_tiered_s1 | yes | 0.00100 | 10.0 | 9996 | 0 | 1.00e+05 | 0 | 2.50e+05 | 2.50e-10 | 1536 | 100 |  |");
   // table.csv keeps every digit, in seconds and bytes.
   const std::vector<std::string> csv = lines(table_csv(spec, results));
   ASSERT_EQ(csv.size(), 3U);
@@ -167,12 +169,12 @@ TEST(StudyTable, AFailedRunIsARowThatSaysSo) {
   EXPECT_FALSE(results[0][Metric::p50_step_s].has_value());
   const std::vector<std::string> csv = lines(table_csv(spec, results));
   ASSERT_EQ(csv.size(), 3U);
-  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(16, ',') +
+  EXPECT_EQ(csv[1], "gb10_m_soap_device_s1,gb10,m,soap,device,1,false" + std::string(19, ',') +
                         "run failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt),runs/gb10_m_soap_device_s1");
   const std::vector<std::string> md = lines(table_markdown(spec, results));
   ASSERT_EQ(md.size(), 4U);
   EXPECT_EQ(md[2], "| gb10_m_soap_device_s1 | failed: exit code 1 (log: runs/gb10_m_soap_device_s1/log.txt) |"
-                   "  |  |  |  |  |  |  |  |  |  |");
+                   "  |  |  |  |  |  |  |  |  |  |  |");
   EXPECT_EQ(md[3].rfind("| gb10_m_soap_tiered_s1 | yes | 0.0125 |", 0), 0U) << md[3];
 }
 
@@ -227,7 +229,7 @@ TEST(StudyTable, ExtraAxesAreColumnsAndCellsAreQuotedWhereNeeded) {
   EXPECT_EQ(md[0], kMarkdownHeader);
   EXPECT_EQ(md[2].rfind("| gb10_m_soap_host_s0_steps10 | failed: exit code 2 (log: runs/", 0), 0U) << md[2];
   EXPECT_EQ(md[3], "| gb10_m_soap_host_s0_steps20 | failed: killed \\| signal 9 (log: runs/gb10_m_soap_host_s0_steps20/"
-                   "log.txt) |  |  |  |  |  |  |  |  |  |  |");
+                   "log.txt) |  |  |  |  |  |  |  |  |  |  |  |");
 }
 
 TEST(StudyTable, ShortfallTextListsEveryTierShort) {
