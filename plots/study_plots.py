@@ -18,6 +18,8 @@ When it also has a parallelism column and a nodes column with at least two value
 study), the plots of scaling_plots.py follow those: {scaling_step_time,scaling_throughput,
 visible_optimizer_vs_staleness}.png (scaling_throughput only where the table has tokens_per_s).
 When it has a schedule and a batch column, schedule_plots.py's schedule_throughput.png follows.
+target_plots.py's {time_to_target,energy_to_target}.png follow where the table has
+time_to_loss_<L>_s columns (a study with targets), and energy_per_step.png where it has energy.
 """
 import argparse
 import os
@@ -26,6 +28,7 @@ import sys
 import distributed_plots
 import scaling_plots
 import schedule_plots
+import target_plots
 from plot_common import boolean, read_csv, read_steps, run_script, save_png
 from staleness_histogram import REQUIRED_COLUMNS as STALENESS_COLUMNS
 from staleness_histogram import measured_staleness, staleness_figure
@@ -83,6 +86,7 @@ def study_figures(study_dir):
         figures.update(scaling_plots.scaling_figures(study_dir))
     if schedule_plots.is_schedule_study(distributed_plots.table_columns(os.path.join(study_dir, "table.csv"))):
         figures.update(schedule_plots.schedule_figures(study_dir))
+    figures.update(target_plots.target_figures(study_dir))
     return figures
 
 

@@ -27,7 +27,7 @@ struct Defaults {
   Origins origins;
 };
 
-constexpr std::array<std::string_view, 4> kTopKeys = {"name", "description", "defaults", "grid"};
+constexpr std::array<std::string_view, 5> kTopKeys = {"name", "description", "defaults", "grid", "targets"};
 
 // Each run is a process: a grid beyond this is a mistake (or a few YAML aliases multiplying
 // lists), and expanding it would exhaust time and memory before anything ran.
@@ -227,7 +227,7 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
   for (const auto& entry : root) {
     const std::string key = key_text(entry.first);
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
-      throw InputError(source, key, "unknown key; expected one of name, description, defaults, grid" +
+      throw InputError(source, key, "unknown key; expected one of name, description, defaults, grid, targets" +
                                         line_suffix(entry.first));
   }
   const YAML::Node const_root = root;  // const lookups never insert
@@ -269,6 +269,8 @@ StudySpec parse_study(std::string_view yaml_text, const std::string& source, con
   for (const StudySetting& setting : study_settings())
     if (extra_axes.count(setting.key) != 0) spec.extra_axes.push_back(setting.key);
   name_points(spec, std::move(points));
+  if (const YAML::Node node = const_root["targets"]; node.IsDefined() && !node.IsNull())
+    spec.targets = parse_targets(node, source, base_dir);
   return spec;
 }
 

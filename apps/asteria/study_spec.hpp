@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "apps/asteria/study_targets.hpp"
+
 namespace asteria::cli::study {
 
 // The settings a study can give a run are asteria sim's (core/run/run_schema.hpp: run settings,
@@ -55,6 +57,8 @@ struct StudySpec {
   // (study_settings.hpp): the table's extra columns.
   std::vector<std::string> extra_axes;
   std::vector<StudyPoint> points;  // the union of the sub-grids' products, in file order
+  // Time and energy to target losses (study_targets.hpp): the table's last columns.
+  std::optional<Targets> targets;
 };
 
 // Parses and validates a study. `source` names the text in errors; relative hw/model paths are

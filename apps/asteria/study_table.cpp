@@ -88,7 +88,36 @@ std::vector<std::string> csv_header(const StudySpec& spec) {
   cells.emplace_back("shortfall");
   cells.emplace_back("run_dir");
   cells.insert(cells.end(), spec.extra_axes.begin(), spec.extra_axes.end());
+  if (spec.targets) {
+    cells.emplace_back("loss_curve");
+    for (const double loss : spec.targets->losses) {
+      const std::string l = loss_label(loss);
+      cells.insert(cells.end(), {"tokens_to_loss_" + l, "time_to_loss_" + l + "_s", "energy_to_loss_" + l + "_j"});
+    }
+  }
   return cells;
+}
+
+// A run's tokens, seconds and joules to each target loss: the curve's tokens over the run's
+// tokens per second and times its energy per token (empty where a part is missing).
+struct ToTarget {
+  std::optional<double> tokens, seconds, joules;
+};
+std::vector<ToTarget> to_targets(const StudySpec& spec, const StudyPoint& point, const RunResult& result,
+                                 const LossCurve*& curve) {
+  std::vector<ToTarget> out;
+  curve = spec.targets ? curve_for(*spec.targets, point) : nullptr;
+  if (!spec.targets) return out;
+  for (const double loss : spec.targets->losses) {
+    ToTarget t;
+    if (curve != nullptr) t.tokens = tokens_to_reach(*curve, loss);
+    const bool ran = result.fits && !result.failed();
+    if (t.tokens && ran && result[Metric::tokens_per_s] && *result[Metric::tokens_per_s] > 0.0)
+      t.seconds = *t.tokens / *result[Metric::tokens_per_s];
+    if (t.tokens && ran && result[Metric::energy_per_token_j]) t.joules = *t.tokens * *result[Metric::energy_per_token_j];
+    out.push_back(t);
+  }
+  return out;
 }
 
 std::string failure_text(const StudyPoint& point, const RunResult& result) {
@@ -106,6 +135,13 @@ std::vector<std::string> csv_row(const StudySpec& spec, const StudyPoint& point,
   cells.push_back(result.failed() ? "run failed: " + failure_text(point, result) : shortfall_text(result.shortfall));
   cells.push_back(relative_run_dir(point).string());
   for (const std::string& key : spec.extra_axes) cells.push_back(point[key].value_or(""));
+  if (spec.targets) {
+    const LossCurve* curve = nullptr;
+    const std::vector<ToTarget> targets = to_targets(spec, point, result, curve);
+    cells.push_back(curve != nullptr ? curve->source : "");
+    const auto cell = [](const std::optional<double>& v) { return v ? csv_number(*v, Unit::ratio) : std::string(); };
+    for (const ToTarget& t : targets) cells.insert(cells.end(), {cell(t.tokens), cell(t.seconds), cell(t.joules)});
+  }
   return cells;
 }
 
@@ -117,12 +153,15 @@ std::string fits_text(const StudyPoint& point, const RunResult& result) {
   return shortfall.empty() ? "no" : shortfall;
 }
 
-std::vector<std::string> markdown_row(const StudyPoint& point, const RunResult& result) {
+std::vector<std::string> markdown_row(const StudySpec& spec, const StudyPoint& point, const RunResult& result) {
   std::vector<std::string> cells = {point.slug, fits_text(point, result)};
   for (const MarkdownColumn& c : kMarkdownColumns) {
     const std::optional<double>& value = result[c.metric];
     cells.push_back(value ? markdown_number(*value, c.unit) : "");
   }
+  const LossCurve* curve = nullptr;
+  for (const ToTarget& t : to_targets(spec, point, result, curve))
+    cells.push_back(t.seconds ? markdown_number(*t.seconds, Unit::seconds) : "");
   return cells;
 }
 
@@ -141,8 +180,13 @@ std::string table_markdown(const StudySpec& spec, std::span<const RunResult> res
     table.columns.emplace_back(c.header);
     table.numeric.push_back(true);  // numbers right-aligned
   }
+  if (spec.targets)
+    for (const double loss : spec.targets->losses) {
+      table.columns.push_back("time to " + loss_label(loss) + " (s)");
+      table.numeric.push_back(true);
+    }
   for (std::size_t i = 0; i < spec.points.size() && i < results.size(); ++i)
-    table.add_row(markdown_row(spec.points[i], results[i]));
+    table.add_row(markdown_row(spec, spec.points[i], results[i]));
   return cli::table_markdown(table);
 }
 
