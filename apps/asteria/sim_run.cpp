@@ -243,8 +243,11 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
   if (profile.power.has_power())
     for (int u = 0; u < out.units; ++u)
       meters.push_back(std::make_unique<traces::BusyMeter>(u, warmup + 1, trace.sink(u)));
+  std::vector<char> simulated(static_cast<std::size_t>(out.units), 0);  // the units whose activities come
   options.activities = [&](int unit) -> platform::ActivitySink* {
-    return meters.empty() ? trace.sink(unit) : meters.at(static_cast<std::size_t>(unit)).get();
+    if (meters.empty()) return trace.sink(unit);
+    simulated.at(static_cast<std::size_t>(unit)) = 1;
+    return meters.at(static_cast<std::size_t>(unit)).get();
   };
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
@@ -308,8 +311,13 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     // The simulated units' energy, scaled to every unit where representative ranks stand for
     // the others.
     hw::Energy total;
-    for (const auto& meter : meters) total += hw::unit_energy(profile, out.summary.total_step_s, meter->busy(), out.nodes);
-    const double scale = static_cast<double>(out.units) / static_cast<double>(std::max(1, simulation.simulated_units()));
+    int counted = 0;
+    for (std::size_t u = 0; u < meters.size(); ++u)
+      if (simulated[u] != 0) {
+        total += hw::unit_energy(profile, out.summary.total_step_s, meters[u]->busy(), out.nodes);
+        ++counted;
+      }
+    const double scale = static_cast<double>(out.units) / static_cast<double>(std::max(1, counted));
     for (double* part : {&total.device_j, &total.host_j, &total.memory_j, &total.storage_j, &total.network_j})
       *part *= scale;
     out.energy = total;

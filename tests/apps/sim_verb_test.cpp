@@ -309,6 +309,15 @@ TEST(SimVerbEnergy, TheMeasuredStepsEnergyComesFromTheProfilesPowerAndTheResourc
   EXPECT_GT(s["host_energy_per_step_j"].get<double>(), units * 40 * step);  // the workers' cores
 }
 
+TEST(SimVerbEnergy, RepresentativeRanksStandForTheOthersEnergy) {
+  TempDir dir;
+  ASSERT_EQ(run_cli(tiny_sim(dir.path() / "all", {"--nodes", "4", "--refresh-sharing", "replicated"})).code, 0);
+  ASSERT_EQ(run_cli(tiny_sim(dir.path() / "some", {"--nodes", "4", "--simulated-nodes", "2", "--refresh-sharing", "replicated"})).code, 0);
+  const double all = read_json(dir.path() / "all" / "summary.json")["energy_per_step_j"];
+  const double some = read_json(dir.path() / "some" / "summary.json")["energy_per_step_j"];
+  EXPECT_NEAR(some, all, 0.01 * all);  // the simulated half scaled to all 16 GPUs, not their idle added
+}
+
 TEST(SimVerbEnergy, AProfileWithoutPowerReportsNone) {
   TempDir dir;
   // gh200-alps with its power section cut off.
