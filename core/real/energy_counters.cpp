@@ -127,8 +127,11 @@ double EnergyCounters::joules() {
     read_rapl(zone);
     total += zone.counted_uj * 1e-6;
   }
-  for (unsigned i = 0; i < nvml_devices_; ++i)
-    total += static_cast<double>(nvml_->millijoules(i) - nvml_start_mj_[i]) * 1e-3;
+  // A failed read (0) or a driver reload would run the counter backwards: nothing is counted then.
+  for (unsigned i = 0; i < nvml_devices_; ++i) {
+    const std::uint64_t now = nvml_->millijoules(i);
+    if (now >= nvml_start_mj_[i]) total += static_cast<double>(now - nvml_start_mj_[i]) * 1e-3;
+  }
   return total;
 }
 
