@@ -3,6 +3,8 @@ declares its passes cost), and the hooks through which a training loop drives th
 pass by pass."""
 import torch
 from torch.utils.dlpack import to_dlpack
+
+
 def parameter_uses(model, params):
     """How the model's forward uses each parameter, as the runtime declares its work: a Linear's
     (or a convolution's) weight a matrix product, an Embedding's a lookup, others of order >= 2 a
