@@ -49,6 +49,8 @@ class LoopHooks:
             if own and module is not self.model:
                 self.handles.append(module.register_forward_hook(self._module_forward_done(own)))
         for i, p in enumerate(self.optimizer._params):
+            if not p.requires_grad:
+                continue  # no gradient will come: step() says so, naming it
             if hasattr(p, "register_post_accumulate_grad_hook"):  # torch >= 2.1
                 self.handles.append(p.register_post_accumulate_grad_hook(self._gradient_done(i)))
             else:  # earlier: the hook of the parameter's gradient accumulator node
