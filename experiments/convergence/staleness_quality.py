@@ -14,7 +14,8 @@ Writes under --out: one directory per run, table.md and table.csv (per configura
 validation loss, mean and 95% confidence interval over the seeds (Student's t), and the steps and
 tokens to each target loss, mean and interval over the seeds that reach it, with how many did),
 and plots/staleness_quality.png (final loss against S, per optimizer and frequency, with
-intervals) and plots/validation_curves.png (mean curves per S).
+intervals) and plots/validation_curves.png (mean curves per configuration, against steps and
+against the training's wall-clock).
 
 Usage: staleness_quality.py [--asteria PATH] [--out DIR] [--model gpt-25m] [--steps N] [--batch B]
          [--seeds 1,2,3] [--optimizers soap,kl-shampoo,shampoo] [--staleness 0,1,2,5,10]
@@ -218,19 +219,26 @@ def plot(args, rows, results, configs):
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "plots", "staleness_quality.png"), dpi=120)
     plt.close(fig)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    # Mean curves over the seeds against steps and against the training's wall-clock (the sum of
+    # the measured step times), one line per configuration.
+    fig, (by_step, by_wall) = plt.subplots(1, 2, figsize=(13, 4.5))
     for name, *_ in configs:
         runs = [results.get((name, s)) for s in args.seeds]
         runs = [r for r in runs if r]
         if not runs:
             continue
         steps = runs[0]["steps"]
-        curves = [r["loss"] for r in runs if r["steps"] == steps]
-        ax.plot(steps, [statistics.fmean(v) for v in zip(*curves)], label=name)
-    ax.set_xlabel("step")
-    ax.set_ylabel("validation loss (mean over seeds)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, ncol=2)
+        same = [r for r in runs if r["steps"] == steps]
+        loss = [statistics.fmean(v) for v in zip(*(r["loss"] for r in same))]
+        wall = [statistics.fmean(v) for v in zip(*(r["wall"] for r in same))]
+        by_step.plot(steps, loss, label=name)
+        by_wall.plot(wall, loss, label=name)
+    by_step.set_xlabel("step")
+    by_wall.set_xlabel("training wall-clock (s, sum of step times, mean over seeds)")
+    for ax in (by_step, by_wall):
+        ax.set_ylabel("validation loss (mean over seeds)")
+        ax.grid(alpha=0.3)
+    by_step.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "plots", "validation_curves.png"), dpi=120)
     plt.close(fig)
