@@ -92,7 +92,8 @@ std::vector<std::string> csv_header(const StudySpec& spec) {
     cells.emplace_back("loss_curve");
     for (const double loss : spec.targets->losses) {
       const std::string l = loss_label(loss);
-      cells.insert(cells.end(), {"tokens_to_loss_" + l, "time_to_loss_" + l + "_s", "energy_to_loss_" + l + "_j"});
+      cells.insert(cells.end(), {"tokens_to_loss_" + l, "time_to_loss_" + l + "_s", "energy_to_loss_" + l + "_j",
+                                 "loss_reduction_per_kj_" + l});
     }
   }
   return cells;
@@ -102,6 +103,7 @@ std::vector<std::string> csv_header(const StudySpec& spec) {
 // tokens per second and times its energy per token (empty where a part is missing).
 struct ToTarget {
   std::optional<double> tokens, seconds, joules;
+  std::optional<double> reduction_per_kj;  // the curve's loss drop from its first point, per kJ
 };
 std::vector<ToTarget> to_targets(const StudySpec& spec, const StudyPoint& point, const RunResult& result,
                                  const LossCurve*& curve) {
@@ -115,6 +117,7 @@ std::vector<ToTarget> to_targets(const StudySpec& spec, const StudyPoint& point,
     if (t.tokens && ran && result[Metric::tokens_per_s] && *result[Metric::tokens_per_s] > 0.0)
       t.seconds = *t.tokens / *result[Metric::tokens_per_s];
     if (t.tokens && ran && result[Metric::energy_per_token_j]) t.joules = *t.tokens * *result[Metric::energy_per_token_j];
+    if (t.joules && *t.joules > 0.0) t.reduction_per_kj = (curve->points.front().second - loss) / (*t.joules / 1e3);
     out.push_back(t);
   }
   return out;
@@ -140,7 +143,8 @@ std::vector<std::string> csv_row(const StudySpec& spec, const StudyPoint& point,
     const std::vector<ToTarget> targets = to_targets(spec, point, result, curve);
     cells.push_back(curve != nullptr ? curve->source : "");
     const auto cell = [](const std::optional<double>& v) { return v ? csv_number(*v, Unit::ratio) : std::string(); };
-    for (const ToTarget& t : targets) cells.insert(cells.end(), {cell(t.tokens), cell(t.seconds), cell(t.joules)});
+    for (const ToTarget& t : targets)
+      cells.insert(cells.end(), {cell(t.tokens), cell(t.seconds), cell(t.joules), cell(t.reduction_per_kj)});
   }
   return cells;
 }

@@ -73,16 +73,17 @@ TEST(StudyTargets, TheTableGivesTokensTimeAndEnergyToEachLoss) {
   }
   const std::string csv = table_csv(spec, results);
   const std::string header = csv.substr(0, csv.find('\n'));
-  EXPECT_NE(header.find(",loss_curve,tokens_to_loss_4,time_to_loss_4_s,energy_to_loss_4_j,tokens_to_loss_3.5,"
-                        "time_to_loss_3.5_s,energy_to_loss_3.5_j"),
+  EXPECT_NE(header.find(",loss_curve,tokens_to_loss_4,time_to_loss_4_s,energy_to_loss_4_j,loss_reduction_per_kj_4,"
+                        "tokens_to_loss_3.5,time_to_loss_3.5_s,energy_to_loss_3.5_j,loss_reduction_per_kj_3.5"),
             std::string::npos)
       << header;
-  // soap at S = 0 reaches 4 at 100 tokens (2 s at 50 tokens/s, 200 J at 2 J a token) and 3.5 at 200.
-  EXPECT_NE(csv.find(",soap at any S,100,2,200,200,4,400\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",soap at S = 5,200,4,400,400,8,800\n"), std::string::npos) << csv;
+  // soap at S = 0 reaches 4 at 100 tokens (2 s at 50 tokens/s, 200 J at 2 J a token: a loss drop
+  // of 1 from its first point 5.0 over 0.2 kJ, 5 per kJ) and 3.5 at 200 (1.5 over 0.4 kJ).
+  EXPECT_NE(csv.find(",soap at any S,100,2,200,5,200,4,400,3.75\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",soap at S = 5,200,4,400,2.5,400,8,800,1.875\n"), std::string::npos) << csv;
   // muon has no curve: empty cells.
   EXPECT_NE(csv.find("muon_device_s0,") , std::string::npos);
-  EXPECT_NE(csv.find(",,,,,,,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",,,,,,,,,\n"), std::string::npos) << csv;
   const std::string md = table_markdown(spec, results);
   EXPECT_NE(md.find("| time to 4 (s) | time to 3.5 (s) |"), std::string::npos) << md;
 }
