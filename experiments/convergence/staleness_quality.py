@@ -77,6 +77,8 @@ def run_one(args, name, optimizer, lr, staleness, frequency, publish, seed):
         return load(out)
     if args.no_run:
         return None
+    # A run stopped part-way (the session ended) left only some of its files: it starts again.
+    shutil.rmtree(out, ignore_errors=True)
     command = [args.asteria, "train", "--model", args.model, "--optimizer", optimizer, "--lr", str(lr),
                "--staleness", str(staleness), "--publish", publish, "--precondition-frequency", str(frequency),
                "--steps", str(args.steps), "--batch", str(args.batch), "--eval-every", str(args.eval_every),
