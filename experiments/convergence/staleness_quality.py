@@ -6,7 +6,7 @@ of held-out text; the publication policies (deterministic, opportunistic) compar
 Every run is an `asteria train` of --model on the built-in corpus, with the same token budget
 (steps, batch, batch order per seed); learning rates are given (--lrs), tuned beforehand
 (convergence.py sweeps them) and stated in the table. Finished runs are kept and not run again,
-so the grid can be spread over several sessions; --no-run rebuilds the tables and plots from the
+so the grid can be spread over several invocations; --no-run rebuilds the tables and plots from the
 runs already under --out. Runs go in an order that makes a partial grid useful: AdamW's seeds,
 then f = 10 before f = 50, S = 0 and 5 before 1, 10 and 2, every seed of a configuration together.
 
@@ -77,7 +77,7 @@ def run_one(args, name, optimizer, lr, staleness, frequency, publish, seed):
         return load(out)
     if args.no_run:
         return None
-    # A run stopped part-way (the session ended) left only some of its files: it starts again.
+    # A run stopped part-way (the process was killed) left only some of its files: it starts again.
     shutil.rmtree(out, ignore_errors=True)
     command = [args.asteria, "train", "--model", args.model, "--optimizer", optimizer, "--lr", str(lr),
                "--staleness", str(staleness), "--publish", publish, "--precondition-frequency", str(frequency),
