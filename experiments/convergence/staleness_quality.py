@@ -11,7 +11,8 @@ runs already under --out. Runs go in an order that makes a partial grid useful: 
 then f = 10 before f = 50, S = 0 and 5 before 1, 10 and 2, every seed of a configuration together.
 
 Writes under --out: one directory per run, table.md and table.csv (per configuration: the final
-validation loss, mean and 95% confidence interval over the seeds (Student's t), and the steps and
+validation loss, mean and 95% confidence interval over the seeds (Student's t), its difference to
+AdamW's on the same seed (paired: the seed also picks the corpus split), and the steps and
 tokens to each target loss, mean and interval over the seeds that reach it, with how many did),
 and plots/staleness_quality.png (final loss against S, per optimizer and frequency, with
 intervals) and plots/validation_curves.png (mean curves per configuration, against steps and
@@ -145,8 +146,14 @@ def main():
         runs = [results.get((name, s)) for s in args.seeds]
         runs = [r for r in runs if r]
         final_mean, final_ci = mean_interval([r["final"] for r in runs])
+        # The seed also picks the corpus split and the batch order: a difference to AdamW on the
+        # same seed (paired) is far less noisy than two means over seeds.
+        paired = [results[(name, s)]["final"] - results[("adamw", s)]["final"] for s in args.seeds
+                  if results.get((name, s)) and results.get(("adamw", s))]
+        diff_mean, diff_ci = mean_interval(paired)
         row = {"config": name, "optimizer": optimizer, "lr": lr, "staleness": staleness, "frequency": frequency,
-               "publish": publish, "seeds": len(runs), "final_loss": final_mean, "final_loss_ci95": final_ci}
+               "publish": publish, "seeds": len(runs), "final_loss": final_mean, "final_loss_ci95": final_ci,
+               "vs_adamw": diff_mean, "vs_adamw_ci95": diff_ci}
         for t in targets:
             reached = [steps_to_reach(r, t) for r in runs]
             reached = [s for s in reached if s is not None]
@@ -178,8 +185,9 @@ def write_tables(args, rows, targets):
     lines = [f"Model {args.model}, {args.steps} steps of batch {args.batch}, seeds {args.seeds}; validation loss "
              f"(nats per byte) at the end, mean ± 95% interval over the seeds run; steps to each target: mean ± "
              "interval over the seeds that reach it.", "",
-             "| config | lr | seeds | final loss | " + " | ".join(f"steps to {t}" for t in targets) + " |",
-             "| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in targets) + " |"]
+             "| config | lr | seeds | final loss | vs AdamW (same seed) | " +
+             " | ".join(f"steps to {t}" for t in targets) + " |",
+             "| --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in targets) + " |"]
     for r in rows:
         if not r["seeds"]:
             continue
@@ -189,7 +197,9 @@ def write_tables(args, rows, targets):
             m, ci = r[f"steps_to_{t}"], r[f"steps_to_{t}_ci95"]
             cells.append((text(m, 3) + (f" ± {text(ci, 2)}" if ci else "") if m is not None else "—") +
                          f" ({r[f'reached_{t}']})")
-        lines.append(f"| {r['config']} | {r['lr']:g} | {r['seeds']} | {final} | " + " | ".join(cells) + " |")
+        versus = ("" if r["config"] == "adamw" or r["vs_adamw"] is None else
+                  f"{r['vs_adamw']:+.4f}" + (f" ± {text(r['vs_adamw_ci95'], 2)}" if r["vs_adamw_ci95"] else ""))
+        lines.append(f"| {r['config']} | {r['lr']:g} | {r['seeds']} | {final} | {versus} | " + " | ".join(cells) + " |")
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """experiments/convergence/staleness_quality.py on the toy model: every configuration of a small
-grid runs once per seed, the table's mean and 95% interval of the final validation loss are the
-runs' own (worked here from their summary.json), a second call runs nothing new, and --no-run
+grid runs once per seed, the table's mean and 95% interval of the final validation loss, and of its
+difference to AdamW's on the same seed, are the runs' own (worked here from their summary.json), a second call runs nothing new, and --no-run
 rebuilds the same table.
 
 Usage: check_staleness_quality.py ASTERIA_BINARY WORK_DIR
@@ -41,6 +41,11 @@ def main():
     assert abs(float(row["final_loss"]) - mean) < 1e-12, (row["final_loss"], mean)
     assert abs(float(row["final_loss_ci95"]) - half) < 1e-12, (row["final_loss_ci95"], half)
     assert row["seeds"] == "3" and row["publish"] == "deterministic"
+    adamw = [json.load(open(os.path.join(work, f"adamw-seed{s}", "summary.json")))["final_validation_loss"]
+             for s in (1, 2, 3)]
+    paired = [a - b for a, b in zip(finals, adamw)]  # the same seed: the same corpus split and batches
+    assert abs(float(row["vs_adamw"]) - statistics.fmean(paired)) < 1e-12, (row["vs_adamw"], paired)
+    assert abs(float(row["vs_adamw_ci95"]) - 4.303 * statistics.stdev(paired) / math.sqrt(3)) < 1e-12
     assert rows["soap_f2_S1_opportunistic"]["publish"] == "opportunistic"
     table = open(os.path.join(work, "table.csv")).read()
     again = subprocess.run(command, capture_output=True, text=True)
