@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 import asteria.torch as at
+from refusal import expect_refused
 
 VOCAB, WIDTH, TOKENS, STEPS = 40, 16, 24, 6
 OPTIMIZERS = {
@@ -75,17 +76,6 @@ def weights(model):
 
 def same(a, b):
     return all(torch.equal(x, y) for x, y in zip(a, b))
-
-
-def expect_refused(action, words, kinds=(ValueError,)):
-    try:
-        action()
-    except kinds as e:
-        for w in words:
-            if w not in str(e):
-                raise AssertionError(f"the error does not say '{w}': {e}")
-        return
-    raise AssertionError(f"not refused (expected an error naming {words})")
 
 
 def main():

@@ -16,6 +16,7 @@ import torch
 
 import asteria
 import asteria.torch as at
+from refusal import expect_refused
 
 STEPS = 5
 SHAPES = [(12, 8), (8,), (6, 2, 3)]
@@ -74,17 +75,6 @@ def optim_trajectory(binary, work, kind, options, params, grads):
                        check=True, capture_output=True)
         out.append(np.load(of))
     return out
-
-
-def expect_refused(make, words):
-    try:
-        make()
-    except ValueError as e:
-        for w in words:
-            if w not in str(e):
-                raise AssertionError(f"the error does not say '{w}': {e}")
-        return
-    raise AssertionError(f"not refused (expected an error naming {words})")
 
 
 def main():
