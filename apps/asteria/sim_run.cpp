@@ -12,6 +12,7 @@
 #include "apps/asteria/progress.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/run_loop.hpp"
+#include "apps/asteria/sim_training.hpp"
 #include "apps/asteria/run_trace.hpp"
 #include "apps/asteria/sim_verb.hpp"
 #include "core/common/error.hpp"
@@ -249,6 +250,14 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     simulated.at(static_cast<std::size_t>(unit)) = 1;
     return meters.at(static_cast<std::size_t>(unit)).get();
   };
+  // --gradients corpus: every unit trains a replica of the model on its slice of the batch.
+  std::unique_ptr<SimTraining> training;
+  if (spec.sim.gradients == run::SimGradients::corpus) {
+    if (sim::running_units(options) < out.units)
+      throw InputError("command line", "--simulated-nodes",
+                       "every unit simulated: with --gradients corpus each unit trains on its own slice of the batch");
+    training = std::make_unique<SimTraining>(spec, workload.weights.config, out.units, total_steps, &progress_out);
+  }
   sim::Simulation simulation(options);
   const hw::CostModel& costs = simulation.cost_model();
   const runtime::DriverOptions options_per_unit =
@@ -281,7 +290,9 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     // Each rank's own data: its gradients differ until the reduce averages them.
     runtime::SyntheticModelSpec rank_stack = stack;
     rank_stack.gradients.data_rank = unit;
-    runtime::SyntheticModel<float> model(rank_stack, spec.numerics);
+    std::optional<runtime::SyntheticModel<float>> synthetic;
+    if (!training) synthetic.emplace(rank_stack, spec.numerics);
+    runtime::TrainingModel<float>& model = training ? training->model(unit) : *synthetic;
     std::optional<runtime::StepDriver<float>> driver;
     try {
       driver.emplace(platform, model, spec.optimizer, spec.hp, options_per_unit);
@@ -294,10 +305,14 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
     RunReport* report = unit == 0 ? &out : nullptr;
     start_run(*driver, trace, unit, options_per_unit.numerics_site, report);
     StepHooks hooks;
+    if (training) hooks.before = [&, unit](int t) { training->before_step(unit, t); };
     hooks.after = [&, unit](int t, const runtime::StepRecord&) {
       for (const int k : {0, 1})
         if (t == (k == 0 ? 1 : total_steps) && ++units_at[k] == simulation.simulated_units()) stepped[k] = WallClock::now();
-      return unit == 0 ? "simulated " + significant(platform.clock().now(), 4) + " s" : std::string();
+      const std::string learned = training ? training->after_step(unit, t, *driver) : std::string();
+      return unit == 0 ? "simulated " + significant(platform.clock().now(), 4) + " s" +
+                             (learned.empty() ? "" : ", " + learned)
+                       : std::string();
     };
     run_steps(*driver, 1, total_steps, unit == 0 ? &progress : nullptr, hooks, report);
   });
@@ -322,6 +337,7 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
       *part *= scale;
     out.energy = total;
   }
+  if (training && out.fits) training->report(out);
   const sim::ActivityCounts activities = simulation.activity_counts();
   out.extra.emplace_back("simulated_seconds", simulation.now());
   out.extra.emplace_back("activities", activities.total());

@@ -70,6 +70,13 @@ RunResult parse_summary(const std::filesystem::path& file) {
     result.metrics[m] = it->get<double>();
   }
   if (!result.fits) result.shortfall = parse_shortfall(summary, source);
+  // A run that trained on a corpus brings its own loss curve against simulated time.
+  if (const auto gradients = summary.find("gradients");
+      result.fits && gradients != summary.end() && *gradients == "corpus") {
+    result.own_curve = read_run_curve(file.parent_path() / "steps.csv", number_at(summary, "tokens_per_step", source, ""));
+    result.own_curve->optimizer = summary.value("optimizer", "");
+    result.own_curve->source = "this run's own validation loss (data-true simulation, gradients: corpus)";
+  }
   return result;
 }
 
@@ -84,11 +91,11 @@ bool may_be_absent(Metric metric) noexcept {
 std::filesystem::path relative_run_dir(const StudyPoint& point) { return std::filesystem::path("runs") / point.slug; }
 
 RunResult read_run_result(const std::filesystem::path& run_dir, const std::string& process_failure) {
-  if (!process_failure.empty()) return RunResult{process_failure, false, {}, {}};
+  if (!process_failure.empty()) return RunResult{process_failure, false, {}, {}, {}};
   try {
     return parse_summary(run_dir / "summary.json");
   } catch (const InputError& e) {
-    return RunResult{e.what(), false, {}, {}};
+    return RunResult{e.what(), false, {}, {}, {}};
   }
 }
 

@@ -100,7 +100,8 @@ std::vector<std::string> csv_header(const StudySpec& spec) {
 }
 
 // A run's tokens, seconds and joules to each target loss: the curve's tokens over the run's
-// tokens per second and times its energy per token (empty where a part is missing).
+// tokens per second and times its energy per token (empty where a part is missing). A run with
+// its own curve (it trained) reaches each loss at its own simulated time.
 struct ToTarget {
   std::optional<double> tokens, seconds, joules;
   std::optional<double> reduction_per_kj;  // the curve's loss drop from its first point, per kJ
@@ -108,13 +109,15 @@ struct ToTarget {
 std::vector<ToTarget> to_targets(const StudySpec& spec, const StudyPoint& point, const RunResult& result,
                                  const LossCurve*& curve) {
   std::vector<ToTarget> out;
-  curve = spec.targets ? curve_for(*spec.targets, point) : nullptr;
+  curve = !spec.targets ? nullptr : result.own_curve ? &*result.own_curve : curve_for(*spec.targets, point);
   if (!spec.targets) return out;
   for (const double loss : spec.targets->losses) {
     ToTarget t;
     if (curve != nullptr) t.tokens = tokens_to_reach(*curve, loss);
     const bool ran = result.fits && !result.failed();
-    if (t.tokens && ran && result[Metric::tokens_per_s] && *result[Metric::tokens_per_s] > 0.0)
+    if (t.tokens && ran && result.own_curve)
+      t.seconds = seconds_to_reach(*curve, loss);
+    else if (t.tokens && ran && result[Metric::tokens_per_s] && *result[Metric::tokens_per_s] > 0.0)
       t.seconds = *t.tokens / *result[Metric::tokens_per_s];
     if (t.tokens && ran && result[Metric::energy_per_token_j]) t.joules = *t.tokens * *result[Metric::energy_per_token_j];
     if (t.joules && *t.joules > 0.0) t.reduction_per_kj = (curve->points.front().second - loss) / (*t.joules / 1e3);

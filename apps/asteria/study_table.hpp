@@ -58,6 +58,8 @@ struct RunResult {
   bool fits = false;
   std::array<std::optional<double>, kMetricCount> metrics;  // all present when fits
   std::vector<Shortfall> shortfall;                          // the tiers short, when !fits
+  // A run that trained (--gradients corpus): its own validation-loss curve against its clock.
+  std::optional<LossCurve> own_curve;
 
   bool failed() const { return !failure.empty(); }
   const std::optional<double>& operator[](Metric m) const { return metrics[static_cast<std::size_t>(m)]; }

@@ -1,5 +1,6 @@
 #include "apps/asteria/study_targets.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -149,15 +150,75 @@ const LossCurve* curve_for(const Targets& targets, const StudyPoint& point) {
   return any_staleness;
 }
 
-std::optional<double> tokens_to_reach(const LossCurve& curve, double loss) {
+namespace {
+
+// Where the curve first reaches `loss`: the point's index and the fraction of the way to it from
+// the point before (linear in the loss; 1 at the first point).
+std::optional<std::pair<std::size_t, double>> reach(const LossCurve& curve, double loss) {
   for (std::size_t i = 0; i < curve.points.size(); ++i) {
-    const auto [tokens, value] = curve.points[i];
+    const double value = curve.points[i].second;
     if (value > loss) continue;
-    if (i == 0) return tokens;
-    const auto [t0, v0] = curve.points[i - 1];
-    return t0 + (tokens - t0) * (v0 - loss) / (v0 - value);
+    if (i == 0) return std::pair<std::size_t, double>{0, 1.0};
+    const double before = curve.points[i - 1].second;
+    return std::pair<std::size_t, double>{i, (before - loss) / (before - value)};
   }
   return std::nullopt;
+}
+
+double between(const std::vector<double>& x, std::size_t i, double fraction) {
+  return i == 0 ? x[0] : x[i - 1] + (x[i] - x[i - 1]) * fraction;
+}
+
+}  // namespace
+
+std::optional<double> tokens_to_reach(const LossCurve& curve, double loss) {
+  const auto at = reach(curve, loss);
+  if (!at) return std::nullopt;
+  std::vector<double> tokens;
+  for (const auto& p : curve.points) tokens.push_back(p.first);
+  return between(tokens, at->first, at->second);
+}
+
+std::optional<double> seconds_to_reach(const LossCurve& curve, double loss) {
+  const auto at = reach(curve, loss);
+  if (!at || curve.seconds.size() != curve.points.size()) return std::nullopt;
+  return between(curve.seconds, at->first, at->second);
+}
+
+LossCurve read_run_curve(const std::filesystem::path& steps_csv, double tokens_per_step) {
+  const std::string source = steps_csv.string();
+  std::ifstream in(steps_csv);
+  if (!in) throw InputError(source, "file", "expected the run's steps.csv (it trained: --gradients corpus)");
+  std::string line;
+  if (!std::getline(in, line)) throw InputError(source, "header", "expected a header row");
+  const std::vector<std::string> header = split_csv_line(line);
+  const auto column = [&](const std::string& name) {
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return i;
+    throw InputError(source, "header", "expected a '" + name + "' column");
+  };
+  const std::size_t step = column("step"), seconds = column("step_time_s"), loss = column("validation_loss");
+  LossCurve curve;
+  curve.file = steps_csv;
+  double elapsed = 0.0, last_step = 0.0;
+  for (int row = 2; std::getline(in, line); ++row) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    const std::string where = "row " + std::to_string(row);
+    if (cells.size() <= std::max({step, seconds, loss})) throw InputError(source, where, "expected every header column");
+    double t = 0.0, s = 0.0;
+    if (!parse_number(cells[step], t) || !parse_number(cells[seconds], s) || t <= last_step || s < 0.0)
+      throw InputError(source, where, "expected increasing step numbers and step times >= 0");
+    last_step = t;
+    elapsed += s;
+    if (cells[loss].empty()) continue;  // no validation after this step
+    double value = 0.0;
+    if (!parse_number(cells[loss], value)) throw InputError(source, where, "expected a number in validation_loss");
+    curve.points.emplace_back(t * tokens_per_step, value);
+    curve.seconds.push_back(elapsed);
+  }
+  if (curve.points.empty()) throw InputError(source, "validation_loss", "expected at least one row with a loss");
+  return curve;
 }
 
 std::string loss_label(double loss) {

@@ -4,7 +4,9 @@
 // run's simulated tokens per second and energy per token. The tokens to reach a loss are the
 // curve's (the optimizer's convergence, measured elsewhere); the time and energy are the
 // simulated machine's. A projection: the curve's tokens are taken to hold on the target machine
-// and model at the run's staleness.
+// and model at the run's staleness. A run that trains (a data-true simulation with --gradients
+// corpus) brings its own curve instead, with the simulated seconds to each point: its time to a
+// loss is then simulated directly, the check of the projection.
 //
 //   targets:
 //     losses: [3.2, 3.0]              # the losses to reach
@@ -33,6 +35,8 @@ struct LossCurve {
   std::filesystem::path file;
   std::string source;
   std::vector<std::pair<double, double>> points;  // (tokens, loss), tokens increasing
+  // The run's elapsed seconds at each point, where the curve is a run's own (empty otherwise).
+  std::vector<double> seconds;
 };
 
 struct Targets {
@@ -51,6 +55,15 @@ const LossCurve* curve_for(const Targets& targets, const StudyPoint& point);
 // Tokens at which the curve first reaches `loss` or below, linearly between the point before it
 // and that one; nullopt when it never does.
 std::optional<double> tokens_to_reach(const LossCurve& curve, double loss);
+
+// Seconds at which the curve first reaches `loss` (interpolated as its tokens); nullopt when it
+// never does or the curve has no clock.
+std::optional<double> seconds_to_reach(const LossCurve& curve, double loss);
+
+// The validation-loss curve of a run that trained, from its steps.csv (step, step_time_s and
+// validation_loss columns; every step's time counts, warm-up included), with `tokens_per_step`.
+// InputError naming the file and the column or row otherwise.
+LossCurve read_run_curve(const std::filesystem::path& steps_csv, double tokens_per_step);
 
 // "3.2" for a target loss in column names (the shortest text that reads back as it).
 std::string loss_label(double loss);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "apps/asteria/corpus_training.hpp"
 #include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
 #include "apps/asteria/progress.hpp"
@@ -114,44 +115,6 @@ class TimedModel final : public runtime::TrainingModel<float> {
   runtime::TrainingModel<float>& inner_;
   double seconds_ = 0.0;  // written by the device stream's thread, read after the step has drained it
 };
-
-double validation_loss(TrainModel& model, data::BatchLoader& loader, int max_sequences) {
-  loader.rewind_in_order();
-  std::vector<data::TokenId> tokens;
-  double weighted = 0.0;
-  int counted = 0;
-  int sequences = 0;
-  while (counted < max_sequences) {
-    const bool more = loader.next_in_order(tokens, sequences);
-    const int use = std::min(sequences, max_sequences - counted);
-    if (use > 0) {
-      const std::size_t per = static_cast<std::size_t>(loader.sequence_length()) + 1;
-      weighted += model.loss(std::span<const data::TokenId>(tokens.data(), per * static_cast<std::size_t>(use)), use) * use;
-      counted += use;
-    }
-    if (!more) break;
-  }
-  if (counted == 0)
-    throw InputError("corpus", "validation", "expected at least one validation window of sequence_length + 1 bytes");
-  return weighted / counted;
-}
-
-// The corpus the run trains on: --data, or the built-in one (its source files).
-data::Corpus read_corpus(const TrainSettings& settings, std::ostream* warnings) {
-  data::CorpusOptions corpus_options;
-  corpus_options.validation_fraction = settings.spec.train.validation_fraction;
-  corpus_options.seed = settings.spec.seed;
-  corpus_options.max_bytes = settings.spec.train.max_corpus_bytes;
-  corpus_options.warnings = warnings;  // binary files skipped
-  std::filesystem::path root;
-  if (settings.spec.train.data) {
-    root = *settings.spec.train.data;
-  } else {
-    root = data::default_corpus_dir();
-    corpus_options.extensions = data::default_corpus_extensions();
-  }
-  return data::Corpus::from_directory(root, corpus_options);
-}
 
 // Where checkpoints go, made ready before the first step (the plan must allow them).
 void prepare_checkpoints(const TrainSettings& settings, const RankPlace& place, runtime::StepDriver<float>& driver) {
@@ -257,7 +220,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   workload::ModelConfig rank_config = config;
   rank_config.micro_batch = rank_batch;
 
-  const data::Corpus corpus = read_corpus(settings, place.leads() ? &progress_out : nullptr);
+  const data::Corpus corpus = read_corpus(settings.spec, place.leads() ? &progress_out : nullptr);
   // Ranks slice one global batch: each must read the same text, wherever its copy lives.
   const std::uint64_t digest = corpus_digest(corpus);
   require_same_value(place, static_cast<std::int64_t>(digest), "command line", "--data",

@@ -58,7 +58,12 @@ struct TrainConfig {
 
 // sim's simulated machine: GPUs and whole nodes (units fill nodes of the profile in order; either
 // or both, agreeing; neither: one unit), and the simulator's shortcuts (sim/simulation_options.hpp).
+// Where a simulated step's gradients come from: the workload's synthetic ones, or the model's
+// own forward and backward on the corpus (data-true: the run has a loss).
+enum class SimGradients { synthetic, corpus };
+
 struct SimConfig {
+  SimGradients gradients = SimGradients::synthetic;
   std::optional<int> units;
   std::optional<int> nodes;
   // Representative ranks: only the first simulated_nodes nodes run, the other units mirror them.

@@ -114,30 +114,33 @@ void describe(V& v, optim::Hyperparameters& hp) {
 }
 
 // train's own settings. Not recorded: where the corpus, checkpoints and evaluations go change
-// nothing a replay simulates; the BLAS threads and the device do.
+// nothing a replay simulates; the BLAS threads and the device do. The corpus, its evaluation and
+// the BLAS threads are sim's too, where it trains on the corpus (--gradients corpus).
 template <class V>
 void describe_train(V& v, TrainConfig& t) {
   const Verbs train = verb_bit(RunVerb::train);
-  auto setting = [&](std::string_view name, std::string_view value_name, std::string_view help, bool recorded) {
-    return Setting{name, value_name, help, train, recorded};
+  const Verbs corpus_verbs = train | verb_bit(RunVerb::sim);
+  auto setting = [&](std::string_view name, std::string_view value_name, std::string_view help, bool recorded,
+                     Verbs verbs = verb_bit(RunVerb::train)) {
+    return Setting{name, value_name, help, verbs, recorded};
   };
-  Setting data = setting("data", "DIR", "directory of text files (default: the built-in corpus)", false);
+  Setting data = setting("data", "DIR", "directory of text files (default: the built-in corpus)", false, corpus_verbs);
   // Its content is what must not change: the ranks and a resumed run compare the corpus's
   // digest, so a copy at another path (a node's own disk, a moved folder) is the same corpus.
   data.resumable = data.per_rank = true;
   v.value(data, t.data, codec::path());
-  v.value(setting("validation-fraction", "F", "share of the corpus held out, in (0, 1)", false), t.validation_fraction,
+  v.value(setting("validation-fraction", "F", "share of the corpus held out, in (0, 1)", false, corpus_verbs), t.validation_fraction,
           codec::number());
-  v.value(setting("max-corpus-bytes", "SIZE", "read at most this much text (0: all)", false), t.max_corpus_bytes,
+  v.value(setting("max-corpus-bytes", "SIZE", "read at most this much text (0: all)", false, corpus_verbs), t.max_corpus_bytes,
           codec::size(0));
   v.value(setting("device", "KIND", "cpu | cuda", true), t.device,
           codec::words<std::string>({{"cpu", "cpu"}, {"cuda", "cuda"}}));
-  Setting eval_every = setting("eval-every", "N", "validation loss every N steps (0: at the end)", false);
+  Setting eval_every = setting("eval-every", "N", "validation loss every N steps (0: at the end)", false, corpus_verbs);
   eval_every.resumable = true;
   v.value(eval_every, t.eval_every, codec::integer(0));
-  v.value(setting("eval-sequences", "N", "validation windows per evaluation", false), t.eval_sequences,
+  v.value(setting("eval-sequences", "N", "validation windows per evaluation", false, corpus_verbs), t.eval_sequences,
           codec::integer(1));
-  v.value(setting("blas-threads", "N", "OpenBLAS threads (0: all cores)", true), t.blas_threads, codec::integer(0));
+  v.value(setting("blas-threads", "N", "OpenBLAS threads (0: all cores)", true, corpus_verbs), t.blas_threads, codec::integer(0));
   Setting every = setting("checkpoint-every", "N", "save the whole training state after every N-th step (0: never)", false);
   every.resumable = true;
   v.value(every, t.checkpoint_every, codec::integer(0));
@@ -164,6 +167,13 @@ void describe_sim(V& v, SimConfig& m) {
                 sim};
   nodes.planned = true;
   v.value(nodes, m.nodes, codec::optional_integer(1));
+  v.value(Setting{"gradients", "SOURCE",
+                  "where each step's gradients come from: synthetic (the workload's, any model) | corpus (the "
+                  "model's own forward and backward on --data's text, every unit training its slice of the global "
+                  "batch: loss and validation loss against simulated time; byte-level GPT configs, --numerics values)",
+                  sim},
+          m.gradients,
+          codec::words<SimGradients>({{"synthetic", SimGradients::synthetic}, {"corpus", SimGradients::corpus}}));
   v.value(Setting{"simulated-nodes", "K",
                   "representative ranks: only the first K nodes run, the other units mirror them (exact when every "
                   "rank runs the same work: data-free, --refresh-sharing replicated; faster at scale)",

@@ -215,7 +215,7 @@ TEST(StudyTable, ExtraAxesAreColumnsAndCellsAreQuotedWhereNeeded) {
       "name: x\ngrid:\n  - hw: [gb10]\n    model: ['/data/a,b/m.yaml']\n    optimizer: [soap]\n"
       "    placement: [host]\n    staleness: [0]\n    steps: [10, 20]\n",
       "x.yaml", "/");
-  std::vector<RunResult> results(2, RunResult{"exit code 2", false, {}, {}});
+  std::vector<RunResult> results(2, RunResult{"exit code 2", false, {}, {}, {}});
   results[1].failure = "killed | signal 9";
   const std::vector<std::string> csv = lines(table_csv(spec, results));
   ASSERT_EQ(csv.size(), 3U);

@@ -88,6 +88,45 @@ TEST(StudyTargets, TheTableGivesTokensTimeAndEnergyToEachLoss) {
   EXPECT_NE(md.find("| time to 4 (s) | time to 3.5 (s) |"), std::string::npos) << md;
 }
 
+// A run that trained (a data-true simulation with gradients: corpus) reaches each loss at its
+// own simulated time: the seconds of every step up to the point, warm-up included.
+TEST(StudyTargets, ARunThatTrainedUsesItsOwnCurveAndClock) {
+  TempDir dir;
+  const StudySpec spec = with_targets(dir, kTargets);
+  const std::filesystem::path run = dir.path() / "run";
+  std::filesystem::create_directories(run);
+  write(run / "summary.json",
+        R"({"fits": true, "optimizer": "soap", "gradients": "corpus", "tokens_per_step": 10, "p50_step_s": 1,)"
+        R"( "p99_step_s": 1, "p99_over_p50": 1, "mean_step_s": 1, "compute_s": 1, "visible_optimizer_s": 0,)"
+        R"( "exposed_communication_s": 0, "refresh_wait_s": 0, "state_move_wait_s": 0, "max_staleness": 0,)"
+        R"( "peak_device_bytes": 0, "peak_host_bytes": 0, "peak_nvme_bytes": 0, "network_bytes": 0,)"
+        R"( "tokens_per_s": 1000, "energy_per_token_j": 2})");
+  // Steps of 0.5, 1.5, 1 and 2 s; validation 4.5 after step 2 (20 tokens, 2 s), 3.5 after step 4
+  // (40 tokens, 5 s).
+  write(run / "steps.csv",
+        "step,warmup,step_time_s,loss,validation_loss\n1,1,0.5,5,\n2,0,1.5,4.6,4.5\n3,0,1,4,\n4,0,2,3.5,3.5\n");
+  const RunResult result = read_run_result(run, "");
+  ASSERT_FALSE(result.failed()) << result.failure;
+  ASSERT_TRUE(result.own_curve);
+  ASSERT_EQ(result.own_curve->points.size(), 2u);
+  ASSERT_EQ(result.own_curve->seconds, (std::vector<double>{2.0, 5.0}));
+  // 4 is halfway from 4.5 to 3.5: 20 + 0.5 x 20 = 30 tokens, 2 + 0.5 x 3 = 3.5 s (not
+  // 30 / 1000 tokens/s: the run's own clock), 60 J at 2 J a token.
+  std::vector<RunResult> results(spec.points.size(), result);
+  const std::string csv = table_csv(spec, results);
+  EXPECT_NE(csv.find(",\"this run's own validation loss (data-true simulation, gradients: corpus)\",30,3.5,60,"),
+            std::string::npos)
+      << csv;
+  // 3.5 is the second point: 40 tokens at 5 s.
+  EXPECT_NE(csv.find(",40,5,80,"), std::string::npos) << csv;
+  // A training run whose steps.csv lacks the validation column is a failure naming it.
+  write(run / "steps.csv", "step,warmup,step_time_s,loss\n1,0,1,5\n");
+  const RunResult broken = read_run_result(run, "");
+  EXPECT_TRUE(broken.failed());
+  EXPECT_NE(broken.failure.find("steps.csv"), std::string::npos) << broken.failure;
+  EXPECT_NE(broken.failure.find("validation_loss"), std::string::npos) << broken.failure;
+}
+
 TEST(StudyTargets, BadSectionsAndCurvesAreNamed) {
   TempDir dir;
   const auto error = [&](const std::string& targets) -> std::string {
