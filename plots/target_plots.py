@@ -11,13 +11,18 @@ or that never reaches a loss has no bar there, named on stderr. Where it has an
 energy_per_step_j column with values, draws energy_per_step.png: energy per measured step, every
 unit together, one bar per configuration. Writes them to STUDY_DIR/plots/ and prints their
 paths. study_plots.py draws them for every study that has the columns.
+
+Where STUDY_DIR has loss_curves.csv (written by a study with targets), draws loss_vs_time.png:
+the loss against time per configuration, a solid line where the run trained and the time is its
+own simulated clock, dashed where the time is the curve's tokens over the run's simulated tokens
+per second (the projection).
 """
 import argparse
 import os
 import re
 import sys
 
-from plot_common import boolean, empty_figure, number, read_csv, run_script, save_png, wrap_name
+from plot_common import InputProblem, boolean, empty_figure, number, read_csv, run_script, save_png, wrap_name
 
 TIME = re.compile(r"^time_to_loss_(.+)_s$")
 ENERGY = re.compile(r"^energy_to_loss_(.+)_j$")
@@ -76,6 +81,39 @@ def bars_figure(rows, path, columns, title, ylabel):
     return figure
 
 
+def loss_vs_time_figure(path):
+    """Loss against time, one line per configuration of loss_curves.csv."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = read_csv(path, ["config", "kind", "time_s", "loss"])
+    lines = {}
+    for index, row in enumerate(rows, start=1):
+        if row["kind"] not in ("simulated", "projected"):
+            raise InputProblem(f"{path}: row {index}, column 'kind': expected simulated or projected, "
+                               f"found '{row['kind']}'")
+        line = lines.setdefault(row["config"], (row["kind"], [], []))
+        line[1].append(number(row, "time_s", path, index))
+        line[2].append(number(row, "loss", path, index))
+    title = "loss against time: solid, the run's own (simulated); dashed, projected"
+    if not lines:
+        return empty_figure(title, "no run has a loss curve")
+    figure, axes = plt.subplots(figsize=(8.0, 5.0))
+    for config, (kind, times, losses) in lines.items():
+        # A curve's first point may sit at time 0: not drawable on a log axis.
+        points = [(t, l) for t, l in zip(times, losses) if t > 0.0]
+        axes.plot([t for t, _ in points], [l for _, l in points], "-" if kind == "simulated" else "--",
+                  marker="." if kind == "simulated" else None, label=wrap_name(config, 48))
+    axes.set_xscale("log")
+    axes.set_xlabel("time (s, log)")
+    axes.set_ylabel("loss")
+    axes.set_title(title, fontsize=9)
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=6)
+    figure.tight_layout()
+    return figure
+
+
 def target_figures(study_dir):
     """{plot name: figure} of what the table holds."""
     path = table_path(study_dir)
@@ -89,6 +127,9 @@ def target_figures(study_dir):
         energies = target_losses(header, ENERGY)
         figures["energy_to_target"] = bars_figure(rows, path, [(f"loss {l}", c) for l, c in energies],
                                                   "energy to each target loss, every GPU together", "joules (log)")
+    curves = os.path.join(study_dir, "loss_curves.csv")
+    if os.path.isfile(curves):
+        figures["loss_vs_time"] = loss_vs_time_figure(curves)
     if "energy_per_step_j" in header and has_energy(rows):
         figures["energy_per_step"] = bars_figure(rows, path, [("energy per step", "energy_per_step_j")],
                                                  "energy per measured step, every GPU together", "joules (log)")

@@ -1,9 +1,13 @@
 #include "apps/asteria/sim_training.hpp"
 
+#include <cblas.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <ostream>
+#include <thread>
 
 #include "apps/asteria/corpus_training.hpp"
 #include "apps/asteria/memory_check.hpp"
@@ -58,6 +62,9 @@ SimTraining::SimTraining(const RunConfig& spec, const workload::ModelConfig& con
       validation_loader_(corpus_.validation(), global_batch_, sequence_length_, spec.seed),
       losses_(static_cast<std::size_t>(total_steps), std::vector<double>(static_cast<std::size_t>(units), 0.0)),
       validation_(static_cast<std::size_t>(total_steps), std::numeric_limits<double>::quiet_NaN()) {
+  // The models' GEMMs (and the data-true optimizer math beside them) on --blas-threads threads.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  openblas_set_num_threads(spec.train.blas_threads > 0 ? spec.train.blas_threads : cores);
   for (int u = 0; u < units; ++u) {
     // The same seed on every unit: replicas start from the same weights.
     units_state_.push_back(std::make_unique<Unit>(Unit{make_train_model("cpu", config, spec.seed),

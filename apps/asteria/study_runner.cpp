@@ -54,7 +54,7 @@ bool is_plots_directory(const std::filesystem::path& dir) {
   return !ec;
 }
 
-constexpr RunOutput kStudyOutputs[] = {{"study.yaml"}, {"table.csv"}, {"table.md"},
+constexpr RunOutput kStudyOutputs[] = {{"study.yaml"}, {"table.csv"}, {"table.md"}, {"loss_curves.csv"},
                                        {"runs", &is_runs_directory}, {"plots", &is_plots_directory},
                                        {"plots.log"}};
 
@@ -128,6 +128,7 @@ std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& opt
   });
   io::write_file_atomically(options.out_dir / "table.csv", table_csv(spec, results));
   io::write_file_atomically(options.out_dir / "table.md", table_markdown(spec, results));
+  if (spec.targets) io::write_file_atomically(options.out_dir / "loss_curves.csv", loss_curves_csv(spec, results));
   return results;
 }
 

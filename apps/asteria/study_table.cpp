@@ -197,4 +197,24 @@ std::string table_markdown(const StudySpec& spec, std::span<const RunResult> res
   return cli::table_markdown(table);
 }
 
+std::string loss_curves_csv(const StudySpec& spec, std::span<const RunResult> results) {
+  Table table{{"config", "kind", "tokens", "time_s", "energy_j", "loss"}, {}, {}};
+  const auto cell = [](double v) { return csv_number(v, Unit::ratio); };
+  for (std::size_t i = 0; spec.targets && i < spec.points.size() && i < results.size(); ++i) {
+    const RunResult& result = results[i];
+    if (!result.fits || result.failed()) continue;
+    const LossCurve* curve = result.own_curve ? &*result.own_curve : curve_for(*spec.targets, spec.points[i]);
+    const std::optional<double>& per_second = result[Metric::tokens_per_s];
+    const std::optional<double>& per_token = result[Metric::energy_per_token_j];
+    if (curve == nullptr || (!result.own_curve && !(per_second && *per_second > 0.0))) continue;
+    for (std::size_t k = 0; k < curve->points.size(); ++k) {
+      const auto [tokens, loss] = curve->points[k];
+      const double seconds = result.own_curve ? curve->seconds.at(k) : tokens / *per_second;
+      table.add_row({spec.points[i].slug, result.own_curve ? "simulated" : "projected", cell(tokens), cell(seconds),
+                     per_token ? cell(tokens * *per_token) : "", cell(loss)});
+    }
+  }
+  return cli::table_csv(table);
+}
+
 }  // namespace asteria::cli::study

@@ -91,4 +91,11 @@ std::string table_csv(const StudySpec& spec, std::span<const RunResult> results)
 // outside it): times in seconds, bytes in GiB (2^30); empty cells for what a run did not report.
 std::string table_markdown(const StudySpec& spec, std::span<const RunResult> results);
 
+// loss_curves.csv of a study with targets: per run that has a loss curve, each point of it as
+// the run sees it: config, kind (simulated: the run's own curve against its simulated clock;
+// projected: the joined curve's tokens over the run's tokens per second), tokens, time_s,
+// energy_j (tokens times the run's energy per token; empty without power), loss. The loss
+// against time per policy; empty (the header only) without targets.
+std::string loss_curves_csv(const StudySpec& spec, std::span<const RunResult> results);
+
 }  // namespace asteria::cli::study

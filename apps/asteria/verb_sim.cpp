@@ -23,9 +23,11 @@ constexpr std::string_view kAbout =
     "\n"
     "--numerics shapes (data-free): tensors are shapes only (a 7B model simulates in seconds); values\n"
     "(data-true): the numerics run as well (small models), with parameters bit-identical to the real\n"
-    "backend for the same plan. The optimizer state's device budget is the GPU memory left after the\n"
-    "model's weights, gradients and activations; a configuration that fits no tier reports the shortfall\n"
-    "per tier (exit code 0).";
+    "backend for the same plan; with --gradients corpus every unit trains its replica on its slice of the\n"
+    "batch from --data, and steps.csv gets the loss and validation loss against simulated time (a real\n"
+    "run's losses, bit for bit, under deterministic publication). The optimizer state's device budget\n"
+    "is the GPU memory left after the model's weights, gradients and activations; a configuration that\n"
+    "fits no tier reports the shortfall per tier (exit code 0).";
 
 constexpr std::string_view kDetails =
     "Profiles: hwmodels/profiles/*.yaml (a100-40gb, a100-80gb, gb10, gh200, gh200-480gb, gh200-alps,\n"

@@ -149,7 +149,7 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
 
   out << study::table_markdown(spec, results) << '\n';
   out << "wrote " << (options.out_dir / "table.csv").string() << ", " << (options.out_dir / "table.md").string()
-      << '\n';
+      << (spec.targets ? ", " + (options.out_dir / "loss_curves.csv").string() : std::string()) << '\n';
   if (v.count("no-plots") == 0) {
     const study::PlotOutcome plots = study::render_plots(
         kPython, shipped_path("plots/study_plots.py"), options.out_dir);

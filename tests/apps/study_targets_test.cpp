@@ -86,6 +86,15 @@ TEST(StudyTargets, TheTableGivesTokensTimeAndEnergyToEachLoss) {
   EXPECT_NE(csv.find(",,,,,,,,,\n"), std::string::npos) << csv;
   const std::string md = table_markdown(spec, results);
   EXPECT_NE(md.find("| time to 4 (s) | time to 3.5 (s) |"), std::string::npos) << md;
+  // loss_curves.csv: each curve point as the run sees it, at 50 tokens/s and 2 J a token.
+  const std::string curves = loss_curves_csv(spec, results);
+  EXPECT_EQ(curves.substr(0, curves.find('\n')), "config,kind,tokens,time_s,energy_j,loss");
+  EXPECT_NE(curves.find("gb10_m_soap_device_s0,projected,0,0,0,5\ngb10_m_soap_device_s0,projected,100,2,200,4\n"
+                        "gb10_m_soap_device_s0,projected,300,6,600,3\n"),
+            std::string::npos)
+      << curves;
+  EXPECT_NE(curves.find("gb10_m_soap_device_s5,projected,600,12,1200,3\n"), std::string::npos) << curves;
+  EXPECT_EQ(curves.find("muon"), std::string::npos) << "no curve, no rows";
 }
 
 // A run that trained (a data-true simulation with gradients: corpus) reaches each loss at its
@@ -119,6 +128,9 @@ TEST(StudyTargets, ARunThatTrainedUsesItsOwnCurveAndClock) {
       << csv;
   // 3.5 is the second point: 40 tokens at 5 s.
   EXPECT_NE(csv.find(",40,5,80,"), std::string::npos) << csv;
+  EXPECT_NE(loss_curves_csv(spec, results).find("gb10_m_soap_device_s0,simulated,20,2,40,4.5\n"
+                                                "gb10_m_soap_device_s0,simulated,40,5,80,3.5\n"),
+            std::string::npos);
   // A training run whose steps.csv lacks the validation column is a failure naming it.
   write(run / "steps.csv", "step,warmup,step_time_s,loss\n1,0,1,5\n");
   const RunResult broken = read_run_result(run, "");

@@ -2,7 +2,9 @@
 """Checks the time-, energy-to-target and energy-per-step plots (plots/target_plots.py) on a
 synthetic table: the bars are the table's values, one per configuration and target loss; a run
 without a value or that did not fit has no bar and is named on stderr; a table without those
-columns gets no plot; bad input gives exit code 2 naming the file, row and column.
+columns gets no plot; bad input gives exit code 2 naming the file, row and column. The loss
+against time from loss_curves.csv: one line per configuration, solid where simulated, dashed
+where projected, through the file's points (those at time 0 left off the log axis).
 
 Usage: check_target_plots.py [PLOTS_DIR]   (default: the repository's plots/)
 """
@@ -47,6 +49,22 @@ def main():
         check("soap: no value for loss 1.5" in result.stderr, f"no note for the loss never reached: {result.stderr!r}")
         write_csv(os.path.join(root, "table.csv"), ["config", "fits", "mean_step_s"], [["a", "true", "1"]])
         check(target_plots.target_figures(root) == {}, "a table without targets or energy drew a plot")
+        write_csv(os.path.join(root, "table.csv"), COLUMNS, ROWS)
+        write_csv(os.path.join(root, "loss_curves.csv"), ["config", "kind", "tokens", "time_s", "energy_j", "loss"],
+                  [["adamw", "projected", "0", "0", "0", "5"], ["adamw", "projected", "100", "2", "", "4"],
+                   ["adamw", "projected", "300", "6", "", "3"], ["soap", "simulated", "20", "2", "40", "4.5"],
+                   ["soap", "simulated", "40", "5", "80", "3.5"]])
+        lines = target_plots.target_figures(root)["loss_vs_time"].axes[0].get_lines()
+        check([(line.get_linestyle(), list(line.get_xdata()), list(line.get_ydata())) for line in lines] ==
+              [("--", [2.0, 6.0], [4.0, 3.0]), ("-", [2.0, 5.0], [4.5, 3.5])],
+              f"loss-against-time lines {[(l.get_linestyle(), list(l.get_xdata())) for l in lines]}")
+        result = run("target_plots.py", root)
+        check(os.path.getsize(os.path.join(root, "plots", "loss_vs_time.png")) > 10000, "no loss_vs_time.png")
+        write_csv(os.path.join(root, "loss_curves.csv"), ["config", "kind", "tokens", "time_s", "energy_j", "loss"],
+                  [["adamw", "guessed", "0", "1", "0", "5"]])
+        expect_bad_input(root, "an unknown kind of curve", run("target_plots.py", root), "loss_curves.csv", "row 1",
+                         "kind")
+        os.remove(os.path.join(root, "loss_curves.csv"))
         bad = [list(r) for r in ROWS]
         bad[1][4] = "soon"
         write_csv(os.path.join(root, "table.csv"), COLUMNS, bad)
