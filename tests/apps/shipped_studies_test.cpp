@@ -107,5 +107,44 @@ TEST(ShippedStudies, SmokeStudy) {
   expect_shipped_inputs(spec);
 }
 
+// Every study shipped, whatever its name: it loads (with its targets' curve files) and its runs
+// pass the checks `asteria sim` makes.
+TEST(ShippedStudies, EveryStudyLoadsAndPassesTheRunChecks) {
+  int studies = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(repo_root() / "experiments/studies")) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    const StudySpec spec = load_study(entry.path());
+    EXPECT_FALSE(spec.points.empty());
+    for (const RunProblem& problem : run_input_problems(spec)) ADD_FAILURE() << problem.field << ": " << problem.expectation;
+    ++studies;
+  }
+  EXPECT_GE(studies, 12);
+}
+
+// The projection check: every run that trains in the simulator has its data-free twin, the same
+// settings but numerics and gradients, joined with a measured curve of its optimizer and S.
+TEST(ShippedStudies, ProjectionCheckPairsEachTrainedRunWithItsProjection) {
+  const StudySpec spec = load_study(repo_root() / "experiments/studies/projection-check.yaml");
+  ASSERT_TRUE(spec.targets);
+  int trained = 0;
+  for (const StudyPoint& p : spec.points) {
+    if (p["gradients"].value_or("synthetic") != "corpus") continue;
+    ++trained;
+    EXPECT_EQ(*p["numerics"], "values") << p.slug;
+    int twins = 0;
+    for (const StudyPoint& q : spec.points) {
+      if (q["numerics"] != std::optional<std::string>("shapes") || q.hw() != p.hw() ||
+          q.optimizer() != p.optimizer() || q.staleness() != p.staleness() || q["publish"] != p["publish"] ||
+          q["units"] != p["units"])
+        continue;
+      ++twins;
+      EXPECT_NE(curve_for(*spec.targets, q), nullptr) << q.slug;
+    }
+    EXPECT_EQ(twins, 1) << p.slug;
+  }
+  EXPECT_EQ(trained, 4);
+}
+
 }  // namespace
 }  // namespace asteria::cli::study
