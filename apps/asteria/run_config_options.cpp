@@ -180,6 +180,9 @@ void validate(const RunConfig& s) {
       if (s.time != platform::TimeSource::simulated)
         throw InputError(source, "--time", "simulated (the simulator's clock); use asteria synth for a real clock");
       if (s.nvme_dir) throw InputError(source, "--nvme-dir", "no NVMe directory: the simulated NVMe tier is a model");
+      if (s.sim.gradients == run::SimGradients::corpus && s.numerics != platform::Numerics::values)
+        throw InputError(source, "--gradients",
+                         "corpus trains the model, so it needs --numerics values (data-true), found another numerics");
       break;
     case RunVerb::train:
       if (s.time != platform::TimeSource::measured)

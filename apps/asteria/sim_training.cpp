@@ -22,9 +22,6 @@ namespace {
 // The settings a training simulation needs, checked before the corpus is read.
 data::Corpus checked_corpus(const RunConfig& spec, const workload::ModelConfig& config, int units,
                             std::ostream* warnings) {
-  if (spec.numerics != platform::Numerics::values)
-    throw InputError("command line", "--gradients",
-                     "corpus trains the model, so it needs --numerics values (data-true), found another numerics");
   if (config.vocab != data::kByteVocabulary)
     throw InputError(*spec.model, "vocab",
                      "expected " + std::to_string(data::kByteVocabulary) +

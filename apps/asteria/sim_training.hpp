@@ -25,8 +25,9 @@ namespace asteria::cli {
 class SimTraining {
  public:
   // `config`: the model as each unit runs it (micro_batch sequences a unit); `total_steps` warm-up
-  // included. Checks the settings (InputError naming --gradients, --numerics or --model: data-true
-  // values, a byte-level config) and this machine's memory for `units` replicas, reads the corpus
+  // included; the spec was validated (--gradients corpus with --numerics values). Checks the model
+  // (InputError naming its vocab: a byte-level config), the evaluation settings and this machine's
+  // memory for `units` replicas, reads the corpus
   // (files skipped are told on `warnings`, may be null) and builds every unit's model.
   SimTraining(const RunConfig& spec, const workload::ModelConfig& config, int units, int total_steps,
               std::ostream* warnings);

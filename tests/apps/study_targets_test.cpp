@@ -9,6 +9,7 @@
 
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_table.hpp"
+#include "apps/asteria/study_validation.hpp"
 #include "core/common/error.hpp"
 #include "tests/io/temp_dir.hpp"
 
@@ -137,6 +138,17 @@ TEST(StudyTargets, ARunThatTrainedUsesItsOwnCurveAndClock) {
   EXPECT_TRUE(broken.failed());
   EXPECT_NE(broken.failure.find("steps.csv"), std::string::npos) << broken.failure;
   EXPECT_NE(broken.failure.find("validation_loss"), std::string::npos) << broken.failure;
+}
+
+// A run that would train needs data-true numerics: the study says so before running anything.
+TEST(StudyTargets, TrainingWithoutValuesIsAProblemBeforeTheStudyRuns) {
+  const StudySpec spec = parse_study(
+      "name: t\ngrid:\n  - hw: [gb10]\n    model: [tiny]\n    optimizer: [adamw]\n    placement: [device]\n"
+      "    staleness: [0]\n    numerics: [shapes, values]\n    gradients: [corpus]\n",
+      "t.yaml", ".");
+  const std::vector<RunProblem> problems = run_input_problems(spec);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].expectation.find("--numerics values"), std::string::npos) << problems[0].expectation;
 }
 
 TEST(StudyTargets, BadSectionsAndCurvesAreNamed) {
