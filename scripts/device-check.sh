@@ -11,7 +11,8 @@
 #      Shampoo and SOAP at S = 0 and 5, state on the device and tiered, each with its trace; and
 #      the native synchronous Shampoo and SOAP (refreshes on the device by cuSOLVER, S = 0);
 #   5. an H100 profile: `calibrate --quick` of this GPU, then its coefficients fitted to one
-#      trace (`calibrate --from-trace`), and `replay` of every other trace on it.
+#      trace (`calibrate --from-trace`), and `replay` of every other trace on it; each run's
+#      energy per step from the machine's counters (NVML, RAPL) beside the replay's simulated one.
 # Results go to OUT (default device-check-results): logs, JSON, and summary.md.
 #   scripts/device-check.sh [OUT] [ARCHIVE]    (MODEL, STEPS, BATCH, DEVICE, FIT in the environment)
 set -uo pipefail
@@ -153,6 +154,24 @@ if replays:
     for f in replays:
         r = json.loads(f.read_text())
         lines.append(f"| {f.parent.name} | {r['median_abs_step_error']*100:.1f}% | {r['p99_abs_step_error']*100:.1f}% |")
+# Energy: the GPU's and CPU's own counters over each run's measured steps (NVML, RAPL) beside the
+# replay's simulated figure on the fitted profile (whose power section is copied from its base
+# profile unless measured: the comparison checks the energy model's busy/idle accounting).
+energy_rows = []
+for f in train:
+    s = json.loads(f.read_text())
+    r = out / "replay" / f.parent.name / "summary.json"
+    simulated = json.loads(r.read_text()).get("energy_per_step_j") if r.exists() else None
+    measured = s.get("measured_energy_per_step_j")
+    power = s.get("measured_power_w")
+    cell = lambda v, fmt: "" if v is None else fmt % v
+    ratio = f"{simulated / measured:.2f}" if measured and simulated else ""
+    energy_rows.append(f"| {f.parent.name} | {s.get('energy_counters', '')} | {cell(measured, '%.1f')} | "
+                       f"{cell(power, '%.0f')} | {cell(simulated, '%.1f')} | {ratio} |")
+if energy_rows:
+    lines += ["", "## Energy per step: measured (counters) against simulated (replay on the fitted profile)", "",
+              "| run | counters | measured J/step | measured W | simulated J/step | simulated / measured |",
+              "| --- | --- | ---: | ---: | ---: | ---: |"] + energy_rows
 failures = out / "failures.txt"
 if failures.exists(): lines += ["", "Failures: " + ", ".join(failures.read_text().split("\n")).strip(", ")]
 (out / "summary.md").write_text("\n".join(lines) + "\n")
