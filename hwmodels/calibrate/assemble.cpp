@@ -139,6 +139,36 @@ void cap_unified_share(const Assembler& a, HardwareProfile& p) {
   p.gpu.memory_bytes.value = assembly::rounded_down(pool);  // rounded() may round up past the pool
 }
 
+// The power section per unit (one GPU and its share of the host): what the machine's counters
+// measured, the rest copied from the base.
+void assemble_power(const Measurements& m, const Assembler& a, int units, const HardwareProfile& base,
+                    HardwareProfile& p) {
+  const PowerMeasurements& w = m.power;
+  const PowerSpec& b = base.power;
+  PowerSpec& out = p.power;
+  if (!b.has_power() && !w.cpu_idle.valid() && !w.gpu_idle.valid()) return;  // no section, none measured
+  out = {a.copied(b.gpu_idle),  a.copied(b.gpu_busy), a.copied(b.cpu_idle),  a.copied(b.cpu_core_busy),
+         a.copied(b.memory),    a.copied(b.nvme_idle), a.copied(b.nvme_busy), a.copied(b.nic_idle),
+         a.copied(b.nic_busy)};
+  const std::string share = units > 1 ? ", divided over " + std::to_string(units) + " units" : std::string();
+  if (w.cpu_idle.valid()) out.cpu_idle = a.measured(w.cpu_idle.value / units, w.cpu_idle.method + share);
+  if (w.cpu_idle.valid() && w.cpu_all_cores.valid() && w.cpu_all_cores.value > w.cpu_idle.value)
+    out.cpu_core_busy = a.derived((w.cpu_all_cores.value - w.cpu_idle.value) / std::max(1, m.host.cores),
+                                  "(" + number("%.1f W", w.cpu_all_cores.value) + " with every core busy: " +
+                                      w.cpu_all_cores.method + ") less (" + number("%.1f W", w.cpu_idle.value) +
+                                      " at rest), over " + std::to_string(m.host.cores) + " cores");
+  const int gpus = m.gpu.measured() ? std::max(1, m.gpu.presence.count) : 0;
+  if (gpus == 0 || !w.gpu_idle.valid()) return;
+  const double idle_each = w.gpu_idle.value / gpus;
+  out.gpu_idle = a.measured(idle_each, w.gpu_idle.method + (gpus > 1 ? ", over " + std::to_string(gpus) + " GPUs" : ""));
+  // Device 0 ran the benchmarks while the others rested; their mix (GEMMs, copies, solvers) makes
+  // this at most the draw of a GEMM alone.
+  const double busy = w.gpu_busy.valid() ? w.gpu_busy.value - (gpus - 1) * idle_each : 0.0;
+  if (busy > idle_each)
+    out.gpu_busy = a.measured(busy, w.gpu_busy.method + (gpus > 1 ? ", less the other GPUs' rest" : "") +
+                                        "; the benchmarks' mean, at most a GEMM's draw");
+}
+
 }  // namespace
 
 HardwareProfile assemble_profile(const Measurements& m, const HardwareProfile& base, const std::string& base_label,
@@ -169,6 +199,8 @@ HardwareProfile assemble_profile(const Measurements& m, const HardwareProfile& b
     p.node.nics_per_node = a.copied(base.node.nics_per_node);
     p.node.nic = a.copied(base.node.nic);
   }
+
+  assemble_power(m, a, units, base, p);
 
   const std::string device_text =
       cpu_device ? ", a CPU device on " + std::to_string(m.cpu_device.threads) + " OpenBLAS threads"

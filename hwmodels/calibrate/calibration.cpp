@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <ostream>
 #include <system_error>
 #include <thread>
@@ -84,6 +85,7 @@ CalibrationPlan plan_for(Effort effort, int cpu_device_threads) {
   plan.cpu_device.memcpy_repeats = plan.memcpy_repeats;
   plan.cpu_device.calls = effort == Effort::quick ? 200 : 2000;
   plan.task_samples = effort == Effort::quick ? 30 : 200;
+  plan.power.idle_seconds = plan.power.busy_seconds = effort == Effort::quick ? 0.3 : effort == Effort::standard ? 1.0 : 2.0;
   return plan;
 }
 
@@ -92,6 +94,14 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   Measurements m;
   m.host = probe_host();
   auto say = [&](const std::string& what) { progress << "calibrate: " << what << '\n' << std::flush; };
+  PowerMeter power(plan.power);
+  if (power.has_cpu() || power.has_gpu()) {
+    say("power at rest (the machine's energy counters)");
+    const auto rest = [&] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(plan.power.idle_seconds));
+    };
+    m.power.gpu_idle = power.gpu_while([&] { m.power.cpu_idle = power.cpu_while(rest, "at rest"); }, "at rest");
+  }
 
   say("CPU SGEMM, 1 thread and " + std::to_string(m.host.cores) + " threads");
   SgemmPlan sgemm = plan.sgemm;
@@ -99,6 +109,15 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   m.sgemm_one_thread = measure_sgemm(sgemm);
   sgemm.threads = m.host.cores;
   m.sgemm_all_threads = measure_sgemm(sgemm);
+  if (power.has_cpu()) {
+    say("CPU power with every core running SGEMM");
+    m.power.cpu_all_cores = power.cpu_while(
+        [&] {
+          const WallClock::time_point start = WallClock::now();
+          while (seconds_between(start, WallClock::now()) < plan.power.busy_seconds) (void)measure_sgemm(sgemm);
+        },
+        "SGEMM on all " + std::to_string(m.host.cores) + " cores");
+  }
   if (m.host.cores > 1) {
     say("CPU core contention: 1-thread SGEMM alone and beside " + std::to_string(m.host.cores - 1) + " busy cores");
     m.core_contention = measure_core_contention(512, m.host.cores, plan.sgemm.repeats);
@@ -127,7 +146,8 @@ Measurements measure_machine(const CalibrationPlan& plan, const std::filesystem:
   }
   const GpuPresence presence = probe_gpu();
   if (presence.count > 0) {
-    m.gpu = measure_gpu(plan.gpu, progress);
+    // The GPUs' draw averaged over the benchmarks (GEMMs most of the time, copies, solvers).
+    m.power.gpu_busy = power.gpu_while([&] { m.gpu = measure_gpu(plan.gpu, progress); }, "the GPU benchmarks on device 0");
   } else {
     say("GPU: not measured (" + presence.reason + ")");
     m.gpu.presence = presence;
@@ -164,6 +184,7 @@ CalibrateResult calibrate_to_file(const CalibrateOptions& options, std::ostream&
   const ScratchDirectory scratch(scratch_parent, options.scratch ? "--scratch" : "--out's directory");
 
   CalibrationPlan plan = plan_for(options.effort, device_threads);
+  plan.power.powercap_root = options.powercap_root;
   if (options.io_bytes) plan.file.bytes = *options.io_bytes;
 
   CalibrateResult result;

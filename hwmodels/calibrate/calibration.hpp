@@ -17,6 +17,7 @@
 #include "hwmodels/calibrate/gpu_bench.hpp"
 #include "hwmodels/calibrate/host_info.hpp"
 #include "hwmodels/calibrate/measurement.hpp"
+#include "hwmodels/calibrate/power_bench.hpp"
 #include "hwmodels/profile.hpp"
 
 namespace asteria::hw::calibrate {
@@ -39,6 +40,7 @@ struct CalibrationPlan {
   // The device stream on host cores (device: cpu); measured when cpu_device.threads > 0, and
   // then no GPU is looked for.
   CpuDevicePlan cpu_device;
+  PowerPlan power;  // the power section, where the machine has energy counters
 };
 
 // The plan; `cpu_device_threads` > 0 asks for a CPU-device profile on that many threads.
@@ -59,6 +61,7 @@ struct Measurements {
   std::filesystem::path file_directory;  // the directory the file measurements ran in
   GpuMeasurements gpu;
   CpuDeviceMeasurements cpu_device;  // measured for a CPU-device profile; then gpu is not
+  PowerMeasurements power;           // from RAPL and NVML where this process may read them
 };
 
 // Runs the plan; file measurements in `scratch` (a directory that is removed afterwards is
@@ -90,6 +93,7 @@ struct CalibrateOptions {
   std::string name;                             // profile name; default: out's file name stem
   DeviceKind device = DeviceKind::gpu;          // cpu: a CPU-device profile of this machine
   std::optional<int> device_threads;            // with cpu: the stream's threads (default all cores)
+  std::filesystem::path powercap_root = "/sys/class/powercap";  // RAPL's zones (tests: a fake tree)
 };
 
 struct CalibrateResult {

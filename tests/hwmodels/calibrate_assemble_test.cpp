@@ -114,6 +114,35 @@ TEST(CalibrateAssemble, CpuOnlyHostMeasuresTheHostAndCopiesTheGpu) {
 }
 
 // Busy cores that ran no slower (noise below 1) slow nothing; a machine of one core measures none.
+// The power section: the counters' readings per unit (2 GPUs: each unit a GPU and half the
+// host), the all-cores CPU draw over the 16 cores, device 0's busy draw without the other GPU's
+// rest; what was not measured copied from the base, saying so.
+TEST(CalibrateAssemble, PowerFromTheCountersIsSharedPerUnit) {
+  Measurements m = round_measurements();
+  m.gpu.presence = {2, "Test GPU", ""};
+  m.power.cpu_idle = {40.0, "RAPL package-0, at rest over 1.00 s"};
+  m.power.cpu_all_cores = {200.0, "RAPL package-0, SGEMM on all 16 cores over 1.00 s"};
+  m.power.gpu_idle = {120.0, "NVML 2 GPUs, at rest over 1.00 s"};
+  m.power.gpu_busy = {560.0, "NVML 2 GPUs, the GPU benchmarks on device 0 over 9.00 s"};
+  const HardwareProfile h100 = base("h100-pcie-host");
+  const HardwareProfile p = assemble_profile(m, h100, "h100-pcie-host", "mine");
+  expect_measured(p.power.cpu_idle, 20.0, "RAPL package-0, at rest");           // 40 W over 2 units
+  EXPECT_EQ(p.power.cpu_core_busy.value, 10.0) << p.power.cpu_core_busy.source;  // (200 - 40) / 16
+  EXPECT_EQ(p.power.cpu_core_busy.provenance, Provenance::derived);
+  expect_measured(p.power.gpu_idle, 60.0, "NVML 2 GPUs, at rest");  // 120 W over 2 GPUs
+  expect_measured(p.power.gpu_busy, 500.0, "the GPU benchmarks");   // 560 less the other GPU's 60
+  expect_copied(p.power.memory, h100.power.memory, "h100-pcie-host");
+  expect_copied(p.power.nic_busy, h100.power.nic_busy, "h100-pcie-host");
+  // Without counters the whole section is the base's, each field saying so.
+  const HardwareProfile q = assemble_profile(round_measurements(), h100, "h100-pcie-host", "mine");
+  expect_copied(q.power.cpu_idle, h100.power.cpu_idle, "h100-pcie-host");
+  expect_copied(q.power.gpu_busy, h100.power.gpu_busy, "h100-pcie-host");
+  // A base without power and nothing measured: still no power section.
+  HardwareProfile bare = h100;
+  bare.power = {};
+  EXPECT_FALSE(assemble_profile(round_measurements(), bare, "bare", "mine").power.has_power());
+}
+
 TEST(CalibrateAssemble, ContentionBelowOneIsNoSlowdown) {
   Measurements m = round_measurements();
   m.core_contention = {0.98, "contention-method"};

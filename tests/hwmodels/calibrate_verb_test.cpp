@@ -2,6 +2,8 @@
 // so, unmeasured ones say where they come from, and bad options fail naming themselves.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "hwmodels/calibrate/calibration.hpp"
 #include "hwmodels/calibrate/gpu_bench.hpp"
 #include "hwmodels/profile_loader.hpp"
 #include "tests/common/cli_harness.hpp"
@@ -150,6 +153,45 @@ TEST(CalibrateVerbCpuDevice, WritesACpuDeviceProfileOfThisMachine) {
   EXPECT_EQ(p.node.nics_per_node.value, 0.0);
   EXPECT_TRUE(contains(run.out, "CPU device on 1 thread")) << run.out;
   EXPECT_FALSE(contains(run.out, "GPU 0 of")) << "a CPU-device profile looks for no GPU: " << run.out;
+}
+
+// A machine whose RAPL counter this process reads (a fake powercap tree whose package counts
+// 50 W of wall time, kept by a thread): the profile's cpu_idle is measured from it.
+TEST(CalibrateVerbPower, RaplCountersGiveTheCpuPower) {
+  const asteria::testing::TempDir dir;
+  const std::filesystem::path zone = dir.path() / "powercap" / "intel-rapl:0";
+  std::filesystem::create_directories(zone);
+  std::ofstream(zone / "name") << "package-0\n";
+  std::ofstream(zone / "max_energy_range_uj") << "262143328850\n";
+  const auto write_energy = [&](double microjoules) {
+    const std::filesystem::path next = zone / "energy_uj.next";
+    std::ofstream(next) << static_cast<long long>(microjoules) << "\n";
+    std::filesystem::rename(next, zone / "energy_uj");  // whole, never half-written
+  };
+  write_energy(0.0);
+  std::atomic<bool> done{false};
+  std::thread counter([&] {
+    const auto start = std::chrono::steady_clock::now();
+    while (!done) {
+      write_energy(50e6 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  CalibrateOptions options;
+  options.out = dir.path() / "p.yaml";
+  options.effort = Effort::quick;
+  options.powercap_root = dir.path() / "powercap";
+  std::ostringstream out, progress;
+  const CalibrateResult result = calibrate_to_file(options, out, progress);
+  done = true;
+  counter.join();
+  const Quantity& idle = result.profile.power.cpu_idle;
+  EXPECT_EQ(idle.provenance, Provenance::measured) << idle.source;
+  EXPECT_NEAR(idle.value, 50.0, 5.0) << idle.source;  // the counter's rate, whatever the load
+  EXPECT_TRUE(contains(idle.source, "RAPL package-0, at rest")) << idle.source;
+  // The same rate with every core busy: no draw per busy core, never a negative one.
+  EXPECT_GE(result.profile.power.cpu_core_busy.value, 0.0);
+  EXPECT_TRUE(contains(progress.str(), "power at rest")) << progress.str();
 }
 
 TEST(CalibrateVerbErrors, DeviceOptionsAreChecked) {
