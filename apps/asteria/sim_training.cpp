@@ -131,6 +131,17 @@ void SimTraining::report(RunReport& out) const {
   out.extra.emplace_back("first_loss", first_loss);
   out.extra.emplace_back("final_loss", final_loss);
   out.extra.emplace_back("final_validation_loss", final_validation);
+  // The training loss's drop over the measured steps per kJ they drew (the seed paper's loss
+  // reduction per unit of energy); null without power in the profile.
+  const auto first_measured = static_cast<std::size_t>(std::max<std::int64_t>(0, out.warmup_steps));
+  nlohmann::ordered_json per_kj;
+  if (out.energy && out.energy->total_j() > 0.0 && first_measured < losses_.size()) {
+    const auto mean = [&](std::size_t i) {
+      return std::accumulate(losses_[i].begin(), losses_[i].end(), 0.0) / units_;
+    };
+    per_kj = (mean(first_measured) - mean(losses_.size() - 1)) / (out.energy->total_j() / 1e3);
+  }
+  out.extra.emplace_back("loss_reduction_per_kj", per_kj);
 }
 
 }  // namespace asteria::cli

@@ -297,7 +297,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   Progress progress(place.leads() ? progress_out : quiet, "train", spec.progress, total);
   std::vector<data::TokenId> tokens;
   const std::size_t per_sequence = static_cast<std::size_t>(length) + 1;
-  double first_loss = 0.0, last_loss = 0.0;
+  double first_loss = 0.0, last_loss = 0.0, first_measured_loss = 0.0;
   // The machine's own energy counters over the measured steps (RAPL, NVML), beside the model's.
   real::EnergyCounters counters;
   const int first_measured = std::max(first, warmup + 1);
@@ -313,6 +313,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
       throw NumericalError("asteria train: the training loss is " + exact_number(loss) + " at step " +
                            std::to_string(t) + " (try a smaller --lr)");
     if (t == first) first_loss = loss;
+    if (t == first_measured) first_measured_loss = loss;
     last_loss = loss;
     std::optional<double> validation;
     const bool evaluates = t == total || (settings.spec.train.eval_every > 0 && t % settings.spec.train.eval_every == 0);
@@ -365,6 +366,11 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
                          measured ? nlohmann::ordered_json(measured_joules / measured_steps) : nlohmann::ordered_json());
   out.extra.emplace_back("measured_power_w", measured ? nlohmann::ordered_json(measured_joules / out.summary.total_step_s)
                                                       : nlohmann::ordered_json());
+  // The training loss's drop over the measured steps per kJ the counters counted.
+  out.extra.emplace_back("measured_loss_reduction_per_kj",
+                         measured && measured_joules > 0.0
+                             ? nlohmann::ordered_json((first_measured_loss - last_loss) / (measured_joules / 1e3))
+                             : nlohmann::ordered_json());
   if (settings.resume_from) out.extra.emplace_back("resumed_from_step", first - 1);
   if (spec.optimizer == optim::OptimizerKind::soap) {
     out.extra.emplace_back("soap_second_moment",

@@ -89,6 +89,12 @@ TEST(SimTraining, DeterministicPublicationGivesTheRealRunsLossesBitForBit) {
     EXPECT_EQ(js["gradients"], "corpus");
     EXPECT_EQ(js["final_validation_loss"], summary(t)["final_validation_loss"]);
     EXPECT_LT(js["final_loss"].get<double>(), js["first_loss"].get<double>()) << "the model learns";
+    // Loss reduction per kJ: the first measured step's loss (no warm-up: step 1) less the last's,
+    // over the measured steps' energy (gb10 has a power section).
+    const double joules = js["energy_per_step_j"].get<double>() * js["steps"].get<double>();
+    EXPECT_NEAR(js["loss_reduction_per_kj"].get<double>(),
+                (js["first_loss"].get<double>() - js["final_loss"].get<double>()) / (joules / 1e3),
+                1e-9 * std::abs(js["loss_reduction_per_kj"].get<double>()));
     // The clock is the simulated machine's: a GB10 step of the tiny model is far below a
     // millisecond, where this machine's real step is not.
     EXPECT_GT(js["simulated_seconds"].get<double>(), 0.0);
