@@ -10,6 +10,7 @@ Energy& Energy::operator+=(const Energy& other) noexcept {
   memory_j += other.memory_j;
   storage_j += other.storage_j;
   network_j += other.network_j;
+  over_cap_j += other.over_cap_j;
   return *this;
 }
 
@@ -26,6 +27,14 @@ Energy unit_energy(const HardwareProfile& profile, double seconds, const platfor
   e.storage_j = p.nvme_idle.value * seconds + (p.nvme_busy.value - p.nvme_idle.value) * within(busy.nvme_s);
   e.network_j = p.nic_idle.value * nics * seconds;
   if (nodes > 1) e.network_j += (p.nic_busy.value - p.nic_idle.value) * nics * within(busy.network_s);
+  const double package = e.device_j + e.host_j + e.memory_j;
+  if (const double most = p.package_cap.value * seconds; p.package_cap.value > 0.0 && package > most) {
+    const double scale = most / package;
+    e.device_j *= scale;
+    e.host_j *= scale;
+    e.memory_j *= scale;
+    e.over_cap_j = package - most;
+  }
   return e;
 }
 

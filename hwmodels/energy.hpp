@@ -6,7 +6,11 @@
 // where the unit holds its GPU, CPU, host memory and NVMe drive (the profile describes each per
 // unit) and 1/units_per_node of the node's NICs; a busy host worker adds cpu_core_busy per
 // core-second, and a collective the NICs' busy power only when the run spans nodes (inside a
-// node it travels over NVLink, whose power the GPUs' figures hold).
+// node it travels over NVLink, whose power the GPUs' figures hold). Where GPU, CPU and memory share
+// one package with a power cap (package_cap, a SoC's TDP), their joules over the interval are
+// at most cap · T, scaled down together: a bound on the mean draw. The firmware meets the cap by
+// lowering clocks, which lengthens the run; that is not modelled (the run's time is the cost
+// model's), so a capped figure is the least the unit can draw over that time.
 #include "core/platform/resource_busy.hpp"
 #include "hwmodels/profile.hpp"
 
@@ -18,6 +22,7 @@ struct Energy {
   double memory_j = 0.0;   // its host memory
   double storage_j = 0.0;  // the NVMe drive
   double network_j = 0.0;  // the NICs' share
+  double over_cap_j = 0.0; // what GPU, CPU and memory would have drawn past the package cap (taken off)
   double total_j() const noexcept { return device_j + host_j + memory_j + storage_j + network_j; }
   Energy& operator+=(const Energy& other) noexcept;
 };

@@ -168,6 +168,8 @@ struct PowerSpec {
   Quantity nvme_busy{0.0, Provenance::derived, "not given"};
   Quantity nic_idle{0.0, Provenance::derived, "not given"};       // one NIC
   Quantity nic_busy{0.0, Provenance::derived, "not given"};       // while it moves a collective's bytes
+  // GPU, CPU and memory sharing one package (a SoC's TDP): their mean draw at most this; 0: none.
+  Quantity package_cap{0.0, Provenance::derived, "not given"};
 
   bool has_power() const noexcept { return gpu_busy.value > 0.0 || cpu_idle.value > 0.0; }
   bool operator==(const PowerSpec&) const = default;

@@ -117,6 +117,7 @@ void describe(V& v, PowerSpec& power) {
   v.quantity("nvme_busy", power.nvme_busy, Measure::power);
   v.quantity("nic_idle", power.nic_idle, Measure::power);
   v.quantity("nic_busy", power.nic_busy, Measure::power);
+  v.optional_quantity("package_cap", power.package_cap, Measure::power);
 }
 
 template <class V>

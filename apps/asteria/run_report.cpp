@@ -188,6 +188,7 @@ nlohmann::ordered_json summary_json(const RunReport& o) {
   energy("memory_energy_per_step_j", e.memory_j, steps);
   energy("storage_energy_per_step_j", e.storage_j, steps);
   energy("network_energy_per_step_j", e.network_j, steps);
+  energy("package_over_cap_energy_per_step_j", e.over_cap_j, steps);
   j["max_staleness"] = o.fits ? nlohmann::ordered_json(m.max_staleness) : nlohmann::ordered_json();
   j["refreshes_submitted"] = m.refreshes_submitted;
   j["refreshes_published"] = m.refreshes_published;

@@ -333,7 +333,7 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
         ++counted;
       }
     const double scale = static_cast<double>(out.units) / static_cast<double>(std::max(1, counted));
-    for (double* part : {&total.device_j, &total.host_j, &total.memory_j, &total.storage_j, &total.network_j})
+    for (double* part : {&total.device_j, &total.host_j, &total.memory_j, &total.storage_j, &total.network_j, &total.over_cap_j})
       *part *= scale;
     out.energy = total;
   }

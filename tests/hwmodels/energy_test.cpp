@@ -46,6 +46,31 @@ TEST(Energy, EachResourceDrawsItsIdlePowerThroughoutAndItsBusyPowerWhileItWorks)
   EXPECT_DOUBLE_EQ(two_nodes.device_j, one_node.device_j);
 }
 
+// A package cap bounds GPU, CPU and memory together: scaled down alike, the excess reported;
+// NVMe and NICs lie outside the package.
+TEST(Energy, APackageCapBoundsTheMeanDrawOfGpuCpuAndMemory) {
+  HardwareProfile p = two_gpu_node();
+  platform::ResourceBusy busy;
+  busy.device_s = 6.0;
+  busy.host_core_s = 15.0;
+  busy.nvme_s = 2.0;
+  p.power.package_cap = watts(189);  // 1890 J over 10 s against the 2600 + 245 + 100 = 2945 drawn
+  const Energy capped = unit_energy(p, 10.0, busy, 1);
+  const double scale = 1890.0 / 2945.0;
+  EXPECT_DOUBLE_EQ(capped.device_j, 2600 * scale);
+  EXPECT_DOUBLE_EQ(capped.host_j, 245 * scale);
+  EXPECT_DOUBLE_EQ(capped.memory_j, 100 * scale);
+  EXPECT_NEAR(capped.device_j + capped.host_j + capped.memory_j, 1890.0, 1e-9);
+  EXPECT_DOUBLE_EQ(capped.over_cap_j, 2945.0 - 1890.0);
+  EXPECT_DOUBLE_EQ(capped.storage_j, 56);  // outside the package
+  EXPECT_DOUBLE_EQ(capped.network_j, 50);
+  // A cap above the draw changes nothing.
+  p.power.package_cap = watts(300);
+  const Energy free = unit_energy(p, 10.0, busy, 1);
+  EXPECT_DOUBLE_EQ(free.device_j, 2600);
+  EXPECT_DOUBLE_EQ(free.over_cap_j, 0.0);
+}
+
 TEST(Energy, BusyTimeBeyondTheIntervalCountsAsTheWholeInterval) {
   const HardwareProfile p = two_gpu_node();
   platform::ResourceBusy busy;
