@@ -34,7 +34,7 @@ void BusyMeter::record(Activity activity) {
   if (activity.tag.step >= first_step_ && activity.end > activity.start) {
     const double start = activity.start, end = activity.end;
     std::lock_guard lock(mutex_);
-    if (activity.track == stream_) busy_.device_s += end - start;
+    if (activity.track == stream_) busy_.device_s += past(start, end, stream_until_);
     else if (activity.track.compare(0, worker_prefix_.size(), worker_prefix_) == 0) busy_.host_core_s += end - start;
     else if (activity.track == disk_) busy_.nvme_s += past(start, end, disk_until_);
     else if (activity.track == comm_) busy_.network_s += past(start, end, comm_until_);

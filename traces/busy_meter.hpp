@@ -5,10 +5,11 @@
 // (core-seconds: each worker's own time, summed), its NVMe drive and its collectives. What a
 // run's energy is computed from (hwmodels/energy.hpp), on every backend alike.
 //
-// A stream's and a worker's activities follow one another and add up. A drive's requests and a
-// unit's collectives may overlap: each adds only its time past the end of those recorded before
-// it, which counts an overlap once when they arrive in start order (and undercounts, never
-// overcounts, otherwise).
+// A worker's activities follow one another and add up. A stream reports each op of a multi-op
+// launch over the launch's whole interval, a drive's requests and a unit's collectives may
+// overlap: each of those adds only its time past the end of those recorded before it, which
+// counts an overlap once when they arrive in start order (and undercounts, never overcounts,
+// otherwise).
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -42,7 +43,8 @@ class BusyMeter final : public platform::ActivitySink {
   std::string stream_, worker_prefix_, disk_, comm_;  // this unit's track names
   mutable std::mutex mutex_;
   ResourceBusy busy_;
-  double disk_until_ = 0.0;  // the end of the drive's, and the collectives', latest busy interval
+  double stream_until_ = 0.0;  // the end of the stream's, the drive's and the collectives' latest
+  double disk_until_ = 0.0;    // busy interval
   double comm_until_ = 0.0;
 };
 

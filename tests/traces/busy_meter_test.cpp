@@ -41,6 +41,7 @@ TEST(BusyMeter, AddsUpEachResourceOfItsUnitOverTheMeasuredSteps) {
   meter.record(on("gpu1 stream", 1, 0.0, 5.0));   // a warm-up step: not counted
   meter.record(on("gpu1 stream", 2, 10.0, 11.5));
   meter.record(on("gpu1 stream", 3, 12.0, 12.5));
+  meter.record(on("gpu1 stream", 3, 12.0, 12.5));    // another op of the same launch: counted once
   meter.record(on("cpu1 worker 0", 2, 10.0, 12.0));
   meter.record(on("cpu1 worker 3", 2, 10.0, 11.0));  // workers add up: core-seconds
   meter.record(on("cpu1 main", 2, 10.0, 13.0));      // the issuing thread: not a resource
@@ -57,7 +58,7 @@ TEST(BusyMeter, AddsUpEachResourceOfItsUnitOverTheMeasuredSteps) {
   EXPECT_DOUBLE_EQ(busy.nvme_s, 1.5);
   EXPECT_DOUBLE_EQ(busy.network_s, 1.0);
   // The trace's sink gets what its window keeps, and its counters and step marks.
-  EXPECT_EQ(trace.kept.size(), 2u);  // the two step-3 activities
+  EXPECT_EQ(trace.kept.size(), 3u);  // the three step-3 activities
   meter.counter("gpu1 resident device bytes", 1.0, 5.0);
   meter.begin_step(4);
   EXPECT_EQ(trace.counters, 1);
