@@ -118,11 +118,15 @@ void ActorPoolExecutor::serve(std::size_t lane) {
       exec->wait();
       ++recorder_.counts().executions;
     }
+    const double worked = sg4::Engine::get_clock();
     Status status = spec_.run_bodies ? run_body(item.work) : Status::success();
     const double end = sg4::Engine::get_clock();
+    // A body that let simulated time pass waited (a publication for its refresh, say): the item
+    // is recorded as having waited first and worked after, as a data-free run schedules it, so
+    // that its activity (and the busy time a run's energy counts) covers its work alone.
     if (spec_.activities != nullptr)
-      spec_.activities->record(
-          {spec_.tracks[lane], item.work.label, item.work.tag, item.work.cost, start, end, status.ok()});
+      spec_.activities->record({spec_.tracks[lane], item.work.label, item.work.tag, item.work.cost,
+                                start + (end - worked), end, status.ok()});
     item.work.body = nullptr;  // drop what the body captured before waiters see the completion
     item.promise.fulfil(std::move(status));
   }

@@ -290,6 +290,30 @@ TEST(SimExecutors, ValuesRunBodiesWhenTheirTimeIsUpAndShapesSkipThem) {
   }
 }
 
+// A data-true body that waits (a publication for its refresh) lets simulated time pass inside
+// the item: it is recorded as having waited first and worked after, its activity as long as its
+// modelled work (the device's busy time for a run's energy), ending when it completed.
+TEST(SimExecutors, ABodyThatWaitsIsRecordedAsWaitingBeforeItsWork) {
+  run_in_child([] {
+    test::RecordingSink sink(0);
+    SimulationOptions options = tiny_options(Numerics::values);
+    options.activities = [&sink](int) { return &sink; };
+    Simulation sim(options);
+    sim.run([](int, Platform& p) {
+      Work w = modelled("publish", {WorkKind::gemm, 1e9, 0.0, 0, true});  // 510 µs
+      w.body = [&p] {
+        p.clock().sleep_for(2e-3);  // waits for what it publishes
+        return Status::success();
+      };
+      EXPECT_NEAR(time_of(p, p.device_stream(), std::move(w)), 2.51e-3, 1e-12);
+    });
+    const std::vector<platform::Activity> recorded = sink.activities();
+    ASSERT_EQ(recorded.size(), 1u);
+    EXPECT_NEAR(recorded[0].start, 2e-3, 1e-12);
+    EXPECT_NEAR(recorded[0].end, 2.51e-3, 1e-12);
+  });
+}
+
 TEST(SimExecutors, WorkSubmittedBeforeTheRunStartsWithIt) {
   run_in_child([] {
     Simulation sim(tiny_options(Numerics::shapes));
