@@ -99,6 +99,13 @@ std::vector<std::string> csv_header(const StudySpec& spec) {
   return cells;
 }
 
+// The loss curve a run is seen through: its own where it trained, else its optimizer's (null
+// when neither; always null without targets).
+const LossCurve* curve_of(const StudySpec& spec, const StudyPoint& point, const RunResult& result) {
+  if (!spec.targets) return nullptr;
+  return result.own_curve ? &*result.own_curve : curve_for(*spec.targets, point);
+}
+
 // A run's tokens, seconds and joules to each target loss: the curve's tokens over the run's
 // tokens per second and times its energy per token (empty where a part is missing). A run with
 // its own curve (it trained) reaches each loss at its own simulated time.
@@ -109,7 +116,7 @@ struct ToTarget {
 std::vector<ToTarget> to_targets(const StudySpec& spec, const StudyPoint& point, const RunResult& result,
                                  const LossCurve*& curve) {
   std::vector<ToTarget> out;
-  curve = !spec.targets ? nullptr : result.own_curve ? &*result.own_curve : curve_for(*spec.targets, point);
+  curve = curve_of(spec, point, result);
   if (!spec.targets) return out;
   for (const double loss : spec.targets->losses) {
     ToTarget t;
@@ -203,7 +210,7 @@ std::string loss_curves_csv(const StudySpec& spec, std::span<const RunResult> re
   for (std::size_t i = 0; spec.targets && i < spec.points.size() && i < results.size(); ++i) {
     const RunResult& result = results[i];
     if (!result.fits || result.failed()) continue;
-    const LossCurve* curve = result.own_curve ? &*result.own_curve : curve_for(*spec.targets, spec.points[i]);
+    const LossCurve* curve = curve_of(spec, spec.points[i], result);
     const std::optional<double>& per_second = result[Metric::tokens_per_s];
     const std::optional<double>& per_token = result[Metric::energy_per_token_j];
     if (curve == nullptr || (!result.own_curve && !(per_second && *per_second > 0.0))) continue;
