@@ -2,11 +2,24 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "core/common/error.hpp"
 
 namespace asteria::cli {
+
+void validate_corpus_settings(const RunConfig& spec) {
+  const std::string source = "command line";
+  if (spec.train.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
+  if (spec.train.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
+  if (!(spec.train.validation_fraction > 0.0 && spec.train.validation_fraction < 1.0))
+    throw InputError(source, "--validation-fraction", "expected a fraction in (0, 1)");
+}
+
+int micro_batched_passes(const RunConfig& spec) {
+  return spec.micro_batches > 1 || spec.schedule != plan::ScheduleOrder::horizontal ? spec.micro_batches : 0;
+}
 
 data::Corpus read_corpus(const RunConfig& spec, std::ostream* warnings) {
   data::CorpusOptions corpus_options;

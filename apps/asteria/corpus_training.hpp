@@ -11,6 +11,15 @@
 
 namespace asteria::cli {
 
+// The corpus and evaluation settings (--eval-every, --eval-sequences, --validation-fraction):
+// InputError naming the option otherwise.
+void validate_corpus_settings(const RunConfig& spec);
+
+// How the model computes a step's passes: 0, the whole batch at the step's first backward; k >= 1,
+// one pass per (layer, micro-batch) where the schedule puts it (micro-batches, or the vertical
+// schedule).
+int micro_batched_passes(const RunConfig& spec);
+
 // --data, or the built-in corpus (this machine's Python sources), split by --validation-fraction
 // with the run's seed. `warnings` (may be null) hears of the files skipped.
 data::Corpus read_corpus(const RunConfig& spec, std::ostream* warnings);

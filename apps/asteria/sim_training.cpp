@@ -27,10 +27,7 @@ data::Corpus checked_corpus(const RunConfig& spec, const workload::ModelConfig& 
                      "expected " + std::to_string(data::kByteVocabulary) +
                          " (byte-level tokens) to train on a corpus (--gradients corpus), found " +
                          std::to_string(config.vocab));
-  if (spec.train.eval_every < 0) throw InputError("command line", "--eval-every", "expected an integer >= 0");
-  if (spec.train.eval_sequences < 1) throw InputError("command line", "--eval-sequences", "expected an integer >= 1");
-  if (!(spec.train.validation_fraction > 0.0 && spec.train.validation_fraction < 1.0))
-    throw InputError("command line", "--validation-fraction", "expected a fraction in (0, 1)");
+  validate_corpus_settings(spec);
   // Every unit's replica trains in this process: its weights, gradients, activations and state.
   check_train_memory(config, /*activations_on_host=*/true, TrainOptimizer{spec.optimizer, spec.hp},
                      share_of_node(machine_memory(), units));
@@ -53,8 +50,7 @@ SimTraining::SimTraining(const RunConfig& spec, const workload::ModelConfig& con
       rank_batch_(static_cast<int>(config.micro_batch)),
       global_batch_(global_batch(rank_batch_, units)),
       sequence_length_(static_cast<int>(config.sequence_length)),
-      micro_batched_(spec.micro_batches > 1 || spec.schedule != plan::ScheduleOrder::horizontal ? spec.micro_batches
-                                                                                                 : 0),
+      micro_batched_(micro_batched_passes(spec)),
       corpus_(checked_corpus(spec, config, units, warnings)),
       validation_loader_(corpus_.validation(), global_batch_, sequence_length_, spec.seed),
       losses_(static_cast<std::size_t>(total_steps), std::vector<double>(static_cast<std::size_t>(units), 0.0)),

@@ -67,13 +67,10 @@ std::vector<std::string> rows_up_to(const std::string& csv, std::int64_t last, c
 void validate(const TrainSettings& s) {
   cli::validate(s.spec);
   const std::string source = "command line";
-  if (s.spec.train.eval_every < 0) throw InputError(source, "--eval-every", "expected an integer >= 0");
-  if (s.spec.train.eval_sequences < 1) throw InputError(source, "--eval-sequences", "expected an integer >= 1");
+  validate_corpus_settings(s.spec);
   if (s.spec.batch < 0) throw InputError(source, "--batch", "expected an integer >= 1 (0: the config's)");
   if (s.spec.host_workers < 1) throw InputError(source, "--host-workers", "expected an integer >= 1");
   if (s.spec.train.blas_threads < 0) throw InputError(source, "--blas-threads", "expected an integer >= 0 (0: all cores)");
-  if (!(s.spec.train.validation_fraction > 0.0 && s.spec.train.validation_fraction < 1.0))
-    throw InputError(source, "--validation-fraction", "expected a fraction in (0, 1)");
   if (s.spec.train.checkpoint_every < 0) throw InputError(source, "--checkpoint-every", "expected an integer >= 0 (0: no checkpoints)");
   if (s.spec.train.device != "cpu" && s.spec.train.device != "cuda")
     throw InputError(source, "--device", "expected cpu or cuda, found '" + s.spec.train.device + "'");
@@ -233,8 +230,7 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
 
   // Micro-batches (or the vertical schedule): the model computes each (layer, micro-batch) pass
   // where the schedule puts it; otherwise the whole batch at the step's first backward.
-  const int micro_batched =
-      spec.micro_batches > 1 || spec.schedule != plan::ScheduleOrder::horizontal ? spec.micro_batches : 0;
+  const int micro_batched = micro_batched_passes(spec);
   if (micro_batched > 0 && rank_batch % micro_batched != 0)
     throw InputError("command line", "--micro-batches",
                      "a divisor of each rank's " + std::to_string(rank_batch) + " sequences, found " +
