@@ -82,11 +82,14 @@ std::vector<std::string> run_arguments(const RunConfig& spec, int host_workers, 
   return run::recorded_arguments(resolved);
 }
 
-std::map<std::string, std::string> replay_metadata(const RunConfig& spec, std::span<const runtime::LayerSpec> layers,
+std::map<std::string, std::string> replay_metadata(const RunConfig& spec, const TraceOrigin& origin,
+                                                   std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
                                                    bool state_budgets, runtime::ModelPass model_pass) {
-  std::map<std::string, std::string> m;
-  m["model"] = spec.model.value_or("synthetic stack");
+  std::map<std::string, std::string> m = origin.more;
+  m["verb"] = origin.verb;
+  m["model"] = !origin.model.empty() ? origin.model : spec.model.value_or("synthetic stack");
+  m["units"] = std::to_string(origin.units);
   m["optimizer"] = std::string(optim::to_string(spec.optimizer));
   m["placement"] = std::string(runtime::to_string(spec.placement));
   m["staleness"] = std::to_string(spec.staleness);

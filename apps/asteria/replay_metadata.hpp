@@ -16,10 +16,20 @@
 
 namespace asteria::cli {
 
+// Who recorded a trace: the verb, the model's name (empty: --model as given), the data-parallel
+// ranks a replay simulates, and keys of the verb's own (sim: hw; train: device, blas_threads).
+struct TraceOrigin {
+  std::string verb;
+  std::string model;
+  int units = 1;
+  std::map<std::string, std::string> more;
+};
+
 // `host_workers` and `warmup_steps` as the run resolved them. `state_budgets`: the spec's tier
 // budgets bounded the optimizer state (real and fake backends); false when a profile did (sim).
 // `model_pass`: how the model computed a step (where a replay charges the step's compute).
-std::map<std::string, std::string> replay_metadata(const RunConfig& spec, std::span<const runtime::LayerSpec> layers,
+std::map<std::string, std::string> replay_metadata(const RunConfig& spec, const TraceOrigin& origin,
+                                                   std::span<const runtime::LayerSpec> layers,
                                                    int host_workers, int warmup_steps, std::size_t model_device_bytes,
                                                    bool state_budgets,
                                                    runtime::ModelPass model_pass);

@@ -353,9 +353,8 @@ RunReport simulate(const RunConfig& spec, const hw::HardwareProfile& profile, co
                     "times are approximate (simulate every node for exact ones)\n";
   if (trace.enabled() && spec.out && out.fits) {
     std::map<std::string, std::string> metadata = workload.trace_metadata;
-    metadata.merge(std::map<std::string, std::string>{{"verb", "sim"}, {"hw", out.hw}, {"units", std::to_string(out.units)}});
-    metadata.merge(replay_metadata(spec, stack.layers, out.host_workers, warmup, model_device_bytes, false,
-                                   runtime::ModelPass::layer_by_layer));
+    metadata.merge(replay_metadata(spec, {"sim", "", out.units, {{"hw", out.hw}}}, stack.layers, out.host_workers,
+                                   warmup, model_device_bytes, false, runtime::ModelPass::layer_by_layer));
     out.trace = trace.write(*spec.out, std::move(metadata));
   }
   out.wall_seconds = std::chrono::duration<double>(WallClock::now() - wall_start).count();

@@ -62,11 +62,8 @@ RunReport run_synth(const RunConfig& s, const std::string& name, std::ostream& p
   Progress progress(progress_out, "synth" + (name.empty() ? std::string() : " " + name), spec.progress, total);
   run_steps(driver, 1, total, &progress, {}, &out);
   if (trace.enabled() && spec.out) {
-    std::map<std::string, std::string> metadata =
-        replay_metadata(spec, stack.layers, out.host_workers, warmup, 0, /*state_budgets=*/true, model.pass());
-    metadata["verb"] = "synth";
-    metadata["model"] = out.model;
-    out.trace = trace.write(*spec.out, std::move(metadata));
+    out.trace = trace.write(*spec.out, replay_metadata(spec, {"synth", out.model}, stack.layers, out.host_workers,
+                                                       warmup, 0, /*state_budgets=*/true, model.pass()));
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;

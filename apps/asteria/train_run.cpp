@@ -376,14 +376,15 @@ TrainOutcome run_train(const TrainSettings& settings, std::ostream& progress_out
   if (trace.enabled() && spec.out) {
     std::vector<runtime::LayerSpec> layers;
     for (std::size_t l = 0; l < timed.layer_count(); ++l) layers.push_back(timed.layer(l));
-    std::map<std::string, std::string> metadata =
-        replay_metadata(spec, layers, out.host_workers, warmup, 0, /*state_budgets=*/true, timed.pass());
-    metadata["verb"] = "train";
-    metadata["model"] = out.model;
-    metadata["units"] = std::to_string(place.ranks);  // a replay simulates every rank
-    metadata["device"] = settings.spec.train.device;
-    metadata["blas_threads"] = std::to_string(settings.spec.train.blas_threads > 0 ? settings.spec.train.blas_threads : cores);
-    out.trace = trace.write(rank_directory(*spec.out, place), std::move(metadata));
+    // A replay simulates every rank.
+    const TraceOrigin origin{"train", out.model, place.ranks,
+                             {{"device", settings.spec.train.device},
+                              {"blas_threads", std::to_string(settings.spec.train.blas_threads > 0
+                                                                  ? settings.spec.train.blas_threads
+                                                                  : cores)}}};
+    out.trace = trace.write(rank_directory(*spec.out, place),
+                            replay_metadata(spec, origin, layers, out.host_workers, warmup, 0, /*state_budgets=*/true,
+                                            timed.pass()));
   }
   keep_final_state(*model, driver, plan::shards_state(spec.parallelism), outcome);
   out.wall_seconds = seconds_between(start, WallClock::now());

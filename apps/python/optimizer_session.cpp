@@ -114,14 +114,9 @@ void OptimizerSession::finish() {
   cli::RunConfig ran = spec_;
   const int warmup = spec_.warmup_steps.value_or(0);
   ran.steps = std::max<int>(1, static_cast<int>(driver_->steps_done()) - warmup);
-  std::map<std::string, std::string> metadata =
-      cli::replay_metadata(ran, layers, platform_->host_workers(), warmup, 0, /*state_budgets=*/true, model_.pass());
-  metadata["verb"] = "train";
-  metadata["model"] = "pytorch";
-  metadata["units"] = "1";
-  metadata["device"] = "cpu";
-  metadata["front"] = "asteria.torch";
-  trace_->write(*spec_.out, std::move(metadata));
+  const cli::TraceOrigin origin{"train", "pytorch", 1, {{"device", "cpu"}, {"front", "asteria.torch"}}};
+  trace_->write(*spec_.out, cli::replay_metadata(ran, origin, layers, platform_->host_workers(), warmup, 0,
+                                                 /*state_budgets=*/true, model_.pass()));
 }
 
 void OptimizerSession::save(const std::string& dir, std::span<float* const> weights,
