@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "apps/asteria/memory_check.hpp"
 #include "apps/asteria/replay_metadata.hpp"
@@ -13,6 +14,9 @@
 #include "apps/asteria/synth.hpp"
 #include "core/runtime/driver/step_driver.hpp"
 #include "core/runtime/driver/warmup.hpp"
+#include "hwmodels/energy.hpp"
+#include "hwmodels/profile_loader.hpp"
+#include "traces/busy_meter.hpp"
 
 namespace asteria::cli {
 
@@ -45,7 +49,13 @@ RunReport run_synth(const RunConfig& s, const std::string& name, std::ostream& p
   out.warmup_steps = warmup;
   const int total = warmup + spec.steps;
   TraceSession trace(spec, 1, warmup + 1, total);
-  RunPlatform platform(spec, device_time(s), trace.sink(0));
+  // With a profile that gives power, the run's energy from its resources' busy time over the
+  // measured steps, as sim reports it (the device's time modelled, the host workers' their own).
+  std::optional<hw::HardwareProfile> profile;
+  if (spec.hw) profile = hw::load_profile(hw::find_profile(*spec.hw));
+  std::optional<traces::BusyMeter> meter;
+  if (profile && profile->power.has_power()) meter.emplace(0, warmup + 1, trace.sink(0));
+  RunPlatform platform(spec, device_time(s), meter ? &*meter : trace.sink(0));
   out.platform = platform.description();
   out.host_workers = platform.host_workers();
   const runtime::SyntheticModelSpec stack = model_spec(s);
@@ -61,6 +71,7 @@ RunReport run_synth(const RunConfig& s, const std::string& name, std::ostream& p
   out.capacity_bytes = {spec.device_budget, spec.host_budget, spec.nvme_budget};
   Progress progress(progress_out, "synth" + (name.empty() ? std::string() : " " + name), spec.progress, total);
   run_steps(driver, 1, total, &progress, {}, &out);
+  if (meter && out.summary.steps > 0) out.energy = hw::unit_energy(*profile, out.summary.total_step_s, meter->busy(), 1);
   if (trace.enabled() && spec.out) {
     out.trace = trace.write(*spec.out, replay_metadata(spec, {"synth", out.model}, stack.layers, out.host_workers,
                                                        warmup, 0, /*state_budgets=*/true, model.pass()));

@@ -85,6 +85,28 @@ TEST(SynthVerb, WritesAStepsCsvAndASummaryThatAgree) {
   for (const auto& [key, value] : summary.items()) EXPECT_FALSE(value.is_object()) << key;
 }
 
+// With a profile that gives power, synth reports the measured steps' energy as sim does: its
+// parts add up, the mean power is energy over time and at least the profile's idle draw (gb10:
+// 10 W GPU + 12 W CPU + 9.5 W memory + NVMe and NIC at rest); without a profile, null.
+TEST(SynthVerb, AProfileWithPowerGivesTheRunsEnergy) {
+  TempDir dir;
+  Args args = small_fake_run(dir.file("gb10"));
+  args.insert(args.end(), {"--hw", "gb10"});
+  ASSERT_EQ(run_cli(args).code, 0);
+  std::ifstream in(dir.file("gb10") + "/summary.json");
+  const nlohmann::json s = nlohmann::json::parse(in);
+  const double energy = s.at("energy_per_step_j").get<double>();
+  double parts = 0.0;
+  for (const char* part : {"device", "host", "memory", "storage", "network"})
+    parts += s.at(std::string(part) + "_energy_per_step_j").get<double>();
+  EXPECT_NEAR(parts, energy, 1e-9 * energy);
+  EXPECT_NEAR(s.at("mean_power_w").get<double>(), energy / s.at("mean_step_s").get<double>(), 1e-6 * energy);
+  EXPECT_GE(s.at("mean_power_w").get<double>(), 10.0 + 12.0 + 9.5);
+  ASSERT_EQ(run_cli(small_fake_run(dir.file("none"))).code, 0);
+  std::ifstream none(dir.file("none") + "/summary.json");
+  EXPECT_TRUE(nlohmann::json::parse(none).at("energy_per_step_j").is_null());
+}
+
 TEST(SynthVerb, CompareRunsEverySchemeAndTabulatesThem) {
   TempDir dir;
   const std::string out_dir = dir.file("compare");
