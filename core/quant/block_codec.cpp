@@ -12,26 +12,34 @@ namespace {
 
 constexpr int kLinear8Levels = 127;
 constexpr int kLinear4Levels = 7;
-constexpr double kDynamicRange = 12.0;  // octaves below the scale that dynamic8 resolves
-constexpr int kDynamicMagnitudes = 127;
 
-// dynamic8's magnitudes relative to the scale: 0, then 2^-12 .. 1 geometrically.
-const std::array<double, kDynamicMagnitudes + 1>& dynamic_magnitudes() {
-  static const std::array<double, kDynamicMagnitudes + 1> table = [] {
-    std::array<double, kDynamicMagnitudes + 1> t{};
-    for (int m = 1; m <= kDynamicMagnitudes; ++m)
-      t[static_cast<std::size_t>(m)] =
-          std::exp2(-kDynamicRange * static_cast<double>(kDynamicMagnitudes - m) / (kDynamicMagnitudes - 1));
+// A geometric map: `levels` magnitudes from 2^-octaves to 1 relative to the scale, and 0.
+struct Geometric {
+  int levels;
+  double octaves;
+};
+constexpr Geometric kSigned{127, 16.0};    // dynamic8: the sign takes a bit
+constexpr Geometric kUnsigned{255, 24.0};  // udynamic8
+
+Geometric geometric(CodeMap map) { return map == CodeMap::udynamic8 ? kUnsigned : kSigned; }
+
+// The map's magnitudes relative to the scale, ascending: 0, then 2^-octaves .. 1.
+const std::vector<double>& magnitudes(CodeMap map) {
+  static const auto table = [](Geometric g) {
+    std::vector<double> t(static_cast<std::size_t>(g.levels) + 1, 0.0);
+    for (int m = 1; m <= g.levels; ++m)
+      t[static_cast<std::size_t>(m)] = std::exp2(-g.octaves * static_cast<double>(g.levels - m) / (g.levels - 1));
     return t;
-  }();
-  return table;
+  };
+  static const std::vector<double> signed_table = table(kSigned), unsigned_table = table(kUnsigned);
+  return map == CodeMap::udynamic8 ? unsigned_table : signed_table;
 }
 
 // The nearest magnitude's index for r in [0, 1].
-int nearest_magnitude(double r) {
-  const auto& t = dynamic_magnitudes();
+int nearest_magnitude(CodeMap map, double r) {
+  const std::vector<double>& t = magnitudes(map);
   const auto above = std::lower_bound(t.begin(), t.end(), r);
-  if (above == t.end()) return kDynamicMagnitudes;
+  if (above == t.end()) return static_cast<int>(t.size()) - 1;
   if (above == t.begin()) return 0;
   const auto below = above - 1;
   return static_cast<int>((r - *below <= *above - r ? below : above) - t.begin());
@@ -44,9 +52,10 @@ std::uint8_t encode(CodeMap map, double r) {  // r = x / scale in [-1, 1]
     case CodeMap::linear4:
       return static_cast<std::uint8_t>(static_cast<int>(std::lround(r * kLinear4Levels)) + kLinear4Levels + 1);
     case CodeMap::dynamic8: {
-      const int m = nearest_magnitude(std::abs(r));
+      const int m = nearest_magnitude(map, std::abs(r));
       return static_cast<std::uint8_t>((r < 0.0 && m > 0 ? 0x80 : 0) | m);
     }
+    case CodeMap::udynamic8: return static_cast<std::uint8_t>(nearest_magnitude(map, r));
   }
   return 0;
 }
@@ -58,9 +67,10 @@ float decode(CodeMap map, std::uint8_t code, float scale) {
     case CodeMap::linear4:
       return static_cast<float>((static_cast<int>(code) - kLinear4Levels - 1) / double(kLinear4Levels) * scale);
     case CodeMap::dynamic8: {
-      const double magnitude = dynamic_magnitudes()[code & 0x7f] * scale;
+      const double magnitude = magnitudes(map)[code & 0x7f] * scale;
       return static_cast<float>(code & 0x80 ? -magnitude : magnitude);
     }
+    case CodeMap::udynamic8: return static_cast<float>(magnitudes(map)[code] * scale);
   }
   return 0.0f;
 }
@@ -73,6 +83,7 @@ std::string_view to_string(CodeMap map) noexcept {
   switch (map) {
     case CodeMap::linear8: return "linear8";
     case CodeMap::dynamic8: return "dynamic8";
+    case CodeMap::udynamic8: return "udynamic8";
     case CodeMap::linear4: return "linear4";
   }
   return "?";
@@ -97,6 +108,9 @@ Status quantize(std::span<const float> values, CodeMap map, std::size_t block, Q
     for (std::size_t i = first; i < end; ++i) {
       if (!std::isfinite(values[i]))
         return {StatusCode::non_finite_input, "quantize: value " + std::to_string(i) + " is not finite"};
+      if (map == CodeMap::udynamic8 && values[i] < 0.0f)
+        return {StatusCode::invalid_argument,
+                "quantize: value " + std::to_string(i) + " is negative, which udynamic8 cannot hold"};
       scale = std::max(scale, std::abs(values[i]));
     }
     out.scales[b] = scale;
@@ -124,9 +138,11 @@ double error_bound(CodeMap map, double scale, double x) noexcept {
   switch (map) {
     case CodeMap::linear8: return scale / (2.0 * kLinear8Levels) + rounding;
     case CodeMap::linear4: return scale / (2.0 * kLinear4Levels) + rounding;
-    case CodeMap::dynamic8: {
-      const double rho = (std::exp2(kDynamicRange / (kDynamicMagnitudes - 1)) - 1.0) / 2.0;
-      return std::max(rho * std::abs(x), scale * std::exp2(-kDynamicRange - 1.0)) + rounding;
+    case CodeMap::dynamic8:
+    case CodeMap::udynamic8: {
+      const Geometric g = geometric(map);
+      const double rho = (std::exp2(g.octaves / (g.levels - 1)) - 1.0) / 2.0;
+      return std::max(rho * std::abs(x), scale * std::exp2(-g.octaves - 1.0)) + rounding;
     }
   }
   return 0.0;

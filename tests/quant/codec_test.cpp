@@ -44,8 +44,11 @@ TEST(Bf16, RoundsToNearestEvenWithinHalfAnUlp) {
 }
 
 TEST(BlockCodec, EveryMapStaysWithinItsBound) {
-  const std::vector<float> values = spread_values(20000, 2);
-  for (const CodeMap map : {CodeMap::linear8, CodeMap::dynamic8, CodeMap::linear4}) {
+  const std::vector<float> spread = spread_values(20000, 2);
+  std::vector<float> magnitudes(spread.size());
+  for (std::size_t i = 0; i < spread.size(); ++i) magnitudes[i] = std::abs(spread[i]);
+  for (const CodeMap map : {CodeMap::linear8, CodeMap::dynamic8, CodeMap::udynamic8, CodeMap::linear4}) {
+    const std::vector<float>& values = map == CodeMap::udynamic8 ? magnitudes : spread;
     for (const std::size_t block : {std::size_t{1}, std::size_t{64}, std::size_t{256}, std::size_t{1000}}) {
       SCOPED_TRACE(std::string(to_string(map)) + ", blocks of " + std::to_string(block));
       QuantizedBlocks q;
@@ -83,22 +86,30 @@ TEST(BlockCodec, EveryMapStaysWithinItsBound) {
 
 TEST(BlockCodec, DynamicKeepsSmallValuesThatLinearFlushes) {
   // One large value and a thousand small ones in a block: linear8 rounds the small ones to 0,
-  // dynamic8 keeps them within 3.4% (second moments span orders of magnitude within a block).
+  // dynamic8 keeps them within 4.5%, udynamic8 within 3.4% and down to 2^-24 of the largest
+  // (second moments, squares, span twice the decades of first moments within a block).
   std::vector<float> v(1001, 3e-3f);
   v[0] = 1.0f;
-  QuantizedBlocks lin, dyn;
+  v[1] = 1e-7f;
+  QuantizedBlocks lin, dyn, udyn;
   ASSERT_TRUE(quantize(v, CodeMap::linear8, 1024, lin).ok());
   ASSERT_TRUE(quantize(v, CodeMap::dynamic8, 1024, dyn).ok());
-  std::vector<float> a(v.size()), b(v.size());
+  ASSERT_TRUE(quantize(v, CodeMap::udynamic8, 1024, udyn).ok());
+  std::vector<float> a(v.size()), b(v.size()), c(v.size());
   dequantize(lin, a);
   dequantize(dyn, b);
-  EXPECT_EQ(a[1], 0.0f);
-  EXPECT_NEAR(b[1], 3e-3, 0.034 * 3e-3);
+  dequantize(udyn, c);
+  EXPECT_EQ(a[2], 0.0f);
+  EXPECT_NEAR(b[2], 3e-3, 0.045 * 3e-3);
+  EXPECT_NEAR(c[2], 3e-3, 0.034 * 3e-3);
+  EXPECT_NEAR(c[1], 1e-7, 0.034 * 1e-7) << "2^-24 is 6e-8: still resolved";
+  EXPECT_LE(b[1], 1e-7f + std::exp2(-17.0)) << "below dynamic8's 2^-16: rounded to 0 or its smallest level";
 }
 
 TEST(BlockCodec, SizesAreTheCodesAndOneScaleABlock) {
   EXPECT_EQ(quantized_bytes(CodeMap::linear8, 1000, 256), 1000u + 4 * 4);
   EXPECT_EQ(quantized_bytes(CodeMap::dynamic8, 256, 256), 256u + 4);
+  EXPECT_EQ(quantized_bytes(CodeMap::udynamic8, 256, 256), 256u + 4);
   EXPECT_EQ(quantized_bytes(CodeMap::linear4, 1001, 64), 501u + 16 * 4);
   // Against fp32's 4 bytes a value: 8-bit at blocks of 256 is 3.94x smaller, 4-bit 7.76x.
   const double fp32 = 4.0 * (1 << 20);
@@ -116,6 +127,10 @@ TEST(BlockCodec, NonFiniteValuesAreRefusedNamingTheirIndex) {
   v[7] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(quantize(v, CodeMap::dynamic8, 4, q).code(), StatusCode::non_finite_input);
   EXPECT_EQ(quantize(v, CodeMap::linear4, 0, q).code(), StatusCode::invalid_argument);
+  std::vector<float> signed_values{1.0f, -0.5f};
+  const Status negative = quantize(signed_values, CodeMap::udynamic8, 4, q);
+  EXPECT_EQ(negative.code(), StatusCode::invalid_argument);
+  EXPECT_NE(negative.reason().find("value 1 is negative"), std::string::npos) << negative.reason();
 }
 
 }  // namespace
