@@ -147,9 +147,9 @@ void assemble_power(const Measurements& m, const Assembler& a, int units, const 
   const PowerSpec& b = base.power;
   PowerSpec& out = p.power;
   if (!b.has_power() && !w.cpu_idle.valid() && !w.gpu_idle.valid()) return;  // no section, none measured
-  out = {a.copied(b.gpu_idle),  a.copied(b.gpu_busy), a.copied(b.cpu_idle),  a.copied(b.cpu_core_busy),
+  out = {a.copied(b.gpu_idle),  a.copied(b.gpu_busy),  a.copied(b.cpu_idle),  a.copied(b.cpu_core_busy),
          a.copied(b.memory),    a.copied(b.nvme_idle), a.copied(b.nvme_busy), a.copied(b.nic_idle),
-         a.copied(b.nic_busy)};
+         a.copied(b.nic_busy),  b.package_cap.value > 0.0 ? a.copied(b.package_cap) : b.package_cap};
   const std::string share = units > 1 ? ", divided over " + std::to_string(units) + " units" : std::string();
   if (w.cpu_idle.valid()) out.cpu_idle = a.measured(w.cpu_idle.value / units, w.cpu_idle.method + share);
   if (w.cpu_idle.valid() && w.cpu_all_cores.valid() && w.cpu_all_cores.value > w.cpu_idle.value)

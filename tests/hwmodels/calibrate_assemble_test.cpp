@@ -137,6 +137,9 @@ TEST(CalibrateAssemble, PowerFromTheCountersIsSharedPerUnit) {
   const HardwareProfile q = assemble_profile(round_measurements(), h100, "h100-pcie-host", "mine");
   expect_copied(q.power.cpu_idle, h100.power.cpu_idle, "h100-pcie-host");
   expect_copied(q.power.gpu_busy, h100.power.gpu_busy, "h100-pcie-host");
+  // A base's package cap is copied too (a SoC's, GB10's 140 W).
+  const HardwareProfile gb10 = base("gb10");
+  expect_copied(assemble_profile(m, gb10, "gb10", "mine").power.package_cap, gb10.power.package_cap, "gb10");
   // A base without power and nothing measured: still no power section.
   HardwareProfile bare = h100;
   bare.power = {};
