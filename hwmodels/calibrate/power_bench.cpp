@@ -8,9 +8,9 @@ namespace asteria::hw::calibrate {
 
 struct PowerMeter::Counters {
   real::EnergyCounters cpu;  // RAPL only
-  real::EnergyCounters gpu;  // NVML only
+  real::EnergyCounters gpu;  // NVML only: an empty powercap root holds no zone
   explicit Counters(const PowerPlan& plan)
-      : cpu(plan.powercap_root, /*nvml=*/false), gpu(plan.powercap_root / "(none)", plan.nvml) {}
+      : cpu(plan.powercap_root, /*nvml=*/false), gpu(std::filesystem::path{}, plan.nvml) {}
 };
 
 namespace {
