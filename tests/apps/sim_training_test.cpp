@@ -62,10 +62,15 @@ std::vector<std::string> common_args(const std::filesystem::path& corpus, const 
           "--eval-every", "2", "--eval-sequences", "4", "--blas-threads", "1", "--no-progress"};
 }
 
+// Whole-step passes, and per micro-batch passes of the vertical schedule (the model's passes
+// where the plan puts them).
 TEST(SimTraining, DeterministicPublicationGivesTheRealRunsLossesBitForBit) {
   const TempDir dir;
   write_corpus(dir.path() / "corpus");
-  for (const std::string optimizer : {"soap", "shampoo"}) {
+  const std::vector<std::vector<std::string>> schedules = {{}, {"--schedule", "vertical", "--micro-batches", "2"}};
+  for (const std::string optimizer : {"soap", "shampoo"})
+  for (std::size_t k = 0; k < schedules.size(); ++k) {
+    SCOPED_TRACE(optimizer + (k == 0 ? "" : ", vertical, 2 micro-batches"));
     std::vector<std::string> train = {"train"};
     std::vector<std::string> sim = {"sim", "--hw", "gb10", "--numerics", "values", "--gradients", "corpus",
                                     "--warmup-steps", "0", "--placement", "tiered"};
@@ -73,14 +78,16 @@ TEST(SimTraining, DeterministicPublicationGivesTheRealRunsLossesBitForBit) {
       const std::vector<std::string> common = common_args(dir.path() / "corpus", optimizer);
       args->insert(args->end(), common.begin(), common.end());
       args->insert(args->end(), {"--staleness", "2", "--precondition-frequency", "2"});
+      args->insert(args->end(), schedules[k].begin(), schedules[k].end());
     }
-    train.insert(train.end(), {"--out", (dir.path() / ("train-" + optimizer)).string()});
-    sim.insert(sim.end(), {"--out", (dir.path() / ("sim-" + optimizer)).string()});
+    const std::string run = optimizer + std::to_string(k);
+    train.insert(train.end(), {"--out", (dir.path() / ("train-" + run)).string()});
+    sim.insert(sim.end(), {"--out", (dir.path() / ("sim-" + run)).string()});
     const auto trained = testing::run_cli(cli::Args(train.begin(), train.end()));
     ASSERT_EQ(trained.code, 0) << trained.err;
     const auto simulated = testing::run_cli_in_child(cli::Args(sim.begin(), sim.end()));
     ASSERT_EQ(simulated.code, 0) << simulated.err;
-    const std::filesystem::path t = dir.path() / ("train-" + optimizer), s = dir.path() / ("sim-" + optimizer);
+    const std::filesystem::path t = dir.path() / ("train-" + run), s = dir.path() / ("sim-" + run);
     EXPECT_EQ(column(s / "steps.csv", "loss"), column(t / "steps.csv", "loss")) << optimizer;
     EXPECT_EQ(column(s / "steps.csv", "validation_loss"), column(t / "steps.csv", "validation_loss")) << optimizer;
     EXPECT_EQ(column(s / "steps.csv", "validation_loss")[1], column(t / "steps.csv", "validation_loss")[1]);
