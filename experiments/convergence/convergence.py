@@ -44,6 +44,16 @@ def parse_lrs(items):
     return lrs
 
 
+def train_command(asteria, out, model, optimizer, lr, staleness, frequency, steps, batch, eval_every, eval_sequences,
+                  seed, device, blas_threads, extra=()):
+    """The `asteria train` command of one convergence run (one host worker, no progress lines)."""
+    return [asteria, "train", "--model", model, "--optimizer", optimizer, "--lr", str(lr),
+            "--staleness", str(staleness), "--precondition-frequency", str(frequency), "--steps", str(steps),
+            "--batch", str(batch), "--eval-every", str(eval_every), "--eval-sequences", str(eval_sequences),
+            "--seed", str(seed), "--host-workers", "1", "--blas-threads", str(blas_threads), "--device", device,
+            "--no-progress", "--out", out, *extra]
+
+
 def run(args, name, optimizer, lr, staleness, extra=()):
     out = os.path.join(args.out, name)
     summary_file = os.path.join(out, "summary.json")
@@ -52,12 +62,9 @@ def run(args, name, optimizer, lr, staleness, extra=()):
     if args.no_run:
         print(f"  {name}: no results in {out} (--no-run), left out", file=sys.stderr)
         return None
-    command = [args.asteria, "train", "--model", args.model, "--optimizer", optimizer, "--lr", str(lr),
-               "--staleness", str(staleness), "--steps", str(args.steps), "--batch", str(args.batch),
-               "--eval-every", str(args.eval_every), "--eval-sequences", str(args.eval_sequences),
-               "--seed", str(args.seed), "--precondition-frequency", str(args.frequency),
-               "--host-workers", "1", "--no-progress", "--out", out, "--device", args.device,
-               "--blas-threads", str(args.blas_threads), *extra]
+    command = train_command(args.asteria, out, args.model, optimizer, lr, staleness, args.frequency, args.steps,
+                            args.batch, args.eval_every, args.eval_sequences, args.seed, args.device,
+                            args.blas_threads, extra)
     if args.max_corpus_bytes:
         command += ["--max-corpus-bytes", args.max_corpus_bytes]
     start = time.time()

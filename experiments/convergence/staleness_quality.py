@@ -33,7 +33,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from convergence import load, steps_to_reach  # noqa: E402  (one reader of a train run)
+from convergence import load, steps_to_reach, train_command  # noqa: E402  (one writer and reader of a train run)
 
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -80,11 +80,9 @@ def run_one(args, name, optimizer, lr, staleness, frequency, publish, seed):
         return None
     # A run stopped part-way (the process was killed) left only some of its files: it starts again.
     shutil.rmtree(out, ignore_errors=True)
-    command = [args.asteria, "train", "--model", args.model, "--optimizer", optimizer, "--lr", str(lr),
-               "--staleness", str(staleness), "--publish", publish, "--precondition-frequency", str(frequency),
-               "--steps", str(args.steps), "--batch", str(args.batch), "--eval-every", str(args.eval_every),
-               "--eval-sequences", str(args.eval_sequences), "--seed", str(seed), "--host-workers", "1",
-               "--blas-threads", str(args.blas_threads), "--device", args.device, "--no-progress", "--out", out]
+    command = train_command(args.asteria, out, args.model, optimizer, lr, staleness, frequency, args.steps, args.batch,
+                            args.eval_every, args.eval_sequences, seed, args.device, args.blas_threads,
+                            ["--publish", publish])
     start = time.time()
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
