@@ -105,27 +105,40 @@ std::string shell_line(const std::vector<std::string>& command) {
   return line;
 }
 
-std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress) {
+std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress,
+                                 const RankPlace& place) {
   std::vector<Job> jobs;
-  for (const StudyPoint& point : spec.points) {
+  std::vector<std::size_t> point_of;  // the point each of this rank's jobs runs
+  for (std::size_t i = 0; i < spec.points.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(place.ranks)) != place.rank) continue;
+    const StudyPoint& point = spec.points[i];
     const std::filesystem::path dir = options.out_dir / relative_run_dir(point);
     prepare_run_dir(dir);
     std::vector<std::string> command = run_command(point, options);
     const std::string program = command.front();
     command.erase(command.begin());
     jobs.push_back(Job{program, std::move(command), dir / "log.txt"});
+    point_of.push_back(i);
   }
   std::vector<RunResult> results(spec.points.size());
+  std::vector<char> ran_here(spec.points.size(), 0);
   std::size_t finished = 0;
-  const std::string total = std::to_string(spec.points.size());
+  const std::string total = std::to_string(jobs.size());
   run_jobs(jobs, options.jobs, [&](std::size_t index, const JobEnd& end) {
-    const std::filesystem::path dir = options.out_dir / relative_run_dir(spec.points[index]);
-    results[index] = read_run_result(dir, end.succeeded() ? std::string() : end.describe());
+    const std::size_t i = point_of[index];
+    const std::filesystem::path dir = options.out_dir / relative_run_dir(spec.points[i]);
+    results[i] = read_run_result(dir, end.succeeded() ? std::string() : end.describe());
+    ran_here[i] = 1;
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.1f s", end.seconds);
-    progress << '[' << ++finished << '/' << total << "] " << spec.points[index].slug << ": "
-             << progress_detail(results[index], jobs[index].log) << " (" << seconds << ")" << std::endl;
+    progress << (place.ranks > 1 ? "rank " + std::to_string(place.rank) + " " : std::string()) << '['
+             << ++finished << '/' << total << "] " << spec.points[i].slug << ": "
+             << progress_detail(results[i], jobs[index].log) << " (" << seconds << ")" << std::endl;
   });
+  barrier(place, "study: every rank's runs are done");
+  if (!place.leads()) return {};
+  for (std::size_t i = 0; i < spec.points.size(); ++i)
+    if (ran_here[i] == 0) results[i] = read_run_result(options.out_dir / relative_run_dir(spec.points[i]), "");
   io::write_file_atomically(options.out_dir / "table.csv", table_csv(spec, results));
   io::write_file_atomically(options.out_dir / "table.md", table_markdown(spec, results));
   if (spec.targets) io::write_file_atomically(options.out_dir / "loss_curves.csv", loss_curves_csv(spec, results));

@@ -8,6 +8,7 @@
 
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_table.hpp"
+#include "apps/asteria/train_ranks.hpp"
 
 namespace asteria::cli::study {
 
@@ -33,7 +34,12 @@ void prepare_study_output(const std::filesystem::path& dir, bool overwrite);
 // Runs every point (at most `jobs` at once; each run directory is created first, its output
 // captured to runs/<slug>/log.txt), writes one progress line per finished run on `progress`,
 // then writes table.csv and table.md atomically. Results are in the study's order.
-std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress);
+// Several ranks (`mpirun -np N asteria study`, `place`): rank r runs the points r, r + N, ...;
+// once every rank's are done, rank 0 reads every run's summary and writes the tables, and
+// returns the results (the other ranks return none). A run that failed on another rank is one
+// without a summary there.
+std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress,
+                                 const RankPlace& place = {});
 
 struct PlotOutcome {
   std::vector<std::string> paths;  // the PNG files written

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -12,10 +13,14 @@
 #include "apps/asteria/study_runner.hpp"
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_validation.hpp"
+#include "apps/asteria/train_ranks.hpp"
 #include "apps/asteria/verbs.hpp"
 #include "core/common/shipped_files.hpp"
 #include "core/common/error.hpp"
 #include "core/io/atomic_file.hpp"
+#if ASTERIA_HAVE_MPI
+#include "core/real/mpi/mpi_comm.hpp"
+#endif
 
 
 namespace asteria::cli {
@@ -34,6 +39,9 @@ constexpr std::string_view kAbout =
     "are checked first: a problem stops the study before any run starts (--dry-run checks too). A run\n"
     "that fails is reported with its log and the study goes on.\n"
     "The study format is described in experiments/README.md; experiments/studies/ holds examples.\n"
+    "\n"
+    "`mpirun -np N asteria study ...` spreads the points over N ranks (each runs its share --jobs at a\n"
+    "time, on its own host where the results directory is shared); rank 0 writes the tables and plots.\n"
     "\n"
     "Exit code 0 when every run produced a summary (a model that does not fit is a result), 1 when\n"
     "some run did not, or the study file or a run's inputs are invalid.";
@@ -130,16 +138,46 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
   // A broken profile or a missing model is one error here, not one failed run per point.
   study::check_run_inputs(spec);
 
+  // Under mpirun each rank runs its share of the points; rank 0 prepares the directory first and
+  // writes the tables once every rank is done.
+#if ASTERIA_HAVE_MPI
+  std::optional<real::MpiSession> mpi;
+  std::optional<real::MpiComm> mpi_comm;
+  if (real::MpiSession::launched_by_mpirun()) {
+    mpi.emplace();
+    mpi_comm.emplace(*mpi);
+  }
+  const RankPlace place = rank_place(mpi_comm ? &*mpi_comm : nullptr);
+#else
+  const RankPlace place;
+#endif
+
   if (v.count("dry-run") != 0) {
+    if (!place.leads()) return 0;
     out << "# study " << spec.name << ": " << spec.points.size() << " runs\n";
     for (const study::StudyPoint& point : spec.points) out << study::shell_line(study::run_command(point, options)) << '\n';
     return 0;
   }
 
-  study::prepare_study_output(options.out_dir, v.count("overwrite") != 0);
-  err << "study " << spec.name << ": " << spec.points.size() << " runs, " << options.jobs << " at once, into "
-      << options.out_dir.string() << std::endl;
-  const std::vector<study::RunResult> results = study::run_study(spec, options, err);
+  // Every rank learns whether rank 0 could prepare the directory, so that none waits forever.
+  std::optional<InputError> unprepared;
+  if (place.leads()) {
+    try {
+      study::prepare_study_output(options.out_dir, v.count("overwrite") != 0);
+    } catch (const InputError& e) {
+      unprepared = e;
+    }
+  }
+  if (mean_over_ranks(place, unprepared ? 0.0 : 1.0, "study: the results directory prepared") < 1.0) {
+    if (unprepared) throw *unprepared;
+    return 1;  // rank 0 reports why
+  }
+  if (place.leads())
+    err << "study " << spec.name << ": " << spec.points.size() << " runs, " << options.jobs << " at once"
+        << (place.ranks > 1 ? " on each of " + std::to_string(place.ranks) + " ranks" : std::string()) << ", into "
+        << options.out_dir.string() << std::endl;
+  const std::vector<study::RunResult> results = study::run_study(spec, options, err, place);
+  if (!place.leads()) return 0;
   {
     std::ifstream in(file, std::ios::binary);
     std::ostringstream text;
