@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <ostream>
 
 #include "apps/asteria/output_dir.hpp"
@@ -75,6 +76,22 @@ void prepare_study_output(const std::filesystem::path& dir, bool overwrite) {
   prepare_output(dir, overwrite, "study", kStudyOutputs);
 }
 
+void prepare_study_resume(const std::filesystem::path& dir, const std::string& study_text) {
+  std::error_code ec;
+  const std::filesystem::path copy = dir / "study.yaml";
+  if (!std::filesystem::exists(copy, ec)) {
+    prepare_study_output(dir, /*overwrite=*/false);  // nothing to resume: a new study (or a refusal)
+    return;
+  }
+  std::ifstream in(copy, std::ios::binary);
+  std::ostringstream earlier;
+  earlier << in.rdbuf();
+  if (earlier.str() != study_text)
+    throw InputError(dir.string(), "--resume",
+                     "the results of this study file (study.yaml the same text), found another study's; use "
+                     "--overwrite to replace them, or another --out");
+}
+
 std::vector<std::string> run_command(const StudyPoint& point, const RunnerOptions& options) {
   std::vector<std::string> command{options.asteria};
   const std::vector<std::string> args = sim_arguments(point, options.out_dir / relative_run_dir(point));
@@ -109,19 +126,34 @@ std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& opt
                                  const RankPlace& place) {
   std::vector<Job> jobs;
   std::vector<std::size_t> point_of;  // the point each of this rank's jobs runs
+  std::vector<RunResult> results(spec.points.size());
+  std::vector<char> kept_here(spec.points.size(), 0);
+  const std::string who = place.ranks > 1 ? "rank " + std::to_string(place.rank) + " " : std::string();
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(place.ranks)) != place.rank) continue;
     const StudyPoint& point = spec.points[i];
     const std::filesystem::path dir = options.out_dir / relative_run_dir(point);
-    prepare_run_dir(dir);
+    std::error_code ec;
+    const bool earlier = options.resume && std::filesystem::exists(dir, ec);
+    if (earlier) {
+      if (RunResult kept = read_run_result(dir, ""); !kept.failed()) {
+        // One write a line: several ranks share the terminal.
+        progress << who + spec.points[i].slug + ": kept from the earlier run\n" << std::flush;
+        results[i] = std::move(kept);
+        kept_here[i] = 1;
+        continue;
+      }
+    } else {
+      prepare_run_dir(dir);
+    }
     std::vector<std::string> command = run_command(point, options);
+    if (earlier) command.emplace_back("--overwrite");  // the run's own files, and only those
     const std::string program = command.front();
     command.erase(command.begin());
     jobs.push_back(Job{program, std::move(command), dir / "log.txt"});
     point_of.push_back(i);
   }
-  std::vector<RunResult> results(spec.points.size());
-  std::vector<char> ran_here(spec.points.size(), 0);
+  std::vector<char> ran_here = kept_here;
   std::size_t finished = 0;
   const std::string total = std::to_string(jobs.size());
   run_jobs(jobs, options.jobs, [&](std::size_t index, const JobEnd& end) {
@@ -131,9 +163,9 @@ std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& opt
     ran_here[i] = 1;
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.1f s", end.seconds);
-    progress << (place.ranks > 1 ? "rank " + std::to_string(place.rank) + " " : std::string()) << '['
-             << ++finished << '/' << total << "] " << spec.points[i].slug << ": "
-             << progress_detail(results[i], jobs[index].log) << " (" << seconds << ")" << std::endl;
+    progress << who + '[' + std::to_string(++finished) + '/' + total + "] " + spec.points[i].slug + ": " +
+                    progress_detail(results[i], jobs[index].log) + " (" + seconds + ")\n"
+             << std::flush;
   });
   barrier(place, "study: every rank's runs are done");
   if (!place.leads()) return {};

@@ -17,6 +17,7 @@ struct RunnerOptions {
   std::string asteria;            // the program run as `<asteria> sim ...`
   int jobs = 1;                   // runs at once
   bool traces = false;            // runs record trace.json (--trace); otherwise they record none
+  bool resume = false;            // keep the points an earlier run of this study finished
 };
 
 // The full command line of one point's run: program, "sim", options.
@@ -31,13 +32,19 @@ std::string shell_line(const std::vector<std::string>& command);
 // InputError naming the directory and --out.
 void prepare_study_output(const std::filesystem::path& dir, bool overwrite);
 
+// --resume: DIR holds an earlier run of the study whose text is `study_text` (its study.yaml the
+// same bytes), or no study's results at all (it is then prepared as for a new study). InputError
+// naming DIR and --resume otherwise.
+void prepare_study_resume(const std::filesystem::path& dir, const std::string& study_text);
+
 // Runs every point (at most `jobs` at once; each run directory is created first, its output
 // captured to runs/<slug>/log.txt), writes one progress line per finished run on `progress`,
 // then writes table.csv and table.md atomically. Results are in the study's order.
 // Several ranks (`mpirun -np N asteria study`, `place`): rank r runs the points r, r + N, ...;
 // once every rank's are done, rank 0 reads every run's summary and writes the tables, and
 // returns the results (the other ranks return none). A run that failed on another rank is one
-// without a summary there.
+// without a summary there. With options.resume a point whose run directory holds a summary that
+// reads (fits or not) is kept; the others run again (their runs get --overwrite).
 std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress,
                                  const RankPlace& place = {});
 

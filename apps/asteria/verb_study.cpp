@@ -30,7 +30,8 @@ namespace {
 // (a virtual environment there may lack matplotlib).
 constexpr const char* kPython = "/usr/bin/python3";
 
-constexpr std::string_view kSynopsis = "FILE.yaml [--out DIR] [--overwrite] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
+constexpr std::string_view kSynopsis =
+    "FILE.yaml [--out DIR] [--overwrite | --resume] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
 
 constexpr std::string_view kAbout =
     "Runs a what-if study: the study file names a grid over hardware, model, optimizer, placement and\n"
@@ -64,6 +65,8 @@ po::options_description study_options() {
   o.add_options()
       ("out", po::value<std::string>()->value_name("DIR"), "results directory (default results/<study name>)")
       ("overwrite", "replace the results of an earlier study in the results directory (refused otherwise)")
+      ("resume", "go on with an earlier run of this study in the results directory: its finished points are kept, "
+                 "the missing and failed ones run")
       ("jobs", po::value<int>()->value_name("N"), "runs at once (default: the number of cores)")
       ("asteria", po::value<std::string>()->default_value("/proc/self/exe")->value_name("PATH"),
        "the asteria binary that runs each point")
@@ -159,11 +162,25 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
+  // The study file's text: kept as DIR/study.yaml before any run, so that an interrupted study
+  // can be resumed (and only with the same file).
+  std::string study_text;
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    study_text = text.str();
+  }
+  options.resume = v.count("resume") != 0;
+  if (options.resume && v.count("overwrite") != 0)
+    throw InputError("--resume, --overwrite", "results directory", "expected at most one of the two");
   // Every rank learns whether rank 0 could prepare the directory, so that none waits forever.
   std::optional<InputError> unprepared;
   if (place.leads()) {
     try {
-      study::prepare_study_output(options.out_dir, v.count("overwrite") != 0);
+      if (options.resume) study::prepare_study_resume(options.out_dir, study_text);
+      else study::prepare_study_output(options.out_dir, v.count("overwrite") != 0);
+      io::write_file_atomically(options.out_dir / "study.yaml", study_text);
     } catch (const InputError& e) {
       unprepared = e;
     }
@@ -178,12 +195,6 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
         << options.out_dir.string() << std::endl;
   const std::vector<study::RunResult> results = study::run_study(spec, options, err, place);
   if (!place.leads()) return 0;
-  {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    io::write_file_atomically(options.out_dir / "study.yaml", text.str());
-  }
 
   out << study::table_markdown(spec, results) << '\n';
   out << "wrote " << (options.out_dir / "table.csv").string() << ", " << (options.out_dir / "table.md").string()

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`mpirun -np 2 asteria study` against `asteria study --jobs 1`: the ranks run disjoint points
-and rank 0 writes the same table.csv and table.md, byte for byte; a results directory that rank 0
-cannot prepare stops every rank (none waits forever); runs that fail on either rank are failed
-rows of rank 0's table and a non-zero exit.
+and rank 0 writes the same table.csv and table.md, byte for byte; --resume runs only what is
+missing; a results directory that rank 0 cannot prepare stops every rank (none waits forever);
+runs that fail on either rank are failed rows of rank 0's table and a non-zero exit.
 
 Usage: check_mpi_study.py ASTERIA MPIRUN WORKDIR
 """
@@ -63,6 +63,14 @@ def main():
         if result.stderr.count(f"rank {rank} [") != points:
             sys.exit(f"FAIL: rank {rank} should have run {points} points:\n{result.stderr}")
     print("ok: mpirun -np 2 writes the table --jobs 1 writes, the ranks' points disjoint")
+
+    # Interrupted (a run without its summary): --resume runs that point alone, on its rank.
+    os.remove(os.path.join(two, "runs", "gb10_tiny_soap_device_s1", "summary.json"))
+    resumed = run(mpi + ["--jobs", "1", "--out", two, "--resume"])
+    if read(os.path.join(one, "table.csv")) != read(os.path.join(two, "table.csv")) or \
+            resumed.stderr.count("kept from the earlier run") != 2 or resumed.stderr.count("rank 1 [1/1]") != 1:
+        sys.exit(f"FAIL: --resume under mpirun should rerun only the missing point:\n{resumed.stderr}")
+    print("ok: mpirun --resume runs only the missing point and writes the same table")
 
     # An earlier study's results, no --overwrite: every rank stops, none hangs.
     again = run(mpi + ["--out", two], expect_ok=False, timeout=120)
