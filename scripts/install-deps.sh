@@ -13,6 +13,7 @@ packages=(
   python3 python3-numpy python3-matplotlib python3-yaml
   python3-dev pybind11-dev libdlpack-dev python3-torch python3-setuptools python3-wheel  # the Python binding (apps/python), its tests and pip install
   fio
+  slurm-wlm munge  # a single-host Slurm for the study launcher's test (tests/slurm)
   clang libclang-rt-dev  # scripts/fuzz.sh: clang and its libFuzzer runtime
 )
 

@@ -55,9 +55,21 @@ bool is_plots_directory(const std::filesystem::path& dir) {
   return !ec;
 }
 
+// slurm/: a job array's script, sbatch's output and the tasks' logs.
+bool is_slurm_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = name == "array.sh" || name == "sbatch.log" ||
+                      (name.rfind("point-", 0) == 0 && entry.path().extension() == ".log");
+    if (!ours || !entry.is_regular_file(ec) || entry.is_symlink(ec)) return false;
+  }
+  return !ec;
+}
+
 constexpr RunOutput kStudyOutputs[] = {{"study.yaml"}, {"table.csv"}, {"table.md"}, {"loss_curves.csv"},
                                        {"runs", &is_runs_directory}, {"plots", &is_plots_directory},
-                                       {"plots.log"}};
+                                       {"plots.log"}, {"slurm", &is_slurm_directory}};
 
 void prepare_run_dir(const std::filesystem::path& dir) {
   std::error_code ec;
@@ -76,20 +88,25 @@ void prepare_study_output(const std::filesystem::path& dir, bool overwrite) {
   prepare_output(dir, overwrite, "study", kStudyOutputs);
 }
 
+void require_study_of(const std::filesystem::path& dir, const std::string& study_text, const std::string& option) {
+  std::ifstream in(dir / "study.yaml", std::ios::binary);
+  std::ostringstream earlier;
+  earlier << in.rdbuf();
+  if (!in.is_open())
+    throw InputError(dir.string(), option, "a results directory this study prepared (its study.yaml), found none");
+  if (earlier.str() != study_text)
+    throw InputError(dir.string(), option,
+                     "the results of this study file (study.yaml the same text), found another study's; use "
+                     "--overwrite to replace them, or another --out");
+}
+
 void prepare_study_resume(const std::filesystem::path& dir, const std::string& study_text) {
   std::error_code ec;
-  const std::filesystem::path copy = dir / "study.yaml";
-  if (!std::filesystem::exists(copy, ec)) {
+  if (!std::filesystem::exists(dir / "study.yaml", ec)) {
     prepare_study_output(dir, /*overwrite=*/false);  // nothing to resume: a new study (or a refusal)
     return;
   }
-  std::ifstream in(copy, std::ios::binary);
-  std::ostringstream earlier;
-  earlier << in.rdbuf();
-  if (earlier.str() != study_text)
-    throw InputError(dir.string(), "--resume",
-                     "the results of this study file (study.yaml the same text), found another study's; use "
-                     "--overwrite to replace them, or another --out");
+  require_study_of(dir, study_text, "--resume");
 }
 
 std::vector<std::string> run_command(const StudyPoint& point, const RunnerOptions& options) {
@@ -122,6 +139,16 @@ std::string shell_line(const std::vector<std::string>& command) {
   return line;
 }
 
+namespace {
+
+void write_tables(const StudySpec& spec, const RunnerOptions& options, std::span<const RunResult> results) {
+  io::write_file_atomically(options.out_dir / "table.csv", table_csv(spec, results));
+  io::write_file_atomically(options.out_dir / "table.md", table_markdown(spec, results));
+  if (spec.targets) io::write_file_atomically(options.out_dir / "loss_curves.csv", loss_curves_csv(spec, results));
+}
+
+}  // namespace
+
 std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress,
                                  const RankPlace& place) {
   std::vector<Job> jobs;
@@ -131,6 +158,7 @@ std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& opt
   const std::string who = place.ranks > 1 ? "rank " + std::to_string(place.rank) + " " : std::string();
   for (std::size_t i = 0; i < spec.points.size(); ++i) {
     if (static_cast<int>(i % static_cast<std::size_t>(place.ranks)) != place.rank) continue;
+    if (options.point && i != *options.point) continue;
     const StudyPoint& point = spec.points[i];
     const std::filesystem::path dir = options.out_dir / relative_run_dir(point);
     std::error_code ec;
@@ -167,13 +195,19 @@ std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& opt
                     progress_detail(results[i], jobs[index].log) + " (" + seconds + ")\n"
              << std::flush;
   });
+  if (options.point) return results;  // one task of an array: the tables come later (--gather)
   barrier(place, "study: every rank's runs are done");
   if (!place.leads()) return {};
   for (std::size_t i = 0; i < spec.points.size(); ++i)
     if (ran_here[i] == 0) results[i] = read_run_result(options.out_dir / relative_run_dir(spec.points[i]), "");
-  io::write_file_atomically(options.out_dir / "table.csv", table_csv(spec, results));
-  io::write_file_atomically(options.out_dir / "table.md", table_markdown(spec, results));
-  if (spec.targets) io::write_file_atomically(options.out_dir / "loss_curves.csv", loss_curves_csv(spec, results));
+  write_tables(spec, options, results);
+  return results;
+}
+
+std::vector<RunResult> gather_study(const StudySpec& spec, const RunnerOptions& options) {
+  std::vector<RunResult> results;
+  for (const StudyPoint& point : spec.points) results.push_back(read_run_result(options.out_dir / relative_run_dir(point), ""));
+  write_tables(spec, options, results);
   return results;
 }
 

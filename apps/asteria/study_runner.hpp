@@ -3,6 +3,7 @@
 // DIR/table.csv and DIR/table.md, then the plots.
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct RunnerOptions {
   int jobs = 1;                   // runs at once
   bool traces = false;            // runs record trace.json (--trace); otherwise they record none
   bool resume = false;            // keep the points an earlier run of this study finished
+  std::optional<std::size_t> point;  // run this point alone and write no table (a Slurm array task)
 };
 
 // The full command line of one point's run: program, "sim", options.
@@ -37,6 +39,10 @@ void prepare_study_output(const std::filesystem::path& dir, bool overwrite);
 // naming DIR and --resume otherwise.
 void prepare_study_resume(const std::filesystem::path& dir, const std::string& study_text);
 
+// DIR/study.yaml holds `study_text` (the study whose runs DIR holds); InputError naming DIR and
+// `option` otherwise.
+void require_study_of(const std::filesystem::path& dir, const std::string& study_text, const std::string& option);
+
 // Runs every point (at most `jobs` at once; each run directory is created first, its output
 // captured to runs/<slug>/log.txt), writes one progress line per finished run on `progress`,
 // then writes table.csv and table.md atomically. Results are in the study's order.
@@ -47,6 +53,10 @@ void prepare_study_resume(const std::filesystem::path& dir, const std::string& s
 // reads (fits or not) is kept; the others run again (their runs get --overwrite).
 std::vector<RunResult> run_study(const StudySpec& spec, const RunnerOptions& options, std::ostream& progress,
                                  const RankPlace& place = {});
+
+// The tables of what the points' runs left in their directories, none run here (after a Slurm
+// job array): a point without a summary that reads is a failed row. Results in the study's order.
+std::vector<RunResult> gather_study(const StudySpec& spec, const RunnerOptions& options);
 
 struct PlotOutcome {
   std::vector<std::string> paths;  // the PNG files written

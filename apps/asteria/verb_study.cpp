@@ -8,9 +8,11 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "apps/asteria/options.hpp"
 #include "apps/asteria/study_runner.hpp"
+#include "apps/asteria/study_slurm.hpp"
 #include "apps/asteria/study_spec.hpp"
 #include "apps/asteria/study_validation.hpp"
 #include "apps/asteria/train_ranks.hpp"
@@ -67,6 +69,14 @@ po::options_description study_options() {
       ("overwrite", "replace the results of an earlier study in the results directory (refused otherwise)")
       ("resume", "go on with an earlier run of this study in the results directory: its finished points are kept, "
                  "the missing and failed ones run")
+      ("slurm", "submit the points to run as a Slurm job array (sbatch), each task one point; table them "
+                "afterwards with --gather (with --resume: only the points without a summary)")
+      ("sbatch-option", po::value<std::vector<std::string>>()->value_name("OPT"),
+       "with --slurm: an #SBATCH line of the array's script (--partition=gpu, --time=1:00:00, ...); repeatable")
+      ("gather", "run nothing: table the runs the results directory holds (after a Slurm job array)")
+      ("point", po::value<long long>()->value_name("I"),
+       "run point I alone (0-based, in the study's order) into the results directory and write no table "
+       "(a Slurm array task)")
       ("jobs", po::value<int>()->value_name("N"), "runs at once (default: the number of cores)")
       ("asteria", po::value<std::string>()->default_value("/proc/self/exe")->value_name("PATH"),
        "the asteria binary that runs each point")
@@ -121,6 +131,29 @@ std::string asteria_program(const po::variables_map& v) {
   return program;
 }
 
+// The table on `out`, the plots, and the exit code: 1 when some run failed.
+int report_study(const study::StudySpec& spec, const study::RunnerOptions& options,
+                 const std::vector<study::RunResult>& results, bool plots_wanted, std::ostream& out,
+                 std::ostream& err) {
+  out << study::table_markdown(spec, results) << '\n';
+  out << "wrote " << (options.out_dir / "table.csv").string() << ", " << (options.out_dir / "table.md").string()
+      << (spec.targets ? ", " + (options.out_dir / "loss_curves.csv").string() : std::string()) << '\n';
+  if (plots_wanted) {
+    const study::PlotOutcome plots = study::render_plots(
+        kPython, shipped_path("plots/study_plots.py"), options.out_dir);
+    for (const std::string& path : plots.paths) out << "plot: " << path << '\n';
+    if (!plots.problem.empty()) err << "asteria study: plots failed: " << plots.problem << '\n';
+  }
+  std::size_t failed = 0;
+  for (const study::RunResult& r : results) failed += r.failed() ? 1 : 0;
+  if (failed != 0) {
+    err << "asteria study: " << failed << " of " << results.size() << " runs failed (see the table's shortfall "
+        << "column and their log.txt)\n";
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int study_main(const Args& args, std::ostream& out, std::ostream& err) {
@@ -155,15 +188,7 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
   const RankPlace place;
 #endif
 
-  if (v.count("dry-run") != 0) {
-    if (!place.leads()) return 0;
-    out << "# study " << spec.name << ": " << spec.points.size() << " runs\n";
-    for (const study::StudyPoint& point : spec.points) out << study::shell_line(study::run_command(point, options)) << '\n';
-    return 0;
-  }
-
-  // The study file's text: kept as DIR/study.yaml before any run, so that an interrupted study
-  // can be resumed (and only with the same file).
+  // A Slurm array task: one point, in a directory --slurm prepared for this study file.
   std::string study_text;
   {
     std::ifstream in(file, std::ios::binary);
@@ -171,6 +196,32 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     text << in.rdbuf();
     study_text = text.str();
   }
+  if (v.count("point") != 0) {
+    const long long point = v["point"].as<long long>();
+    if (point < 0 || point >= static_cast<long long>(spec.points.size()))
+      throw InputError("--point", "point", "a point of the study, 0 to " + std::to_string(spec.points.size() - 1) +
+                                               ", found " + std::to_string(point));
+    study::require_study_of(options.out_dir, study_text, "--point");
+    options.point = static_cast<std::size_t>(point);
+    options.resume = true;  // a point that has its summary is done; one resubmitted runs again
+    const std::vector<study::RunResult> results = study::run_study(spec, options, err);
+    return results[static_cast<std::size_t>(point)].failed() ? 1 : 0;
+  }
+  if (v.count("gather") != 0) {
+    study::require_study_of(options.out_dir, study_text, "--gather");
+    const std::vector<study::RunResult> results = study::gather_study(spec, options);
+    return report_study(spec, options, results, v.count("no-plots") == 0, out, err);
+  }
+
+  if (v.count("dry-run") != 0) {
+    if (!place.leads()) return 0;
+    out << "# study " << spec.name << ": " << spec.points.size() << " runs\n";
+    for (const study::StudyPoint& point : spec.points) out << study::shell_line(study::run_command(point, options)) << '\n';
+    return 0;
+  }
+
+  // The study file's text is kept as DIR/study.yaml before any run, so that an interrupted study
+  // can be resumed (and only with the same file).
   options.resume = v.count("resume") != 0;
   if (options.resume && v.count("overwrite") != 0)
     throw InputError("--resume, --overwrite", "results directory", "expected at most one of the two");
@@ -189,30 +240,32 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     if (unprepared) throw *unprepared;
     return 1;  // rank 0 reports why
   }
+  if (v.count("slurm") != 0) {
+    if (place.ranks > 1) throw InputError("--slurm", "launcher", "one launcher: --slurm without mpirun");
+    const std::vector<std::size_t> points = study::points_to_run(spec, options.out_dir, options.resume);
+    if (points.empty()) {
+      out << "study " << spec.name << ": every point has its summary; table them with --gather\n";
+      return 0;
+    }
+    std::filesystem::create_directories(options.out_dir / "slurm");
+    const std::vector<std::string> sbatch_options =
+        v.count("sbatch-option") != 0 ? v["sbatch-option"].as<std::vector<std::string>>() : std::vector<std::string>{};
+    const std::filesystem::path script = options.out_dir / "slurm" / "array.sh";
+    io::write_file_atomically(script, study::array_script(spec, options, file, points, sbatch_options));
+    const std::string job = study::submit_array(script, options.out_dir / "slurm" / "sbatch.log");
+    out << "study " << spec.name << ": submitted Slurm job array " << job << " (" << points.size() << " of "
+        << spec.points.size() << " points: " << study::index_ranges(points) << "), " << script.string()
+        << "\nonce it has finished: asteria study " << file.string() << " --out " << options.out_dir.string()
+        << " --gather\n";
+    return 0;
+  }
   if (place.leads())
     err << "study " << spec.name << ": " << spec.points.size() << " runs, " << options.jobs << " at once"
         << (place.ranks > 1 ? " on each of " + std::to_string(place.ranks) + " ranks" : std::string()) << ", into "
         << options.out_dir.string() << std::endl;
   const std::vector<study::RunResult> results = study::run_study(spec, options, err, place);
   if (!place.leads()) return 0;
-
-  out << study::table_markdown(spec, results) << '\n';
-  out << "wrote " << (options.out_dir / "table.csv").string() << ", " << (options.out_dir / "table.md").string()
-      << (spec.targets ? ", " + (options.out_dir / "loss_curves.csv").string() : std::string()) << '\n';
-  if (v.count("no-plots") == 0) {
-    const study::PlotOutcome plots = study::render_plots(
-        kPython, shipped_path("plots/study_plots.py"), options.out_dir);
-    for (const std::string& path : plots.paths) out << "plot: " << path << '\n';
-    if (!plots.problem.empty()) err << "asteria study: plots failed: " << plots.problem << '\n';
-  }
-  std::size_t failed = 0;
-  for (const study::RunResult& r : results) failed += r.failed() ? 1 : 0;
-  if (failed != 0) {
-    err << "asteria study: " << failed << " of " << results.size() << " runs failed (see the table's shortfall "
-        << "column and their log.txt)\n";
-    return 1;
-  }
-  return 0;
+  return report_study(spec, options, results, v.count("no-plots") == 0, out, err);
 }
 
 }  // namespace asteria::cli
