@@ -93,10 +93,10 @@ void require_study_of(const std::filesystem::path& dir, const std::string& study
   std::ostringstream earlier;
   earlier << in.rdbuf();
   if (!in.is_open())
-    throw InputError(dir.string(), option, "a results directory this study prepared (its study.yaml), found none");
+    throw InputError(dir.string(), option, "expected a results directory this study prepared (its study.yaml), found none");
   if (earlier.str() != study_text)
     throw InputError(dir.string(), option,
-                     "the results of this study file (study.yaml the same text), found another study's; use "
+                     "expected the results of this study file (study.yaml the same text), found another study's; use "
                      "--overwrite to replace them, or another --out");
 }
 

@@ -188,7 +188,16 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
   const RankPlace place;
 #endif
 
-  // A Slurm array task: one point, in a directory --slurm prepared for this study file.
+  // What the invocation does: run the points (here, or across mpirun's ranks), or one of these.
+  int modes = 0;
+  for (const char* mode : {"point", "gather", "slurm", "dry-run"}) modes += v.count(mode) != 0 ? 1 : 0;
+  if (modes > 1) throw InputError("--point, --gather, --slurm, --dry-run", "mode", "expected at most one of them");
+  if (v.count("slurm") != 0 && place.ranks > 1)
+    throw InputError("--slurm", "launcher", "expected one launcher: --slurm without mpirun");
+  if (v.count("sbatch-option") != 0 && v.count("slurm") == 0)
+    throw InputError("--sbatch-option", "launcher", "expected only with --slurm");
+  // The study file's text: DIR/study.yaml, written before any run, so that an interrupted study
+  // resumes, and Slurm's tasks run, only with the same file.
   std::string study_text;
   {
     std::ifstream in(file, std::ios::binary);
@@ -196,10 +205,11 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     text << in.rdbuf();
     study_text = text.str();
   }
+  // A Slurm array task: one point, in a directory --slurm prepared for this study file.
   if (v.count("point") != 0) {
     const long long point = v["point"].as<long long>();
     if (point < 0 || point >= static_cast<long long>(spec.points.size()))
-      throw InputError("--point", "point", "a point of the study, 0 to " + std::to_string(spec.points.size() - 1) +
+      throw InputError("--point", "point", "expected a point of the study, 0 to " + std::to_string(spec.points.size() - 1) +
                                                ", found " + std::to_string(point));
     study::require_study_of(options.out_dir, study_text, "--point");
     options.point = static_cast<std::size_t>(point);
@@ -220,8 +230,6 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
-  // The study file's text is kept as DIR/study.yaml before any run, so that an interrupted study
-  // can be resumed (and only with the same file).
   options.resume = v.count("resume") != 0;
   if (options.resume && v.count("overwrite") != 0)
     throw InputError("--resume, --overwrite", "results directory", "expected at most one of the two");
@@ -241,7 +249,6 @@ int study_main(const Args& args, std::ostream& out, std::ostream& err) {
     return 1;  // rank 0 reports why
   }
   if (v.count("slurm") != 0) {
-    if (place.ranks > 1) throw InputError("--slurm", "launcher", "one launcher: --slurm without mpirun");
     const std::vector<std::size_t> points = study::points_to_run(spec, options.out_dir, options.resume);
     if (points.empty()) {
       out << "study " << spec.name << ": every point has its summary; table them with --gather\n";

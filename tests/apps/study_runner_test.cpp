@@ -358,6 +358,24 @@ TEST(StudyVerb, BadInput) {
   EXPECT_EQ(binary.code, 1);
   EXPECT_NE(binary.err.find("--asteria: asteria: expected an executable file"), std::string::npos) << binary.err;
 
+  // The launchers' and tasks' options, each named.
+  const auto error_of = [&](Args extra) {
+    Args args = {"study", good.study.string(), "--asteria", good.program.string(), "--out",
+                 (good.dir.path() / "launch").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_cli(args);
+    EXPECT_NE(r.code, 0);
+    return r.err;
+  };
+  EXPECT_NE(error_of({"--gather", "--slurm"}).find("expected at most one of them"), std::string::npos);
+  EXPECT_NE(error_of({"--sbatch-option=--time=1"}).find("--sbatch-option"), std::string::npos);
+  EXPECT_NE(error_of({"--point", "5"}).find("--point: point: expected a point of the study, 0 to 0, found 5"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--gather"}).find("--gather: expected a results directory this study prepared"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--resume", "--overwrite"}).find("expected at most one of the two"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_empty(good.sync)) << "no run started";
+
   const auto help = run_cli({"study", "--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("usage: asteria study FILE.yaml"), std::string::npos) << help.out;
