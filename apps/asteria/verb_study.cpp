@@ -33,7 +33,8 @@ namespace {
 constexpr const char* kPython = "/usr/bin/python3";
 
 constexpr std::string_view kSynopsis =
-    "FILE.yaml [--out DIR] [--overwrite | --resume] [--jobs N] [--asteria PATH] [--no-plots] [--dry-run] [--traces]";
+    "FILE.yaml [--out DIR] [--overwrite | --resume] [--jobs N] [--asteria PATH] [--no-plots] [--traces]\n"
+    "       [--dry-run | --slurm [--sbatch-option OPT]... | --gather | --point I]";
 
 constexpr std::string_view kAbout =
     "Runs a what-if study: the study file names a grid over hardware, model, optimizer, placement and\n"
@@ -58,7 +59,8 @@ constexpr std::string_view kDetails =
     "                   state_move_wait_s, max_staleness,\n"
     "                   peak_<tier>_bytes, shortfall, run_dir, then any extra axis\n"
     "  table.md         the same in ms and GiB\n"
-    "  study.yaml       a copy of the study file\n"
+    "  study.yaml       a copy of the study file, written before the first run (--resume, --gather)\n"
+    "  slurm/           with --slurm: array.sh (the job array), sbatch.log, point-<I>.log (each task's output)\n"
     "  plots/*.png      step breakdown, tier occupancy, staleness histogram, drawn by\n"
     "                   /usr/bin/python3 plots/study_plots.py (plots.log: its notes)\n";
 
