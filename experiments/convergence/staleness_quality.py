@@ -12,7 +12,8 @@ then f = 10 before f = 50, S = 0 and 5 before 1, 10 and 2, every seed of a confi
 
 Writes under --out: one directory per run, table.md and table.csv (per configuration: the final
 validation loss, mean and 95% confidence interval over the seeds (Student's t), its difference to
-AdamW's on the same seed (paired: the seed also picks the corpus split), and the steps and
+AdamW's and to the same optimizer's at S = 0 on the same seed (paired: the seed also picks the
+corpus split), and the steps and
 tokens to each target loss, mean and interval over the seeds that reach it, with how many did),
 and plots/staleness_quality.png (final loss against S, per optimizer and frequency, with
 intervals) and plots/validation_curves.png (mean curves per configuration, against steps and
@@ -149,9 +150,16 @@ def main():
         paired = [results[(name, s)]["final"] - results[("adamw", s)]["final"] for s in args.seeds
                   if results.get((name, s)) and results.get(("adamw", s))]
         diff_mean, diff_ci = mean_interval(paired)
+        # What staleness (and the publication policy) costs: against the same optimizer and
+        # frequency at S = 0 on the same seed.
+        synchronous = f"{optimizer}_f{frequency}_S0"
+        against_s0 = [results[(name, s)]["final"] - results[(synchronous, s)]["final"] for s in args.seeds
+                      if name != synchronous and optimizer != "adamw" and results.get((name, s))
+                      and results.get((synchronous, s))]
+        s0_mean, s0_ci = mean_interval(against_s0)
         row = {"config": name, "optimizer": optimizer, "lr": lr, "staleness": staleness, "frequency": frequency,
                "publish": publish, "seeds": len(runs), "final_loss": final_mean, "final_loss_ci95": final_ci,
-               "vs_adamw": diff_mean, "vs_adamw_ci95": diff_ci}
+               "vs_adamw": diff_mean, "vs_adamw_ci95": diff_ci, "vs_s0": s0_mean, "vs_s0_ci95": s0_ci}
         for t in targets:
             reached = [steps_to_reach(r, t) for r in runs]
             reached = [s for s in reached if s is not None]
@@ -183,9 +191,9 @@ def write_tables(args, rows, targets):
     lines = [f"Model {args.model}, {args.steps} steps of batch {args.batch}, seeds {args.seeds}; validation loss "
              f"(nats per byte) at the end, mean ± 95% interval over the seeds run; steps to each target: mean ± "
              "interval over the seeds that reach it.", "",
-             "| config | lr | seeds | final loss | vs AdamW (same seed) | " +
+             "| config | lr | seeds | final loss | vs AdamW (same seed) | vs S = 0 (same seed) | " +
              " | ".join(f"steps to {t}" for t in targets) + " |",
-             "| --- | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in targets) + " |"]
+             "| --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join("---:" for _ in targets) + " |"]
     for r in rows:
         if not r["seeds"]:
             continue
@@ -197,7 +205,10 @@ def write_tables(args, rows, targets):
                          f" ({r[f'reached_{t}']})")
         versus = ("" if r["config"] == "adamw" or r["vs_adamw"] is None else
                   f"{r['vs_adamw']:+.4f}" + (f" ± {text(r['vs_adamw_ci95'], 2)}" if r["vs_adamw_ci95"] else ""))
-        lines.append(f"| {r['config']} | {r['lr']:g} | {r['seeds']} | {final} | {versus} | " + " | ".join(cells) + " |")
+        against_s0 = ("" if r["vs_s0"] is None else
+                      f"{r['vs_s0']:+.4f}" + (f" ± {text(r['vs_s0_ci95'], 2)}" if r["vs_s0_ci95"] else ""))
+        lines.append(f"| {r['config']} | {r['lr']:g} | {r['seeds']} | {final} | {versus} | {against_s0} | " +
+                     " | ".join(cells) + " |")
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """experiments/convergence/staleness_quality.py on the toy model: every configuration of a small
 grid runs once per seed, the table's mean and 95% interval of the final validation loss, and of its
-difference to AdamW's on the same seed, are the runs' own (worked here from their summary.json), a second call runs nothing new, and --no-run
+differences to AdamW's and to S = 0's on the same seed, are the runs' own (worked here from their summary.json), a second call runs nothing new, and --no-run
 rebuilds the same table.
 
 Usage: check_staleness_quality.py ASTERIA_BINARY WORK_DIR
@@ -46,6 +46,11 @@ def main():
     paired = [a - b for a, b in zip(finals, adamw)]  # the same seed: the same corpus split and batches
     assert abs(float(row["vs_adamw"]) - statistics.fmean(paired)) < 1e-12, (row["vs_adamw"], paired)
     assert abs(float(row["vs_adamw_ci95"]) - 4.303 * statistics.stdev(paired) / math.sqrt(3)) < 1e-12
+    synchronous = [json.load(open(os.path.join(work, f"soap_f2_S0-seed{s}", "summary.json")))["final_validation_loss"]
+                   for s in (1, 2, 3)]
+    staleness_cost = [a - b for a, b in zip(finals, synchronous)]  # S = 1 against S = 0, seed by seed
+    assert abs(float(row["vs_s0"]) - statistics.fmean(staleness_cost)) < 1e-12, (row["vs_s0"], staleness_cost)
+    assert rows["soap_f2_S0"]["vs_s0"] == "" and rows["adamw"]["vs_s0"] == ""
     assert rows["soap_f2_S1_opportunistic"]["publish"] == "opportunistic"
     table = open(os.path.join(work, "table.csv")).read()
     again = subprocess.run(command, capture_output=True, text=True)
